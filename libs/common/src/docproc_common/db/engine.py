@@ -1,0 +1,43 @@
+"""Async engine and session factory.
+
+One process owns one pooled engine, built at start-up from the settings and
+passed to whatever needs it. Every connection gets pgvector's asyncpg codec so
+vectors travel in binary (COPY included).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pgvector.asyncpg import register_vector
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from docproc_common.settings import DatabaseSettings
+
+
+def create_engine(settings: DatabaseSettings, *, url: str | None = None) -> AsyncEngine:
+    engine = create_async_engine(
+        url or settings.url,
+        pool_size=settings.pool_size,
+        max_overflow=settings.max_overflow,
+        pool_pre_ping=True,
+        echo=settings.echo,
+    )
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _register_vector(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.run_async(register_vector)
+
+    return engine
+
+
+def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+async def driver_connection(session: AsyncSession) -> Any:
+    """The asyncpg connection under ``session``, inside the session's transaction."""
+    conn = await session.connection()
+    raw = await conn.get_raw_connection()
+    return raw.driver_connection

@@ -1,0 +1,41 @@
+"""``python -m docproc_common.db.migrate``: bring the schema to head (the Helm hook Job runs this)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+
+from docproc_common.settings import get_settings
+
+_MIGRATIONS = Path(__file__).resolve().parents[1] / "migrations"
+
+
+def alembic_config(url: str) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return config
+
+
+def upgrade(url: str) -> None:
+    """Run in a worker thread: alembic's env.py owns its own event loop."""
+    command.upgrade(alembic_config(url), "head")
+
+
+async def upgrade_async(url: str) -> None:
+    await asyncio.to_thread(upgrade, url)
+
+
+def main() -> None:
+    url = get_settings().database.url
+    if not url:
+        sys.exit("DATABASE__URL is not set")
+    upgrade(url)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,302 @@
+"""The ORM models: every table Alembic owns.
+
+Per-collection vector tables (``rag_<collection>``) are created at run time by
+the vector store and are *not* declared here; ``docproc_common.db.vector_tables``
+is the one predicate that tells the two apart.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date, datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Date,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    func,
+)
+from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def _uuid() -> uuid.UUID:
+    return uuid.uuid4()
+
+
+class Scope(StrEnum):
+    PERSONAL = "personal"
+    ORG = "org"
+    APP = "app"
+
+
+class DocumentStatus(StrEnum):
+    """The only three values ``rag_documents.status`` ever holds."""
+
+    PROCESSING = "processing"
+    DONE = "done"
+    ERROR = "error"
+
+
+class WriterKind(StrEnum):
+    DOCUMENT = "document"
+    OPERATOR = "operator"
+
+
+class KnowledgeBase(Base):
+    __tablename__ = "knowledge_bases"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=_uuid)
+    name: Mapped[str] = mapped_column(String(200))
+    collection_name: Mapped[str] = mapped_column(String(45), index=True)
+    scope: Mapped[str] = mapped_column(String(16))
+    owner_id: Mapped[str] = mapped_column(String(200))
+    organization_id: Mapped[str | None] = mapped_column(String(200), index=True)
+    is_default: Mapped[bool] = mapped_column(Boolean, default=False)
+    embedding_provider: Mapped[str] = mapped_column(String(32))
+    embedding_model: Mapped[str] = mapped_column(String(200))
+    embedding_dim: Mapped[int] = mapped_column(Integer)
+    embedding_secret_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    embedding_base_url: Mapped[str | None] = mapped_column(String(500))
+    embedding_endpoint_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    ingestion_config: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
+
+
+class CollectionGrant(Base):
+    """An explicit grant on one collection: widens what the caller's role allows."""
+
+    __tablename__ = "collection_grants"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=_uuid)
+    knowledge_base_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("knowledge_bases.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[str] = mapped_column(String(200), index=True)
+    permission: Mapped[str] = mapped_column(String(16))  # view | edit
+
+
+class RagDocument(Base):
+    __tablename__ = "rag_documents"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=_uuid)
+    collection_name: Mapped[str] = mapped_column(String(45), index=True)
+    knowledge_base_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), index=True)
+    organization_id: Mapped[str | None] = mapped_column(String(200))
+    uploaded_by: Mapped[str | None] = mapped_column(String(200))
+    filename: Mapped[str] = mapped_column(String(1024))
+    filesize: Mapped[int] = mapped_column(BigInteger, default=0)
+    filetype: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(16), default=DocumentStatus.PROCESSING)
+    error_message: Mapped[str | None] = mapped_column(Text)
+    vector_document_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), index=True)
+    chunk_count: Mapped[int] = mapped_column(Integer, default=0)
+    storage_path: Mapped[str | None] = mapped_column(String(1024))
+    parsed_path: Mapped[str | None] = mapped_column(String(1024))
+    source: Mapped[str] = mapped_column(String(32), default="upload")
+    source_path: Mapped[str | None] = mapped_column(Text)
+    content_hash: Mapped[str | None] = mapped_column(String(64))
+    organizational_unit: Mapped[str | None] = mapped_column(String(200))
+    document_date: Mapped[date | None] = mapped_column(Date)
+    writer_kind: Mapped[str] = mapped_column(String(16), default=WriterKind.DOCUMENT)
+    ingestion_config: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    attempt_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
+    completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (Index("ix_rag_documents_kb_status", "knowledge_base_id", "status"),)
+
+
+class ChatFile(Base):
+    __tablename__ = "chat_files"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=_uuid)
+    user_id: Mapped[str] = mapped_column(String(200), index=True)
+    filename: Mapped[str] = mapped_column(String(1024))
+    mime_type: Mapped[str] = mapped_column(String(200))
+    size: Mapped[int] = mapped_column(BigInteger)
+    storage_path: Mapped[str] = mapped_column(String(1024))
+    organizational_unit: Mapped[str | None] = mapped_column(String(200))
+    file_type: Mapped[str] = mapped_column(String(32))
+    parsed_content: Mapped[str | None] = mapped_column(Text)
+    message_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), index=True)
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
+
+
+class SyncSource(Base):
+    __tablename__ = "sync_sources"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=_uuid)
+    organization_id: Mapped[str | None] = mapped_column(String(200))
+    collection_name: Mapped[str | None] = mapped_column(String(45), index=True)
+    knowledge_base_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    connector: Mapped[str] = mapped_column(String(32))
+    config: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    secret_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    sync_mode: Mapped[str] = mapped_column(String(16), default="new_only")
+    schedule_seconds: Mapped[int | None] = mapped_column(Integer)
+    organizational_unit: Mapped[str | None] = mapped_column(String(200))
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_by: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
+    last_run_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class SyncLog(Base):
+    __tablename__ = "sync_logs"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=_uuid)
+    source_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), index=True)
+    collection_name: Mapped[str] = mapped_column(String(45))
+    mode: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    total_files: Mapped[int] = mapped_column(Integer, default=0)
+    ingested: Mapped[int] = mapped_column(Integer, default=0)
+    updated: Mapped[int] = mapped_column(Integer, default=0)
+    skipped: Mapped[int] = mapped_column(Integer, default=0)
+    failed: Mapped[int] = mapped_column(Integer, default=0)
+    error_message: Mapped[str | None] = mapped_column(Text)
+    started_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class CollectionTeardown(Base):
+    """A name reserved by a pending teardown; committed with the delete, removed after the drop."""
+
+    __tablename__ = "collection_teardowns"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=_uuid)
+    collection_name: Mapped[str] = mapped_column(String(45), index=True)
+    knowledge_base_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    drop_table: Mapped[bool] = mapped_column(Boolean, default=True)
+    storage_paths: Mapped[list[str]] = mapped_column(JSONB, default=list)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
+
+
+class Secret(Base):
+    __tablename__ = "secrets"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=_uuid)
+    organization_id: Mapped[str | None] = mapped_column(String(200), index=True)
+    owner_id: Mapped[str] = mapped_column(String(200))
+    name: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(32))
+    visibility: Mapped[str] = mapped_column(String(16), default="private")
+    wrapped_key: Mapped[bytes] = mapped_column(LargeBinary)
+    ciphertext: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
+
+
+class AuditLog(Base):
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    actor: Mapped[str] = mapped_column(String(200))
+    action: Mapped[str] = mapped_column(String(64))
+    organization_id: Mapped[str | None] = mapped_column(String(200))
+    target: Mapped[str] = mapped_column(String(200))
+    details: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
+
+
+class OutboxEvent(Base):
+    """An event written in the same transaction as the rows it describes."""
+
+    __tablename__ = "outbox"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    event_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), unique=True)
+    topic: Mapped[str] = mapped_column(String(200))
+    key: Mapped[str] = mapped_column(String(200))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    headers: Mapped[dict[str, str]] = mapped_column(JSONB, default=dict)
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
+    published_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        Index("ix_outbox_unpublished", "id", postgresql_where="published_at IS NULL"),
+    )
+
+
+class EmbeddedDelivery(Base):
+    """The embedded bus: one row per (consumer, event), polled with SKIP LOCKED."""
+
+    __tablename__ = "embedded_deliveries"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    consumer: Mapped[str] = mapped_column(String(64))
+    topic: Mapped[str] = mapped_column(String(200))
+    key: Mapped[str] = mapped_column(String(200))
+    event_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    headers: Mapped[dict[str, str]] = mapped_column(JSONB, default=dict)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    not_before: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
+    done_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    dead: Mapped[bool] = mapped_column(Boolean, default=False)
+    last_error: Mapped[str | None] = mapped_column(Text)
+
+    __table_args__ = (
+        Index(
+            "ix_embedded_deliveries_pending",
+            "consumer",
+            "id",
+            postgresql_where="done_at IS NULL",
+        ),
+    )
+
+
+class ProcessedEvent(Base):
+    """Idempotency gate: a consumer's side effects commit with this row, once."""
+
+    __tablename__ = "processed_events"
+
+    consumer: Mapped[str] = mapped_column(String(64), primary_key=True)
+    event_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    processed_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
