@@ -122,7 +122,9 @@ class _Graph:
         self._count = 0
 
     def const(self, name: str, value: npt.NDArray[Any]) -> str:
-        self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
+        # (np.ascontiguousarray would turn 0-d scalars into shape (1,))
+        value = value if value.flags.c_contiguous else value.copy(order="C")
+        self.initializers.append(numpy_helper.from_array(value, name))
         return name
 
     def op(
