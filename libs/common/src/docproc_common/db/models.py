@@ -82,9 +82,7 @@ class KnowledgeBase(Base):
     embedding_base_url: Mapped[str | None] = mapped_column(String(500))
     embedding_endpoint_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
     ingestion_config: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
-    created_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), server_default=func.now()
-    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
 class CollectionGrant(Base):
@@ -125,9 +123,7 @@ class RagDocument(Base):
     writer_kind: Mapped[str] = mapped_column(String(16), default=WriterKind.DOCUMENT)
     ingestion_config: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     attempt_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
-    created_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), server_default=func.now()
-    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (Index("ix_rag_documents_kb_status", "knowledge_base_id", "status"),)
@@ -146,9 +142,7 @@ class ChatFile(Base):
     file_type: Mapped[str] = mapped_column(String(32))
     parsed_content: Mapped[str | None] = mapped_column(Text)
     message_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), index=True)
-    created_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), server_default=func.now()
-    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
 class SyncSource(Base):
@@ -166,9 +160,7 @@ class SyncSource(Base):
     organizational_unit: Mapped[str | None] = mapped_column(String(200))
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_by: Mapped[str] = mapped_column(String(200))
-    created_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), server_default=func.now()
-    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     last_run_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
@@ -186,9 +178,7 @@ class SyncLog(Base):
     skipped: Mapped[int] = mapped_column(Integer, default=0)
     failed: Mapped[int] = mapped_column(Integer, default=0)
     error_message: Mapped[str | None] = mapped_column(Text)
-    started_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), server_default=func.now()
-    )
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
@@ -204,9 +194,7 @@ class CollectionTeardown(Base):
     storage_paths: Mapped[list[str]] = mapped_column(JSONB, default=list)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     last_error: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), server_default=func.now()
-    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
 class Secret(Base):
@@ -220,9 +208,7 @@ class Secret(Base):
     visibility: Mapped[str] = mapped_column(String(16), default="private")
     wrapped_key: Mapped[bytes] = mapped_column(LargeBinary)
     ciphertext: Mapped[bytes] = mapped_column(LargeBinary)
-    created_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), server_default=func.now()
-    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
 class AuditLog(Base):
@@ -234,9 +220,7 @@ class AuditLog(Base):
     organization_id: Mapped[str | None] = mapped_column(String(200))
     target: Mapped[str] = mapped_column(String(200))
     details: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
-    created_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), server_default=func.now()
-    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
 class OutboxEvent(Base):
@@ -250,9 +234,7 @@ class OutboxEvent(Base):
     key: Mapped[str] = mapped_column(String(200))
     payload: Mapped[dict[str, Any]] = mapped_column(JSONB)
     headers: Mapped[dict[str, str]] = mapped_column(JSONB, default=dict)
-    created_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), server_default=func.now()
-    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     published_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (
@@ -273,9 +255,7 @@ class EmbeddedDelivery(Base):
     payload: Mapped[dict[str, Any]] = mapped_column(JSONB)
     headers: Mapped[dict[str, str]] = mapped_column(JSONB, default=dict)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
-    not_before: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), server_default=func.now()
-    )
+    not_before: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     done_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     dead: Mapped[bool] = mapped_column(Boolean, default=False)
     last_error: Mapped[str | None] = mapped_column(Text)

@@ -127,13 +127,13 @@ class _Graph:
         self.initializers.append(numpy_helper.from_array(value, name))
         return name
 
-    def op(
-        self, op_type: str, *inputs: str, output: str | None = None, **attrs: Any
-    ) -> str:
+    def op(self, op_type: str, *inputs: str, output: str | None = None, **attrs: Any) -> str:
         self._count += 1
         node_name = f"{op_type}_{self._count}"
         output = output or f"{node_name}_out"
-        self.nodes.append(helper.make_node(op_type, list(inputs), [output], name=node_name, **attrs))
+        self.nodes.append(
+            helper.make_node(op_type, list(inputs), [output], name=node_name, **attrs)
+        )
         return output
 
 
@@ -169,7 +169,9 @@ def build_plain_graph(source: Path | None = None) -> onnx.ModelProto:
     i64 = np.int64
 
     # Embeddings: LayerNorm((word + token_type) + position)
-    word = g.op("Gather", g.const("word_embeddings", w("embeddings.word_embeddings.weight")), "input_ids")
+    word = g.op(
+        "Gather", g.const("word_embeddings", w("embeddings.word_embeddings.weight")), "input_ids"
+    )
     token_type = g.op(
         "Gather",
         g.const("token_type_embeddings", w("embeddings.token_type_embeddings.weight")),
@@ -268,7 +270,9 @@ def build_plain_graph(source: Path | None = None) -> onnx.ModelProto:
         helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "sequence"])
         for name in ("input_ids", "attention_mask", "token_type_ids")
     ]
-    output = helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", hidden])
+    output = helper.make_tensor_value_info(
+        "sentence_embedding", TensorProto.FLOAT, ["batch", hidden]
+    )
     graph = helper.make_graph(g.nodes, "all_minilm_l6_v2", int_input, [output], g.initializers)
     model = helper.make_model(
         graph,

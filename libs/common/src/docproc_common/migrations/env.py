@@ -6,11 +6,10 @@ import asyncio
 from typing import Any
 
 from alembic import context
-from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import create_async_engine
-
 from docproc_common.db.models import Base
 from docproc_common.db.vector_tables import is_vector_table
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import create_async_engine
 
 config = context.config
 

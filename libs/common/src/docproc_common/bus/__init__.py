@@ -1,0 +1,1 @@
+"""The event bus: transactional outbox, Kafka transport, and the embedded (outbox-polling) transport."""

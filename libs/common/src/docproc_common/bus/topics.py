@@ -1,0 +1,87 @@
+"""Every topic, who consumes it, and ``python -m docproc_common.bus.topics create`` for the Helm hook Job."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import TopicAlreadyExistsError
+
+from docproc_common.bus.delivery import dlq_topic, retry_topic
+from docproc_common.events import (
+    CollectionDeleted,
+    DocumentAccepted,
+    DocumentDeleted,
+    DocumentFailed,
+    DocumentIndexed,
+    DocumentParsed,
+    SyncRequested,
+)
+
+log = logging.getLogger(__name__)
+
+# topic -> the services (consumer groups) that consume it
+SUBSCRIBERS: dict[str, tuple[str, ...]] = {
+    DocumentAccepted.TOPIC: ("parser",),
+    DocumentParsed.TOPIC: ("embedder",),
+    DocumentIndexed.TOPIC: (),
+    DocumentFailed.TOPIC: (),
+    DocumentDeleted.TOPIC: ("teardown",),
+    CollectionDeleted.TOPIC: ("teardown",),
+    SyncRequested.TOPIC: ("sync",),
+}
+
+
+def all_topics() -> list[str]:
+    topics: list[str] = []
+    for topic, consumers in SUBSCRIBERS.items():
+        topics.append(topic)
+        for consumer in consumers:
+            topics += [retry_topic(topic, consumer), dlq_topic(topic, consumer)]
+    return topics
+
+
+async def ensure_topics(
+    bootstrap_servers: str, topics: list[str], *, partitions: int = 3, replication: int = 1
+) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers)
+    await admin.start()
+    try:
+        existing = set(await admin.list_topics())
+        missing = [t for t in topics if t not in existing]
+        if missing:
+            try:
+                await admin.create_topics(
+                    [
+                        NewTopic(t, num_partitions=partitions, replication_factor=replication)
+                        for t in missing
+                    ]
+                )
+            except TopicAlreadyExistsError:
+                log.info("topics created concurrently")
+    finally:
+        await admin.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m docproc_common.bus.topics")
+    parser.add_argument("command", choices=["create", "list"])
+    args = parser.parse_args()
+    if args.command == "list":
+        print("\n".join(all_topics()))  # noqa: T201
+        return
+    asyncio.run(
+        ensure_topics(
+            os.environ.get("KAFKA__BOOTSTRAP_SERVERS", "127.0.0.1:9092"),
+            all_topics(),
+            partitions=int(os.environ.get("KAFKA__TOPIC_PARTITIONS", "3")),
+            replication=int(os.environ.get("KAFKA__TOPIC_REPLICATION", "1")),
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

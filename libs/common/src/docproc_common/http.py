@@ -1,0 +1,92 @@
+"""The HTTP app factory every service uses: error envelope, health, readiness, metrics.
+
+``/healthz`` says the process is alive. ``/readyz`` answers 503 unless every
+readiness check (the database, and Kafka in a distributed deployment) passes.
+``/metrics`` is the Prometheus exposition.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from docproc_common.errors import AppError, FieldError, UnprocessableEntity
+
+log = logging.getLogger(__name__)
+
+ReadinessCheck = Callable[[], Awaitable[None]]
+
+
+def _field_path(loc: Sequence[Any]) -> str:
+    parts = [str(p) for p in loc]
+    if parts and parts[0] in {"body", "query", "path", "header", "form"}:
+        parts = parts[1:]
+    return ".".join(parts)
+
+
+async def _app_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, AppError)
+    return JSONResponse(exc.envelope(), status_code=exc.status_code)
+
+
+async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    fields = [FieldError(_field_path(e["loc"]), e["msg"]) for e in exc.errors()]
+    error = UnprocessableEntity("The request is not valid", fields=fields)
+    return JSONResponse(error.envelope(), status_code=error.status_code)
+
+
+async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error", exc_info=exc)
+    body = {"error": {"code": "INTERNAL_ERROR", "message": "Internal server error", "details": {}}}
+    return JSONResponse(body, status_code=500)
+
+
+def ops_router(checks: Sequence[ReadinessCheck]) -> APIRouter:
+    router = APIRouter(include_in_schema=False)
+
+    @router.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @router.get("/readyz")
+    async def readyz() -> Response:
+        failures: list[str] = []
+        for check in checks:
+            try:
+                await check()
+            except Exception as exc:  # noqa: BLE001 - any failure means not ready
+                failures.append(f"{getattr(check, '__name__', 'check')}: {type(exc).__name__}")
+        if failures:
+            return JSONResponse({"status": "unavailable", "failures": failures}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    @router.get("/metrics")
+    async def metrics() -> Response:
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    return router
+
+
+def create_app(
+    *,
+    title: str,
+    lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]] | None = None,
+    routers: Sequence[APIRouter] = (),
+    checks: Sequence[ReadinessCheck] = (),
+) -> FastAPI:
+    app = FastAPI(title=title, lifespan=lifespan)
+    app.add_exception_handler(AppError, _app_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(Exception, _unexpected)
+    app.include_router(ops_router(checks))
+    for router in routers:
+        app.include_router(router)
+    return app

@@ -1,0 +1,93 @@
+"""Logging, tracing and the metric helpers every service uses.
+
+Metric names are ``docproc_<service>_<what>_<unit>``; each service declares its
+own in its ``metrics.py``. Constructors here are idempotent per name, because
+the embedded all-in-one builds all five services in one process and tests build
+them repeatedly.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any, TypeVar
+
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram
+from prometheus_client.metrics import MetricWrapperBase
+
+from docproc_common.settings import OtelSettings
+
+M = TypeVar("M", bound=MetricWrapperBase)
+_metrics: dict[str, MetricWrapperBase] = {}
+
+STAGE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+
+
+def _metric(cls: type[M], name: str, doc: str, labels: tuple[str, ...] = (), **kw: Any) -> M:
+    existing = _metrics.get(name)
+    if existing is None:
+        existing = cls(name, doc, labels, registry=REGISTRY, **kw)
+        _metrics[name] = existing
+    assert isinstance(existing, cls)
+    return existing
+
+
+def counter(name: str, doc: str, labels: tuple[str, ...] = ()) -> Counter:
+    return _metric(Counter, name, doc, labels)
+
+
+def gauge(name: str, doc: str, labels: tuple[str, ...] = ()) -> Gauge:
+    return _metric(Gauge, name, doc, labels)
+
+
+def histogram(name: str, doc: str, labels: tuple[str, ...] = ()) -> Histogram:
+    return _metric(Histogram, name, doc, labels, buckets=STAGE_BUCKETS)
+
+
+class BusMetrics:
+    """The consumer- and relay-side series every stage exports."""
+
+    def __init__(self, service: str) -> None:
+        p = f"docproc_{service}"
+        self.messages = counter(
+            f"{p}_messages_total",
+            "Messages handled, by topic and outcome (ok|retry|dlq)",
+            ("topic", "outcome"),
+        )
+        self.lag = gauge(
+            f"{p}_consumer_lag",
+            "Messages behind the partition's high-water mark",
+            ("topic", "partition"),
+        )
+        self.outbox_backlog = gauge(f"{p}_outbox_backlog", "Outbox rows not yet published")
+        self.outbox_oldest_age = gauge(
+            f"{p}_outbox_oldest_age_seconds", "Age of the oldest unpublished outbox row"
+        )
+
+
+def configure_logging() -> None:
+    level = os.environ.get("LOG_LEVEL", "INFO").upper()
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("aiokafka").setLevel(logging.WARNING)
+
+
+def configure_tracing(service: str, settings: OtelSettings) -> None:
+    """Install a tracer provider; export over OTLP/HTTP when an endpoint is configured."""
+    if isinstance(trace.get_tracer_provider(), TracerProvider):
+        return
+    provider = TracerProvider(
+        resource=Resource.create(
+            {"service.name": f"docproc-{service}", "service.namespace": settings.service_namespace}
+        )
+    )
+    if settings.exporter_otlp_endpoint:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        provider.add_span_processor(
+            BatchSpanProcessor(OTLPSpanExporter(endpoint=settings.exporter_otlp_endpoint))
+        )
+    trace.set_tracer_provider(provider)

@@ -1,0 +1,223 @@
+"""One storage interface for every file: ``local`` (under ``MEDIA_DIR``) or ``s3``.
+
+Whatever the backend, a row records the same storage path,
+``{owner}/{uuid}_{filename}``; the filename part is derived from the untrusted
+name, never taken as is. S3 objects are written with server-side encryption
+(SSE-S3 by default, SSE-KMS with a configured key).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import unicodedata
+import uuid
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any, Protocol
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from docproc_common.blocking import BlockingPool
+from docproc_common.errors import InvalidInput
+from docproc_common.settings import StorageBackend, StorageSettings
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+log = logging.getLogger(__name__)
+
+MAX_FILENAME_BYTES = 150
+_WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$", re.IGNORECASE)
+_UNSAFE = re.compile(r"[^\w.\- ]+", re.UNICODE)
+
+
+def safe_filename(name: str) -> str:
+    """A filename that is a label, never a path: ``../../etc/passwd`` -> ``etc_passwd``.
+
+    Control, format (bidi overrides) and separator characters are removed, path
+    components are joined with ``_``, Windows device names are defused and the
+    result is bounded in bytes on a character boundary.
+    """
+    name = unicodedata.normalize("NFC", name)
+    name = "".join(
+        ch for ch in name if unicodedata.category(ch)[0] != "C"
+    )  # Cc, Cf (bidi), Cs, Co, Cn
+    parts = [p for p in re.split(r"[\\/]+", name) if p not in {"", ".", ".."}]
+    name = "_".join(parts)
+    name = _UNSAFE.sub("_", name).strip(" .")
+    if _WINDOWS_RESERVED.match(name):
+        name = f"_{name}"
+    encoded = name.encode()[:MAX_FILENAME_BYTES]
+    name = encoded.decode(errors="ignore").strip(" .")
+    return name or "file"
+
+
+def new_storage_path(owner: str, filename: str) -> str:
+    return f"{owner}/{uuid.uuid4().hex}_{safe_filename(filename)}"
+
+
+def _checked_key(key: str) -> str:
+    path = PurePosixPath(key)
+    if path.is_absolute() or any(part in {"", ".", ".."} for part in key.split("/")):
+        raise InvalidInput("Invalid storage path")
+    return key
+
+
+class Storage(Protocol):
+    backend: str
+    encrypted: bool
+
+    def put(self, key: str, data: bytes, content_type: str | None = None) -> None: ...
+    def get(self, key: str) -> bytes: ...
+    def exists(self, key: str) -> bool: ...
+    def delete(self, key: str) -> None: ...
+    def delete_prefix(self, prefix: str) -> int: ...
+
+
+class LocalStorage:
+    backend = "local"
+    encrypted = False
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+
+    def _path(self, key: str) -> Path:
+        path = (self.root / _checked_key(key)).resolve()
+        if not path.is_relative_to(self.root):
+            raise InvalidInput("Invalid storage path")
+        return path
+
+    def put(self, key: str, data: bytes, content_type: str | None = None) -> None:  # noqa: ARG002
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(path)
+
+    def get(self, key: str) -> bytes:
+        return self._path(key).read_bytes()
+
+    def exists(self, key: str) -> bool:
+        return self._path(key).is_file()
+
+    def delete(self, key: str) -> None:
+        self._path(key).unlink(missing_ok=True)
+
+    def delete_prefix(self, prefix: str) -> int:
+        base = self._path(prefix.rstrip("/"))
+        if not base.exists():
+            return 0
+        files = [p for p in base.rglob("*") if p.is_file()]
+        for p in files:
+            p.unlink(missing_ok=True)
+        for d in sorted((p for p in base.rglob("*") if p.is_dir()), reverse=True):
+            d.rmdir()
+        if base.is_dir():
+            base.rmdir()
+        return len(files)
+
+
+class S3Storage:
+    backend = "s3"
+    encrypted = True
+
+    def __init__(self, settings: StorageSettings, client: S3Client | None = None) -> None:
+        if not settings.s3_bucket:
+            raise ValueError("STORAGE__S3_BUCKET is required with the s3 backend")
+        self.bucket = settings.s3_bucket
+        self.prefix = settings.s3_prefix.strip("/")
+        self.sse = settings.s3_sse
+        self.kms_key_id = settings.s3_kms_key_id
+        self.client: S3Client = client or boto3.client(
+            "s3",
+            endpoint_url=settings.s3_endpoint_url,
+            region_name=settings.s3_region,
+            config=Config(
+                connect_timeout=settings.connect_timeout_s,
+                read_timeout=settings.read_timeout_s,
+                retries={"mode": "standard", "max_attempts": settings.max_attempts},
+            ),
+        )
+
+    def _key(self, key: str) -> str:
+        key = _checked_key(key)
+        return f"{self.prefix}/{key}" if self.prefix else key
+
+    def put(self, key: str, data: bytes, content_type: str | None = None) -> None:
+        extra: dict[str, Any] = {"ServerSideEncryption": self.sse}
+        if self.sse == "aws:kms" and self.kms_key_id:
+            extra["SSEKMSKeyId"] = self.kms_key_id
+        if content_type:
+            extra["ContentType"] = content_type
+        self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=data, **extra)
+
+    def get(self, key: str) -> bytes:
+        return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"].read()
+
+    def exists(self, key: str) -> bool:
+        try:
+            self.client.head_object(Bucket=self.bucket, Key=self._key(key))
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in {"404", "NoSuchKey", "NotFound"}:
+                return False
+            raise
+        return True
+
+    def delete(self, key: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
+
+    def delete_prefix(self, prefix: str) -> int:
+        full = self._key(prefix.rstrip("/")) + "/"
+        deleted = 0
+        paginator = self.client.get_paginator("list_objects_v2")
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=full):
+            keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+            if keys:
+                self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": keys})  # type: ignore[typeddict-item]
+                deleted += len(keys)
+        return deleted
+
+
+def create_storage(settings: StorageSettings) -> Storage:
+    if settings.backend is StorageBackend.S3:
+        return S3Storage(settings)
+    return LocalStorage(settings.media_dir)
+
+
+class AsyncStorage:
+    """The storage interface off the event loop, on the dedicated blocking pool."""
+
+    def __init__(self, storage: Storage, pool: BlockingPool) -> None:
+        self.sync = storage
+        self._pool = pool
+
+    async def put(self, key: str, data: bytes, content_type: str | None = None) -> None:
+        """Cancellation-safe: a cancelled caller waits for the write, then deletes what it wrote.
+
+        The caller never received the path, so otherwise nobody could record or
+        clean up the orphan.
+        """
+        task = asyncio.ensure_future(self._pool.run(self.sync.put, key, data, content_type))
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            try:
+                await task
+            finally:
+                await self._pool.run(self.sync.delete, key)
+            raise
+
+    async def get(self, key: str) -> bytes:
+        return await self._pool.run(self.sync.get, key)
+
+    async def exists(self, key: str) -> bool:
+        return await self._pool.run(self.sync.exists, key)
+
+    async def delete(self, key: str) -> None:
+        await self._pool.run(self.sync.delete, key)
+
+    async def delete_prefix(self, prefix: str) -> int:
+        return await self._pool.run(self.sync.delete_prefix, prefix)
