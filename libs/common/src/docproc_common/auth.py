@@ -1,0 +1,87 @@
+"""Identity: the gateway authenticates people; docproc verifies the signed bearer token.
+
+The token carries ``sub`` (user id), ``org`` (organization id or none),
+``permissions`` and ``app_admin``. Nothing else identifies a caller: no route
+trusts a raw header.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import jwt
+
+from docproc_common.errors import Unauthorized
+from docproc_common.settings import AuthSettings
+
+VIEW = "collections:view"
+EDIT = "collections:edit"
+SECRETS_VIEW = "secrets:view"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    user_id: str
+    organization_id: str | None = None
+    permissions: frozenset[str] = field(default_factory=frozenset)
+    app_admin: bool = False
+
+    def has(self, permission: str) -> bool:
+        return self.app_admin or permission in self.permissions
+
+
+def mint_token(
+    settings: AuthSettings,
+    *,
+    user_id: str,
+    organization_id: str | None = None,
+    permissions: list[str] | None = None,
+    app_admin: bool = False,
+    ttl_s: int = 3600,
+) -> str:
+    now = int(time.time())
+    claims: dict[str, object] = {
+        "sub": user_id,
+        "org": organization_id,
+        "permissions": permissions or [],
+        "app_admin": app_admin,
+        "iat": now,
+        "exp": now + ttl_s,
+    }
+    if settings.jwt_audience:
+        claims["aud"] = settings.jwt_audience
+    if settings.jwt_issuer:
+        claims["iss"] = settings.jwt_issuer
+    return jwt.encode(claims, settings.jwt_secret.get_secret_value(), algorithm=settings.jwt_algorithm)
+
+
+def verify_token(settings: AuthSettings, token: str) -> Principal:
+    try:
+        claims = jwt.decode(
+            token,
+            settings.jwt_secret.get_secret_value(),
+            algorithms=[settings.jwt_algorithm],
+            audience=settings.jwt_audience,
+            issuer=settings.jwt_issuer,
+            options={"require": ["sub", "exp"]},
+        )
+    except jwt.PyJWTError as exc:
+        raise Unauthorized("Invalid or expired token") from exc
+    sub = claims.get("sub")
+    permissions = claims.get("permissions") or []
+    if not isinstance(sub, str) or not sub or not isinstance(permissions, list):
+        raise Unauthorized("Invalid or expired token")
+    org = claims.get("org")
+    return Principal(
+        user_id=sub,
+        organization_id=org if isinstance(org, str) and org else None,
+        permissions=frozenset(str(p) for p in permissions),
+        app_admin=claims.get("app_admin") is True,
+    )
+
+
+def principal_from_header(settings: AuthSettings, authorization: str | None) -> Principal:
+    if not authorization or not authorization.lower().startswith("bearer "):
+        raise Unauthorized("A bearer token is required")
+    return verify_token(settings, authorization[7:].strip())

@@ -1,0 +1,245 @@
+"""How a docproc process runs its services: one shared wiring for every entry point.
+
+A service is described by a ``ServiceSpec`` (its subscriptions, its periodic
+tasks, its HTTP routers); ``serve`` runs one or several of them in a process:
+one per process behind Kafka (``python -m docproc_<svc>``), all five on the
+embedded bus in ``docproc dev``. The handlers are the same code either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import uvicorn
+from aiokafka import AIOKafkaProducer
+from fastapi import APIRouter, FastAPI
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from docproc_common.blocking import BlockingPool
+from docproc_common.bus.delivery import Subscription
+from docproc_common.bus.embedded import EmbeddedSink, EmbeddedStageRunner
+from docproc_common.bus.kafka import KafkaSink, KafkaStageRunner, make_producer
+from docproc_common.bus.relay import OutboxRelay, outbox_backlog
+from docproc_common.bus.topics import SUBSCRIBERS
+from docproc_common.db.engine import create_engine, create_sessionmaker
+from docproc_common.http import ReadinessCheck, create_app
+from docproc_common.observability import BusMetrics, configure_logging, configure_tracing
+from docproc_common.settings import BusMode, Settings
+from docproc_common.storage import AsyncStorage, create_storage
+
+log = logging.getLogger(__name__)
+
+Task = Callable[[asyncio.Event], Awaitable[None]]
+
+
+class _QuietServer(uvicorn.Server):
+    """uvicorn without its own signal handling: ``serve`` owns SIGTERM/SIGINT for every task."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+@dataclass
+class Runtime:
+    """What every service of a process shares: settings, database, storage, the blocking pool."""
+
+    settings: Settings
+    engine: AsyncEngine
+    sessionmaker: async_sessionmaker[AsyncSession]
+    storage: AsyncStorage
+    pool: BlockingPool
+
+    @classmethod
+    def create(cls, settings: Settings) -> Runtime:
+        if not settings.database.url:
+            raise ValueError("DATABASE__URL is not set")
+        engine = create_engine(settings.database)
+        pool = BlockingPool(settings.limits.file_io_max_workers, name="docproc-file-io")
+        return cls(
+            settings=settings,
+            engine=engine,
+            sessionmaker=create_sessionmaker(engine),
+            storage=AsyncStorage(create_storage(settings.storage), pool),
+            pool=pool,
+        )
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+        self.pool.shutdown()
+
+
+@dataclass
+class ServiceSpec:
+    name: str
+    subscriptions: Sequence[Subscription] = ()
+    tasks: Sequence[Task] = ()
+    routers: Sequence[APIRouter] = ()
+    on_shutdown: Sequence[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+
+def _database_check(runtime: Runtime) -> ReadinessCheck:
+    async def database() -> None:
+        async with runtime.engine.connect() as conn:
+            await asyncio.wait_for(conn.execute(text("SELECT 1")), 3)
+
+    return database
+
+
+def _kafka_check(producer: AIOKafkaProducer) -> ReadinessCheck:
+    async def kafka() -> None:
+        ok = await asyncio.wait_for(producer.client.force_metadata_update(), 3)
+        if not ok:
+            raise ConnectionError("no Kafka broker answered")
+
+    return kafka
+
+
+def _outbox_gauge(runtime: Runtime, metrics: Sequence[BusMetrics]) -> Task:
+    async def watch(stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                async with runtime.sessionmaker() as session:
+                    backlog, age = await outbox_backlog(session)
+                for m in metrics:
+                    m.outbox_backlog.set(backlog)
+                    m.outbox_oldest_age.set(age)
+            except Exception:  # noqa: BLE001 - a metric must never stop the process
+                log.warning("could not read the outbox backlog", exc_info=True)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), 10)
+
+    return watch
+
+
+def build_app(
+    runtime: Runtime, specs: Sequence[ServiceSpec], checks: Sequence[ReadinessCheck], title: str
+) -> FastAPI:
+    return create_app(
+        title=title,
+        routers=[r for spec in specs for r in spec.routers],
+        checks=[_database_check(runtime), *checks],
+    )
+
+
+async def serve(
+    runtime: Runtime,
+    specs: Sequence[ServiceSpec],
+    *,
+    title: str = "docproc",
+    stop: asyncio.Event | None = None,
+    http: bool = True,
+) -> None:
+    """Run ``specs`` until ``stop`` is set (or SIGTERM/SIGINT): relay, consumers, tasks, HTTP."""
+    settings = runtime.settings
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+
+    metrics = [BusMetrics(spec.name) for spec in specs]
+    checks: list[ReadinessCheck] = []
+    runners: list[Task] = []
+    producer: AIOKafkaProducer | None = None
+    if settings.bus.mode is BusMode.KAFKA:
+        producer = make_producer(settings.kafka)
+        await producer.start()
+        sink: KafkaSink | EmbeddedSink = KafkaSink(producer)
+        checks.append(_kafka_check(producer))
+        for spec, m in zip(specs, metrics, strict=True):
+            if spec.subscriptions:
+                runners.append(
+                    KafkaStageRunner(spec.name, spec.subscriptions, settings.kafka, m).run
+                )
+    else:
+        sink = EmbeddedSink(SUBSCRIBERS)
+        for spec, m in zip(specs, metrics, strict=True):
+            if spec.subscriptions:
+                runners.append(
+                    EmbeddedStageRunner(spec.name, spec.subscriptions, runtime.sessionmaker, m).run
+                )
+    relay = OutboxRelay(
+        runtime.sessionmaker,
+        sink,
+        batch=settings.bus.relay_batch,
+        interval_s=settings.bus.relay_interval_s,
+    )
+    tasks: list[Task] = [relay.run, _outbox_gauge(runtime, metrics), *runners]
+    tasks += [t for spec in specs for t in spec.tasks]
+
+    server: uvicorn.Server | None = None
+    if http:
+        app = build_app(runtime, specs, checks, title)
+        config = uvicorn.Config(
+            app,
+            host=settings.http.host,
+            port=settings.http.port,
+            log_level="warning",
+            lifespan="off",
+        )
+        server = _QuietServer(config)
+
+    async def supervised(task: Task) -> None:
+        try:
+            await task(stop)
+        except asyncio.CancelledError:
+            raise
+        except BaseException:
+            log.exception("a background task failed; stopping the process")
+            stop.set()
+            raise
+
+    running = [asyncio.create_task(supervised(t)) for t in tasks]
+    if server is not None:
+        running.append(asyncio.create_task(server.serve()))
+    try:
+        await stop.wait()
+    finally:
+        if server is not None:
+            server.should_exit = True
+        for t in running[: len(tasks)]:
+            t.cancel()
+        results = await asyncio.gather(*running, return_exceptions=True)
+        for spec in specs:
+            for hook in spec.on_shutdown:
+                await hook()
+        if producer is not None:
+            await producer.stop()
+        failures = [
+            r
+            for r in results
+            if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError)
+        ]
+        if failures:
+            raise failures[0]
+
+
+def run_service(name: str, build: Callable[[Runtime], ServiceSpec]) -> None:
+    """Entry point of ``python -m docproc_<svc>``: one service, behind Kafka unless configured otherwise."""
+    from docproc_common.settings import get_settings
+
+    configure_logging()
+    settings = get_settings()
+    configure_tracing(name, settings.otel)
+
+    async def main() -> None:
+        runtime = Runtime.create(settings)
+        try:
+            await serve(runtime, [build(runtime)], title=f"docproc-{name}")
+        finally:
+            await runtime.close()
+
+    asyncio.run(main())
+
+
+@contextlib.asynccontextmanager
+async def session_scope(runtime: Runtime) -> AsyncIterator[AsyncSession]:
+    async with runtime.sessionmaker() as session, session.begin():
+        yield session

@@ -1,0 +1,286 @@
+"""pgvector storage: one runtime table per collection, ``rag_<collection>``.
+
+Created on first write with its HNSW cosine index and hash indexes on the lookup
+keys, all in one transaction, serialized by a transaction-scoped advisory lock so
+concurrent first writers never race into a ``UniqueViolation``. Every identifier
+is derived from a name that passed ``validate_collection_name``; the longest one
+(``rag_<name>_embedding_idx``) fits Postgres' 63 bytes, so nothing is truncated
+into another collection's object.
+
+Chunks are written with binary ``COPY`` inside the caller's transaction, so a
+document's chunk set appears whole or not at all.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+import numpy as np
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from docproc_common.db.engine import driver_connection
+from docproc_common.db.vector_tables import is_vector_table, vector_table_name
+
+COLUMNS = (
+    "id",
+    "document_id",
+    "chunk_no",
+    "content",
+    "embedding",
+    "knowledge_base_id",
+    "organization_id",
+    "tracking_id",
+    "source",
+    "document_type",
+    "organizational_unit",
+    "document_date",
+    "source_path",
+    "filename",
+    "content_hash",
+    "writer_kind",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkStamp:
+    """What every chunk of one document is stamped with at ingestion."""
+
+    knowledge_base_id: uuid.UUID | None
+    organization_id: str | None
+    tracking_id: uuid.UUID
+    source: str
+    document_type: str
+    organizational_unit: str | None
+    document_date: date | None
+    source_path: str | None
+    filename: str
+    content_hash: str | None
+    writer_kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    source: list[str] | None = None
+    document_type: list[str] | None = None
+    organizational_unit: list[str] | None = None
+    date_from: date | None = None
+    date_to: date | None = None
+    parent_doc_id: uuid.UUID | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    chunk_id: uuid.UUID
+    document_id: uuid.UUID
+    tracking_id: uuid.UUID | None
+    chunk_no: int
+    content: str
+    filename: str | None
+    score: float
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def chunk_id(document_id: uuid.UUID, chunk_no: int) -> uuid.UUID:
+    return uuid.uuid5(document_id, str(chunk_no))
+
+
+def _lock_key(table: str) -> int:
+    return int.from_bytes(uuid.uuid5(uuid.NAMESPACE_DNS, table).bytes[:8], "big", signed=True)
+
+
+async def table_exists(session: AsyncSession, collection: str) -> bool:
+    table = vector_table_name(collection)
+    row = await session.execute(text("SELECT to_regclass(:t) IS NOT NULL"), {"t": f"public.{table}"})
+    return bool(row.scalar())
+
+
+async def ensure_table(session: AsyncSession, collection: str, dim: int) -> None:
+    """Create ``rag_<collection>`` and its indexes if missing, in the caller's transaction."""
+    table = vector_table_name(collection)
+    await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(table)})
+    if await table_exists(session, collection):
+        return
+    statements = [
+        f"""CREATE TABLE {table} (
+            id uuid PRIMARY KEY,
+            document_id uuid NOT NULL,
+            chunk_no integer NOT NULL,
+            content text NOT NULL,
+            embedding vector({int(dim)}) NOT NULL,
+            knowledge_base_id uuid,
+            organization_id text,
+            tracking_id uuid,
+            source text,
+            document_type text,
+            organizational_unit text,
+            document_date date,
+            source_path text,
+            filename text,
+            content_hash text,
+            writer_kind text,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            CONSTRAINT {table}_chunk_key UNIQUE (document_id, chunk_no)
+        )""",
+        f"CREATE INDEX {table}_embedding_idx ON {table} USING hnsw (embedding vector_cosine_ops)",
+        f"CREATE INDEX {table}_kb_idx ON {table} (knowledge_base_id)",
+        f"CREATE INDEX {table}_path_idx ON {table} USING hash (source_path)",
+        f"CREATE INDEX {table}_fname_idx ON {table} USING hash (filename)",
+        f"CREATE INDEX {table}_hash_idx ON {table} USING hash (content_hash)",
+    ]
+    for sql in statements:
+        await session.execute(text(sql))
+
+
+async def write_chunks(
+    session: AsyncSession,
+    collection: str,
+    document_id: uuid.UUID,
+    chunks: Sequence[str],
+    embeddings: np.ndarray,
+    stamp: ChunkStamp,
+) -> int:
+    """Replace the chunk set of ``document_id`` with these chunks (binary COPY), in the caller's tx.
+
+    Deleting first makes a redelivered event rewrite the same set instead of
+    adding a second copy.
+    """
+    table = vector_table_name(collection)
+    await session.execute(text(f"DELETE FROM {table} WHERE document_id = :d"), {"d": document_id})
+    records = [
+        (
+            chunk_id(document_id, i),
+            document_id,
+            i,
+            content.replace("\x00", ""),
+            embeddings[i],
+            stamp.knowledge_base_id,
+            stamp.organization_id,
+            stamp.tracking_id,
+            stamp.source,
+            stamp.document_type,
+            stamp.organizational_unit,
+            stamp.document_date,
+            stamp.source_path,
+            stamp.filename,
+            stamp.content_hash,
+            stamp.writer_kind,
+        )
+        for i, content in enumerate(chunks)
+    ]
+    if records:
+        conn = await driver_connection(session)
+        await conn.copy_records_to_table(table, records=records, columns=list(COLUMNS))
+    return len(records)
+
+
+async def delete_documents(
+    session: AsyncSession, collection: str, document_ids: Sequence[uuid.UUID]
+) -> int:
+    if not document_ids or not await table_exists(session, collection):
+        return 0
+    table = vector_table_name(collection)
+    result = await session.execute(
+        text(f"DELETE FROM {table} WHERE document_id = ANY(:ids)"), {"ids": list(document_ids)}
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+async def drop_table(session: AsyncSession, collection: str) -> None:
+    table = vector_table_name(collection)
+    await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(table)})
+    await session.execute(text(f"DROP TABLE IF EXISTS {table}"))
+
+
+async def list_collections(session: AsyncSession) -> list[str]:
+    rows = await session.execute(
+        text("SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'rag\\_%'")
+    )
+    return sorted(t[len("rag_") :] for (t,) in rows if is_vector_table(t))
+
+
+def _filter_sql(filters: SearchFilters, params: dict[str, Any]) -> list[str]:
+    """OR within a field, AND across fields; a chunk without a value fails closed (NULL never matches)."""
+    clauses: list[str] = []
+    for name in ("source", "document_type", "organizational_unit"):
+        values = getattr(filters, name)
+        if values is not None:
+            params[name] = list(values)
+            clauses.append(f"{name} = ANY(:{name})")
+    if filters.date_from is not None:
+        params["date_from"] = filters.date_from
+        clauses.append("document_date >= :date_from")
+    if filters.date_to is not None:
+        params["date_to"] = filters.date_to
+        clauses.append("document_date <= :date_to")
+    if filters.parent_doc_id is not None:
+        params["parent_doc_id"] = filters.parent_doc_id
+        clauses.append("tracking_id = :parent_doc_id")
+    return clauses
+
+
+async def search(
+    session: AsyncSession,
+    collection: str,
+    query: np.ndarray,
+    *,
+    knowledge_base_ids: Sequence[uuid.UUID],
+    top_k: int,
+    filters: SearchFilters = SearchFilters(),  # noqa: B008 - frozen, immutable default
+) -> list[Hit]:
+    """Top-k by cosine similarity within the caller's knowledge bases, filters applied before top-k.
+
+    HNSW with pgvector's iterative scan first; when a selective filter still
+    leaves fewer than ``top_k`` rows, an exact scan over the filtered subset
+    answers, so a filter never returns a short page that a complete one would fill.
+    """
+    if not await table_exists(session, collection):
+        return []
+    table = vector_table_name(collection)
+    params: dict[str, Any] = {"q": query.astype(np.float32), "kbs": list(knowledge_base_ids), "k": top_k}
+    where = " AND ".join(["knowledge_base_id = ANY(:kbs)", *_filter_sql(filters, params)])
+    select_cols = (
+        "id, document_id, tracking_id, chunk_no, content, filename, source, document_type, "
+        "organizational_unit, document_date, embedding <=> :q AS distance"
+    )
+    await session.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
+    await session.execute(text(f"SET LOCAL hnsw.ef_search = {max(40, 2 * top_k)}"))
+    rows = (
+        await session.execute(
+            text(f"SELECT {select_cols} FROM {table} WHERE {where} ORDER BY embedding <=> :q LIMIT :k"),
+            params,
+        )
+    ).all()
+    if len(rows) < top_k:
+        rows = (
+            await session.execute(
+                text(
+                    f"SELECT * FROM (SELECT {select_cols} FROM {table} WHERE {where} OFFSET 0) s "
+                    "ORDER BY distance LIMIT :k"
+                ),
+                params,
+            )
+        ).all()
+    hits = [
+        Hit(
+            chunk_id=r.id,
+            document_id=r.document_id,
+            tracking_id=r.tracking_id,
+            chunk_no=r.chunk_no,
+            content=r.content,
+            filename=r.filename,
+            score=1.0 - float(r.distance),
+            metadata={
+                "source": r.source,
+                "document_type": r.document_type,
+                "organizational_unit": r.organizational_unit,
+                "document_date": r.document_date.isoformat() if r.document_date else None,
+            },
+        )
+        for r in rows
+    ]
+    return sorted(hits, key=lambda h: h.score, reverse=True)
