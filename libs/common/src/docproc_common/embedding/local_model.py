@@ -419,27 +419,44 @@ class LocalMiniLM:
             return np.zeros((0, self.DIMENSIONS), dtype=np.float32)
 
         encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        windows: list[tuple[int, list[int]]] = []  # (text index, word-piece ids)
+        owners: list[int] = []  # text index of each window
+        windows: list[list[int]] = []  # word-piece ids of each window, without [CLS]/[SEP]
         for index, encoding in enumerate(encodings):
             ids = encoding.ids
             if truncate or len(ids) <= self.WINDOW_TOKENS:
-                windows.append((index, ids[: self.WINDOW_TOKENS]))
+                owners.append(index)
+                windows.append(ids[: self.WINDOW_TOKENS])
             else:
                 for start in range(0, len(ids), self.WINDOW_TOKENS):
-                    windows.append((index, ids[start : start + self.WINDOW_TOKENS]))
+                    owners.append(index)
+                    windows.append(ids[start : start + self.WINDOW_TOKENS])
 
-        # Longest first, so that each batch holds windows of similar length.
-        order = sorted(range(len(windows)), key=lambda i: len(windows[i][1]), reverse=True)
+        # Weight each window's mean by its token count ([CLS] and [SEP] included): the
+        # weighted sum is the sum of all token vectors, i.e. mean pooling over the text.
+        weights = np.array([len(ids) + 2 for ids in windows], dtype=np.float64)[:, None]
         sums = np.zeros((len(texts), self.DIMENSIONS), dtype=np.float64)
+        np.add.at(sums, owners, self._pooled(windows) * weights)
+        norms = np.linalg.norm(sums, axis=1, keepdims=True)
+        result: npt.NDArray[np.float32] = (sums / np.maximum(norms, 1e-12)).astype(np.float32)
+        return result
+
+    def _pooled(self, windows: Sequence[Sequence[int]]) -> npt.NDArray[np.float64]:
+        """Mean-pooled, unnormalized vectors of windows of word-piece ids (each <= 254 ids)."""
+        pooled = np.zeros((len(windows), self.DIMENSIONS), dtype=np.float64)
+        # Longest first, so that each batch holds windows of similar length (little padding).
+        order = sorted(range(len(windows)), key=lambda i: len(windows[i]), reverse=True)
         for begin in range(0, len(order), self.batch_size):
-            batch = [windows[i] for i in order[begin : begin + self.batch_size]]
-            width = len(batch[0][1]) + 2
-            input_ids = np.full((len(batch), width), self._pad, dtype=np.int64)
-            attention = np.zeros((len(batch), width), dtype=np.int64)
-            for row, (_, ids) in enumerate(batch):
+            rows = order[begin : begin + self.batch_size]
+            width = len(windows[rows[0]]) + 2
+            if width > self.MAX_INPUT_TOKENS:
+                raise ValueError(f"window of {width} tokens exceeds {self.MAX_INPUT_TOKENS}")
+            input_ids = np.full((len(rows), width), self._pad, dtype=np.int64)
+            attention = np.zeros((len(rows), width), dtype=np.int64)
+            for row, window in enumerate(rows):
+                ids = windows[window]
                 input_ids[row, : len(ids) + 2] = [self._cls, *ids, self._sep]
                 attention[row, : len(ids) + 2] = 1
-            (pooled,) = self._session.run(
+            (vectors,) = self._session.run(
                 ["sentence_embedding"],
                 {
                     "input_ids": input_ids,
@@ -447,10 +464,5 @@ class LocalMiniLM:
                     "token_type_ids": np.zeros_like(input_ids),
                 },
             )
-            # Weight each window's mean by its token count: sum of windows = sum of tokens.
-            weights = attention.sum(axis=1, keepdims=True).astype(np.float64)
-            np.add.at(sums, [index for index, _ in batch], pooled.astype(np.float64) * weights)
-
-        norms = np.linalg.norm(sums, axis=1, keepdims=True)
-        result: npt.NDArray[np.float32] = (sums / np.maximum(norms, 1e-12)).astype(np.float32)
-        return result
+            pooled[rows] = vectors
+        return pooled
