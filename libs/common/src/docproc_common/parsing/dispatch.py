@@ -1,0 +1,65 @@
+"""``parse``: route a detected upload to its parser; ``preview``: the card's excerpt."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .archives import check_archive, member_listing
+from .budget import TextBudget
+from .office import parse_docx, parse_pptx
+from .pdf import parse_pdf
+from .text import parse_text
+from .types import Detected, FileType, ParsedText, ParseLimits
+
+PREVIEW_LINES = 3
+PREVIEW_CHARS = 240
+
+_Parser = Callable[[bytes, ParseLimits], ParsedText]
+
+
+def _parse_archive(data: bytes, detected: Detected, limits: ParseLimits) -> ParsedText:
+    members = check_archive(data, detected, limits.archive)
+    budget = TextBudget(limits.max_chars)
+    budget.add(member_listing(members))
+    return budget.result()
+
+
+def _by_extension() -> dict[str, _Parser]:
+    return {
+        "pdf": parse_pdf,
+        "docx": parse_docx,
+        "pptx": parse_pptx,
+    }
+
+
+_PARSERS = _by_extension()
+
+
+def parse(data: bytes, detected: Detected, limits: ParseLimits | None = None) -> ParsedText:
+    """Extract the text of a detected upload, spending ``limits`` while reading.
+
+    Unreadable content gives ``text=None`` with a ``note``; unsafe content (an archive
+    or office container breaking a rule, XML entities) raises a ParsingRefused.
+    """
+    limits = limits or ParseLimits()
+    if detected.file_type in (FileType.IMAGE, FileType.TIFF):
+        return ParsedText(text=None)
+    if detected.file_type is FileType.TEXT:
+        return parse_text(data, detected.extension, limits)
+    if detected.file_type is FileType.ARCHIVE:
+        return _parse_archive(data, detected, limits)
+    parser = _PARSERS.get(detected.extension)
+    if parser is None:
+        return ParsedText(
+            text=None, note=f"Text extraction for .{detected.extension} files is unavailable"
+        )
+    return parser(data, limits)
+
+
+def preview(text: str | None) -> str | None:
+    """The first three lines of the text, capped at 240 characters; None when there is none."""
+    if not text:
+        return None
+    lines = [line.rstrip() for line in text.strip().splitlines()[:PREVIEW_LINES]]
+    excerpt = "\n".join(lines)[:PREVIEW_CHARS].rstrip()
+    return excerpt or None

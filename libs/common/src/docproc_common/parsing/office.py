@@ -1,0 +1,91 @@
+"""Word (.docx) and PowerPoint (.pptx) text, after the zip container passed its checks.
+
+python-docx and python-pptx parse XML with lxml and ``resolve_entities=False``; on top
+of that :func:`~.archives.check_container` refuses any part declaring a DTD or entities.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import docx
+import pptx
+from docx.table import Table
+from docx.text.paragraph import Paragraph
+from pptx.shapes.group import GroupShape
+
+from .archives import check_container
+from .budget import TextBudget
+from .types import ParsedText, ParseLimits
+
+
+def _cells_line(cells: Iterable[Any]) -> str:
+    seen: set[int] = set()
+    texts: list[str] = []
+    for cell in cells:
+        key = id(getattr(cell, "_tc", cell))
+        if key in seen:  # a merged cell appears once per grid column it spans
+            continue
+        seen.add(key)
+        texts.append(" ".join(str(cell.text).split()))
+    return "\t".join(texts)
+
+
+def _docx_blocks(document: Any) -> Iterator[str]:
+    body = document.element.body
+    for child in body.iterchildren():
+        tag = child.tag.rsplit("}", 1)[-1]
+        if tag == "p":
+            yield Paragraph(child, document).text
+        elif tag == "tbl":
+            table = Table(child, document)
+            for row in table.rows:
+                yield _cells_line(row.cells)
+
+
+def parse_docx(data: bytes, limits: ParseLimits) -> ParsedText:
+    check_container(data, limits.archive, "Word document")
+    try:
+        document = docx.Document(io.BytesIO(data))
+    except Exception:
+        return ParsedText(text=None, note="The Word document could not be read")
+    budget = TextBudget(limits.max_chars)
+    for block in _docx_blocks(document):
+        if not budget.add(block + "\n"):
+            break
+    return budget.result()
+
+
+def _shape_texts(shapes: Iterable[Any]) -> Iterator[str]:
+    for shape in shapes:
+        if isinstance(shape, GroupShape):
+            yield from _shape_texts(shape.shapes)
+            continue
+        if getattr(shape, "has_text_frame", False) and shape.has_text_frame:
+            text = shape.text_frame.text
+            if text.strip():
+                yield text
+        if getattr(shape, "has_table", False) and shape.has_table:
+            for row in shape.table.rows:
+                yield _cells_line(row.cells)
+
+
+def parse_pptx(data: bytes, limits: ParseLimits) -> ParsedText:
+    check_container(data, limits.archive, "PowerPoint presentation")
+    try:
+        presentation = pptx.Presentation(io.BytesIO(data))
+    except Exception:
+        return ParsedText(text=None, note="The PowerPoint presentation could not be read")
+    budget = TextBudget(limits.max_chars)
+    slides = list(presentation.slides)
+    for number, slide in enumerate(slides, start=1):
+        parts = [f"## Slide {number}", *_shape_texts(slide.shapes)]
+        if slide.has_notes_slide:
+            notes = slide.notes_slide.notes_text_frame
+            if notes is not None and notes.text.strip():
+                parts.append(f"Notes: {notes.text}")
+        if not budget.add("\n".join(parts) + "\n\n"):
+            break
+    return budget.result(pages=len(slides))
