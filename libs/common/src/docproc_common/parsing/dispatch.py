@@ -6,8 +6,12 @@ from collections.abc import Callable
 
 from .archives import check_archive, member_listing
 from .budget import TextBudget
+from .doc import parse_doc
+from .msg import parse_msg
 from .office import parse_docx, parse_pptx
+from .opendocument import parse_odp, parse_ods, parse_odt
 from .pdf import parse_pdf
+from .spreadsheet import parse_xls, parse_xlsx
 from .text import parse_text
 from .types import Detected, FileType, ParsedText, ParseLimits
 
@@ -28,7 +32,15 @@ def _by_extension() -> dict[str, _Parser]:
     return {
         "pdf": parse_pdf,
         "docx": parse_docx,
+        "doc": parse_doc,
+        "xlsx": parse_xlsx,
+        "xlsm": parse_xlsx,
+        "xls": parse_xls,
+        "ods": parse_ods,
         "pptx": parse_pptx,
+        "odp": parse_odp,
+        "odt": parse_odt,
+        "msg": parse_msg,
     }
 
 
