@@ -34,7 +34,9 @@ class Access(StrEnum):
 
 
 def _grant_clause(principal: Principal, access: Access) -> ColumnElement[bool]:
-    wanted = [Access.EDIT.value] if access is Access.EDIT else [Access.VIEW.value, Access.EDIT.value]
+    wanted = (
+        [Access.EDIT.value] if access is Access.EDIT else [Access.VIEW.value, Access.EDIT.value]
+    )
     return KnowledgeBase.id.in_(
         select(CollectionGrant.knowledge_base_id).where(
             CollectionGrant.user_id == principal.user_id, CollectionGrant.permission.in_(wanted)
@@ -81,7 +83,9 @@ async def resolve_collection(
         (
             await session.execute(
                 select(KnowledgeBase)
-                .where(KnowledgeBase.collection_name == collection_name, reachable(principal, access))
+                .where(
+                    KnowledgeBase.collection_name == collection_name, reachable(principal, access)
+                )
                 .order_by(KnowledgeBase.created_at, KnowledgeBase.id)
             )
         ).scalars()
@@ -89,3 +93,12 @@ async def resolve_collection(
     if not kbs:
         raise CollectionNotFound()
     return kbs
+
+
+async def list_reachable(session: AsyncSession, principal: Principal) -> list[KnowledgeBase]:
+    rows = await session.execute(
+        select(KnowledgeBase)
+        .where(reachable(principal, Access.VIEW))
+        .order_by(KnowledgeBase.created_at, KnowledgeBase.id)
+    )
+    return list(rows.scalars())

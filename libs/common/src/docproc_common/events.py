@@ -35,6 +35,7 @@ class DocumentAccepted(Event):
     filename: str
     filetype: str
     ingestion_config: dict[str, Any]
+    staged: bool = False  # a synced file's temporary copy: the parser deletes it when done
 
     def key(self) -> str:
         return str(self.document_id)

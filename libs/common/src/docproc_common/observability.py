@@ -44,8 +44,10 @@ def gauge(name: str, doc: str, labels: tuple[str, ...] = ()) -> Gauge:
     return _metric(Gauge, name, doc, labels)
 
 
-def histogram(name: str, doc: str, labels: tuple[str, ...] = ()) -> Histogram:
-    return _metric(Histogram, name, doc, labels, buckets=STAGE_BUCKETS)
+def histogram(
+    name: str, doc: str, labels: tuple[str, ...] = (), buckets: tuple[float, ...] = STAGE_BUCKETS
+) -> Histogram:
+    return _metric(Histogram, name, doc, labels, buckets=buckets)
 
 
 class BusMetrics:

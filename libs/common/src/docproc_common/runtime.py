@@ -14,6 +14,7 @@ import logging
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import uvicorn
 from aiokafka import AIOKafkaProducer
@@ -81,6 +82,7 @@ class ServiceSpec:
     subscriptions: Sequence[Subscription] = ()
     tasks: Sequence[Task] = ()
     routers: Sequence[APIRouter] = ()
+    middleware: Sequence[tuple[Any, dict[str, Any]]] = ()
     on_shutdown: Sequence[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
 
@@ -121,11 +123,15 @@ def _outbox_gauge(runtime: Runtime, metrics: Sequence[BusMetrics]) -> Task:
 def build_app(
     runtime: Runtime, specs: Sequence[ServiceSpec], checks: Sequence[ReadinessCheck], title: str
 ) -> FastAPI:
-    return create_app(
+    app = create_app(
         title=title,
         routers=[r for spec in specs for r in spec.routers],
         checks=[_database_check(runtime), *checks],
     )
+    for spec in specs:
+        for cls, options in spec.middleware:
+            app.add_middleware(cls, **options)
+    return app
 
 
 async def serve(

@@ -95,7 +95,9 @@ def _lock_key(table: str) -> int:
 
 async def table_exists(session: AsyncSession, collection: str) -> bool:
     table = vector_table_name(collection)
-    row = await session.execute(text("SELECT to_regclass(:t) IS NOT NULL"), {"t": f"public.{table}"})
+    row = await session.execute(
+        text("SELECT to_regclass(:t) IS NOT NULL"), {"t": f"public.{table}"}
+    )
     return bool(row.scalar())
 
 
@@ -190,6 +192,19 @@ async def delete_documents(
     return int(getattr(result, "rowcount", 0) or 0)
 
 
+async def count_vectors(
+    session: AsyncSession, collection: str, knowledge_base_ids: Sequence[uuid.UUID]
+) -> int:
+    if not await table_exists(session, collection):
+        return 0
+    table = vector_table_name(collection)
+    row = await session.execute(
+        text(f"SELECT count(*) FROM {table} WHERE knowledge_base_id = ANY(:kbs)"),
+        {"kbs": list(knowledge_base_ids)},
+    )
+    return int(row.scalar() or 0)
+
+
 async def drop_table(session: AsyncSession, collection: str) -> None:
     table = vector_table_name(collection)
     await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(table)})
@@ -198,7 +213,9 @@ async def drop_table(session: AsyncSession, collection: str) -> None:
 
 async def list_collections(session: AsyncSession) -> list[str]:
     rows = await session.execute(
-        text("SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'rag\\_%'")
+        text(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'rag\\_%'"
+        )
     )
     return sorted(t[len("rag_") :] for (t,) in rows if is_vector_table(t))
 
@@ -241,7 +258,11 @@ async def search(
     if not await table_exists(session, collection):
         return []
     table = vector_table_name(collection)
-    params: dict[str, Any] = {"q": query.astype(np.float32), "kbs": list(knowledge_base_ids), "k": top_k}
+    params: dict[str, Any] = {
+        "q": query.astype(np.float32),
+        "kbs": list(knowledge_base_ids),
+        "k": top_k,
+    }
     where = " AND ".join(["knowledge_base_id = ANY(:kbs)", *_filter_sql(filters, params)])
     select_cols = (
         "id, document_id, tracking_id, chunk_no, content, filename, source, document_type, "
@@ -251,7 +272,9 @@ async def search(
     await session.execute(text(f"SET LOCAL hnsw.ef_search = {max(40, 2 * top_k)}"))
     rows = (
         await session.execute(
-            text(f"SELECT {select_cols} FROM {table} WHERE {where} ORDER BY embedding <=> :q LIMIT :k"),
+            text(
+                f"SELECT {select_cols} FROM {table} WHERE {where} ORDER BY embedding <=> :q LIMIT :k"
+            ),
             params,
         )
     ).all()

@@ -192,6 +192,7 @@ class CollectionTeardown(Base):
     knowledge_base_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
     drop_table: Mapped[bool] = mapped_column(Boolean, default=True)
     storage_paths: Mapped[list[str]] = mapped_column(JSONB, default=list)
+    vector_document_ids: Mapped[list[str]] = mapped_column(JSONB, default=list)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     last_error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

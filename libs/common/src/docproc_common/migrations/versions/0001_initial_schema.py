@@ -65,6 +65,7 @@ def upgrade() -> None:
         sa.Column("knowledge_base_id", sa.UUID(), nullable=True),
         sa.Column("drop_table", sa.Boolean(), nullable=False),
         sa.Column("storage_paths", postgresql.JSONB(astext_type=sa.Text()), nullable=False),
+        sa.Column("vector_document_ids", postgresql.JSONB(astext_type=sa.Text()), nullable=False),
         sa.Column("attempts", sa.Integer(), nullable=False),
         sa.Column("last_error", sa.Text(), nullable=True),
         sa.Column(

@@ -1,0 +1,45 @@
+"""The embedded all-in-one: five services in one process on the outbox bus.
+
+Embedded Postgres (unless ``DATABASE__URL`` is given), local storage under
+``DOCPROC_HOME``, the built-in local model, no Kafka. The handlers are the same
+code that runs behind Kafka.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from docproc_common.db.embedded import start_embedded_postgres
+from docproc_common.db.migrate import upgrade_async
+from docproc_common.runtime import Runtime, ServiceSpec, serve
+from docproc_common.settings import BusMode, Settings
+from docproc_embedder.app import build as build_embedder
+from docproc_parser.app import build as build_parser
+from docproc_sync.app import build as build_sync
+from docproc_teardown.app import build as build_teardown
+from docproc_upload.app import build as build_upload
+
+BUILDERS = (build_upload, build_parser, build_embedder, build_sync, build_teardown)
+
+
+def embedded_settings(settings: Settings) -> Settings:
+    """The settings of ``docproc dev``: embedded bus, and the embedded database unless one is given."""
+    database = settings.database
+    if not database.url:
+        database = database.model_copy(update={"url": start_embedded_postgres()})
+    return settings.model_copy(
+        update={
+            "database": database,
+            "bus": settings.bus.model_copy(update={"mode": BusMode.EMBEDDED}),
+        }
+    )
+
+
+async def run_dev(settings: Settings, stop: asyncio.Event | None = None) -> None:
+    await upgrade_async(settings.database.url)
+    runtime = Runtime.create(settings)
+    specs: list[ServiceSpec] = [build(runtime) for build in BUILDERS]
+    try:
+        await serve(runtime, specs, title="docproc", stop=stop)
+    finally:
+        await runtime.close()

@@ -1,0 +1,220 @@
+"""``docproc``: the embedded all-in-one, a client for ingest and search, and operator commands."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import httpx
+import typer
+from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
+from docproc_common.observability import configure_logging
+from docproc_common.processor import supported_formats
+from docproc_common.settings import get_settings
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+app = typer.Typer(
+    help="docproc: file processing for chat and knowledge bases.", no_args_is_help=True
+)
+console = Console()
+
+UrlOpt = Annotated[str, typer.Option("--url", envvar="DOCPROC_URL", help="docproc API base URL")]
+DEFAULT_URL = "http://127.0.0.1:8000"
+LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@app.command()
+def dev(
+    port: Annotated[int, typer.Option(help="HTTP port")] = 8000,
+    host: Annotated[str, typer.Option(help="bind address")] = "127.0.0.1",
+) -> None:
+    """Run all five services in one process on embedded Postgres, local storage and the local model."""
+    from docproc_cli.embedded import embedded_settings, run_dev
+
+    configure_logging()
+    settings = get_settings()
+    settings = settings.model_copy(
+        update={"http": settings.http.model_copy(update={"host": host, "port": port})}
+    )
+    settings = embedded_settings(settings)
+    console.print(f"docproc dev on http://{host}:{port}  (OpenAPI /openapi.json, docs /docs)")
+    asyncio.run(run_dev(settings))
+
+
+@app.command()
+def token(
+    user: Annotated[str, typer.Option(help="user id (sub)")],
+    org: Annotated[str | None, typer.Option(help="organization id")] = None,
+    permission: Annotated[list[str] | None, typer.Option(help="a permission, repeatable")] = None,
+    app_admin: Annotated[bool, typer.Option("--app-admin", help="deployment app admin")] = False,
+    ttl: Annotated[int, typer.Option(help="lifetime in seconds")] = 3600,
+) -> None:
+    """Mint a signed bearer token with the configured key (development, scripts, tests)."""
+    print(  # noqa: T201 - the token is the output
+        mint_token(
+            get_settings().auth,
+            user_id=user,
+            organization_id=org,
+            permissions=permission or [],
+            app_admin=app_admin,
+            ttl_s=ttl,
+        )
+    )
+
+
+def _operator_client(url: str) -> httpx.Client:
+    bearer = mint_token(
+        get_settings().auth,
+        user_id="operator",
+        permissions=[VIEW, EDIT, SECRETS_VIEW],
+        app_admin=True,
+    )
+    return httpx.Client(
+        base_url=url.rstrip("/") + "/api/v1",
+        headers={"Authorization": f"Bearer {bearer}"},
+        timeout=60,
+    )
+
+
+def _check(response: httpx.Response) -> Any:
+    if response.status_code >= 400:
+        try:
+            error = response.json()["error"]
+            message = f"{error['code']}: {error['message']}"
+            fields = error.get("details", {}).get("fields")
+            if fields:
+                message += " (" + "; ".join(f"{f['field']}: {f['message']}" for f in fields) + ")"
+        except (ValueError, KeyError, TypeError):
+            message = response.text
+        console.print(f"[red]error[/red] {response.status_code} {message}")
+        raise typer.Exit(1)
+    return response.json()
+
+
+def _knowledge_base(client: httpx.Client, collection: str) -> dict[str, Any]:
+    for kb in _check(client.get("/kb")):
+        if kb["collection_name"] == collection:
+            return dict(kb)
+    body = {
+        "name": collection,
+        "collection_name": collection,
+        "scope": "app",
+        "embedding_provider": "local",
+        "embedding_model": LOCAL_MODEL,
+    }
+    return dict(_check(client.post("/kb", json=body)))
+
+
+def _files(paths: list[Path]) -> list[Path]:
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            out += sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+        elif path.is_file():
+            out.append(path)
+        else:
+            console.print(f"[red]no such file or directory:[/red] {path}")
+            raise typer.Exit(1)
+    return out
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="files or folders")],
+    collection: Annotated[str, typer.Option("--collection", "-c", help="collection name")],
+    url: UrlOpt = DEFAULT_URL,
+    wait: Annotated[bool, typer.Option(help="wait until indexing is complete")] = True,
+) -> None:
+    """Upload files (folders recursively) into a collection and show indexing progress."""
+    files = _files(paths)
+    formats = supported_formats("pymupdf")
+    with _operator_client(url) as client:
+        kb = _knowledge_base(client, collection)
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+        )
+        with Progress(*columns, console=console) as progress:
+            upload = progress.add_task("uploading", total=len(files))
+            skipped = 0
+            for path in files:
+                if path.suffix.lower().lstrip(".") not in formats:
+                    skipped += 1
+                    progress.advance(upload)
+                    continue
+                with path.open("rb") as fh:
+                    _check(
+                        client.post(f"/kb/{kb['id']}/documents", files={"file": (path.name, fh)})
+                    )
+                progress.advance(upload)
+            if not wait:
+                return
+            indexing = progress.add_task("indexing", total=None)
+            while True:
+                state = _check(client.get(f"/kb/{kb['id']}/ingestion"))
+                done = state["indexed_count"] + state["failed_count"]
+                progress.update(indexing, total=state["document_count"], completed=done)
+                if state["indexing_status"] == "complete":
+                    break
+                time.sleep(0.5)
+    console.print(
+        f"{state['indexed_count']} indexed, {state['failed_count']} failed, {skipped} skipped "
+        f"(unsupported type) in collection [bold]{collection}[/bold]"
+    )
+    if state["failed_count"]:
+        sys.exit(2)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="what to look for")],
+    collection: Annotated[
+        list[str], typer.Option("--collection", "-c", help="collection, repeatable")
+    ],
+    top_k: Annotated[int, typer.Option("--top-k", "-k")] = 5,
+    url: UrlOpt = DEFAULT_URL,
+) -> None:
+    """Search collections and print the ranked chunks."""
+    with _operator_client(url) as client:
+        hits = _check(
+            client.post(
+                "/rag/search", json={"query": query, "collections": collection, "top_k": top_k}
+            )
+        )
+    table = Table("#", "score", "document", "chunk", show_lines=True)
+    for rank, hit in enumerate(hits["results"], 1):
+        text = " ".join(hit["content"].split())
+        table.add_row(
+            str(rank), f"{hit['score']:.3f}", f"{hit['filename']} #{hit['chunk_no']}", text[:300]
+        )
+    console.print(table)
+
+
+@app.command()
+def doctor() -> None:
+    """Report the storage backend, whether encryption at rest is on, and the bus mode."""
+    from docproc_common.storage import create_storage
+
+    settings = get_settings()
+    storage = create_storage(settings.storage)
+    console.print(f"storage backend: {storage.backend}")
+    if storage.backend == "s3":
+        kms = (
+            f" (KMS key {settings.storage.s3_kms_key_id})" if settings.storage.s3_kms_key_id else ""
+        )
+        console.print(f"encryption at rest: on, {settings.storage.s3_sse}{kms}")
+    else:
+        console.print("encryption at rest: the volume's own (local backend)")
+    console.print(f"bus: {settings.bus.mode.value}")
+    console.print(f"database: {'configured' if settings.database.url else 'embedded'}")
+
+
+if __name__ == "__main__":
+    app()

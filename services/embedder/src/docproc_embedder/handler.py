@@ -1,0 +1,158 @@
+"""``DocumentParsed`` -> embed -> one transaction: chunks, row ``done``, ``DocumentIndexed``.
+
+Exactly-once chunk sets: the chunks of a document are written with its tracking
+row's completion and the idempotency claim in one transaction, after the old
+set of the same vector document is removed. A crash anywhere before the commit
+leaves nothing; a redelivery after it is skipped by the claim; a redelivery
+racing it rewrites the same deterministic set. A row deleted while indexing
+gets no chunks, because the write checks for the row under a lock; a knowledge
+base deleted or a name reserved by a teardown (``still_wanted``) stops the write.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+
+from docproc_common.bus.delivery import Delivery
+from docproc_common.bus.outbox import enqueue
+from docproc_common.db.models import WriterKind
+from docproc_common.documents import fail_document
+from docproc_common.embedding.client import EmbeddingClients
+from docproc_common.errors import AppError, InvalidInput
+from docproc_common.events import DocumentIndexed, DocumentParsed
+from docproc_common.failures import Stage
+from docproc_common.runtime import Runtime
+from docproc_common.vectorstore import ChunkStamp, ensure_table, table_exists, write_chunks
+
+from docproc_embedder import repository
+from docproc_embedder.metrics import CHUNKS, DOCUMENTS, PROVIDER_ERRORS, STAGE_SECONDS
+
+log = logging.getLogger(__name__)
+
+
+def vector_document_id(event: DocumentParsed) -> uuid.UUID:
+    """Deterministic per attempt: a redelivery rewrites the same set, a retry gets a new one."""
+    return uuid.uuid5(event.document_id, str(event.attempt_id))
+
+
+class KnowledgeBaseGoneError(InvalidInput):
+    def __init__(self) -> None:
+        super().__init__("The knowledge base was deleted while the document was being indexed")
+
+
+class CollectionReservedError(InvalidInput):
+    def __init__(self) -> None:
+        super().__init__(
+            "The collection is being deleted; upload the document again once it is recreated"
+        )
+
+
+class EmbedderHandler:
+    def __init__(self, runtime: Runtime, clients: EmbeddingClients) -> None:
+        self._runtime = runtime
+        self._clients = clients
+
+    async def __call__(self, event: DocumentParsed, delivery: Delivery) -> None:
+        runtime = self._runtime
+        async with runtime.sessionmaker() as session:
+            if await delivery.already_processed(session):
+                return
+            doc = await repository.lock_current_attempt(
+                session, event.document_id, event.attempt_id
+            )
+            if doc is None:
+                log.info("document %s is gone or superseded; nothing to embed", event.document_id)
+                return
+            kb = (
+                await repository.kb_of(session, doc.knowledge_base_id)
+                if doc.knowledge_base_id
+                else None
+            )
+        if kb is None:
+            await self._fail(event, delivery, KnowledgeBaseGoneError())
+            return
+        chunks: list[str] = json.loads(await runtime.storage.get(event.chunks_path))
+        try:
+            client = self._clients.for_collection(kb.embedding_provider, kb.embedding_model)
+            started = time.perf_counter()
+            embeddings = await client.embed(chunks)
+            STAGE_SECONDS.labels("embed").observe(time.perf_counter() - started)
+        except AppError as exc:
+            await self._fail(event, delivery, exc)
+            return
+        except Exception as exc:
+            PROVIDER_ERRORS.labels(type(exc).__name__).inc()
+            raise
+        started = time.perf_counter()
+        vdid = vector_document_id(event)
+        async with runtime.sessionmaker() as session, session.begin():
+            if not await delivery.claim(session):
+                return
+            doc = await repository.lock_current_attempt(
+                session, event.document_id, event.attempt_id
+            )
+            if doc is None:
+                return  # deleted while indexing: the claim commits, no chunk is written
+            kb = await repository.share_lock_kb(session, kb.id)
+            if kb is None or await repository.reserved(session, event.collection_name):
+                error: InvalidInput = (
+                    KnowledgeBaseGoneError() if kb is None else CollectionReservedError()
+                )
+                await fail_document(
+                    session,
+                    event.document_id,
+                    event.attempt_id,
+                    Stage.INDEX,
+                    error,
+                    event.collection_name,
+                )
+                DOCUMENTS.labels("index", "error").inc()
+                return
+            if not await table_exists(session, event.collection_name):
+                await ensure_table(session, event.collection_name, kb.embedding_dim)
+            stamp = ChunkStamp(
+                knowledge_base_id=kb.id,
+                organization_id=kb.organization_id,
+                tracking_id=doc.id,
+                source=doc.source,
+                document_type=doc.filetype,
+                organizational_unit=doc.organizational_unit,
+                document_date=doc.document_date,
+                source_path=doc.source_path,
+                filename=doc.filename,
+                content_hash=doc.content_hash,
+                writer_kind=doc.writer_kind or WriterKind.DOCUMENT,
+            )
+            written = await write_chunks(
+                session, event.collection_name, vdid, chunks, embeddings, stamp
+            )
+            await repository.complete(session, doc.id, vdid, written)
+            await enqueue(
+                session,
+                DocumentIndexed(
+                    document_id=doc.id,
+                    collection_name=event.collection_name,
+                    vector_document_id=vdid,
+                    chunk_count=written,
+                ),
+            )
+        STAGE_SECONDS.labels("write").observe(time.perf_counter() - started)
+        CHUNKS.inc(written)
+        DOCUMENTS.labels("index", "ok").inc()
+
+    async def _fail(self, event: DocumentParsed, delivery: Delivery, exc: BaseException) -> None:
+        async with self._runtime.sessionmaker() as session, session.begin():
+            if not await delivery.claim(session):
+                return
+            await fail_document(
+                session,
+                event.document_id,
+                event.attempt_id,
+                Stage.INDEX,
+                exc,
+                event.collection_name,
+            )
+        DOCUMENTS.labels("index", "error").inc()

@@ -1,0 +1,22 @@
+"""The teardown service as a ``ServiceSpec``: two consumers and the hourly reservation sweep."""
+
+from __future__ import annotations
+
+from docproc_common.bus.delivery import Subscription
+from docproc_common.events import CollectionDeleted, DocumentDeleted
+from docproc_common.runtime import Runtime, ServiceSpec
+
+from docproc_teardown.service import CollectionDeletedHandler, DocumentDeletedHandler, sweeper
+
+NAME = "teardown"
+
+
+def build(runtime: Runtime) -> ServiceSpec:
+    return ServiceSpec(
+        name=NAME,
+        subscriptions=[
+            Subscription(CollectionDeleted.TOPIC, CollectionDeletedHandler(runtime)),
+            Subscription(DocumentDeleted.TOPIC, DocumentDeletedHandler(runtime)),
+        ],
+        tasks=[sweeper(runtime)],
+    )

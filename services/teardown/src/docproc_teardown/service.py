@@ -1,0 +1,104 @@
+"""Durable deletion: finish a committed teardown reservation, then release its name.
+
+Files first (deleting a missing file is a no-op), then in one transaction the
+table drop (or the deleted knowledge base's chunks, when a sibling keeps the
+name) and the release of the reservation. A crash anywhere leaves the
+reservation, which a redelivery or the hourly sweep finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from datetime import timedelta
+
+from docproc_common.bus.delivery import Delivery
+from docproc_common.events import CollectionDeleted, DocumentDeleted
+from docproc_common.runtime import Runtime, Task
+from docproc_common.vectorstore import delete_documents, drop_table
+
+from docproc_teardown import repository
+from docproc_teardown.metrics import OLDEST, PENDING, TEARDOWNS
+
+log = logging.getLogger(__name__)
+
+SWEEP_AFTER = timedelta(hours=1)
+
+
+async def finish(runtime: Runtime, teardown_id: uuid.UUID) -> bool:
+    async with runtime.sessionmaker() as session:
+        reservation = await repository.lock_reservation(session, teardown_id)
+        if reservation is None:
+            return False  # finished already, or another worker holds it
+        paths = list(reservation.storage_paths)
+        await session.rollback()
+    for path in paths:
+        await runtime.storage.delete(path)
+    async with runtime.sessionmaker() as session, session.begin():
+        reservation = await repository.lock_reservation(session, teardown_id)
+        if reservation is None:
+            return False
+        if reservation.drop_table:
+            await drop_table(session, reservation.collection_name)
+        else:
+            ids = [uuid.UUID(v) for v in reservation.vector_document_ids]
+            await delete_documents(session, reservation.collection_name, ids)
+        await repository.release(session, teardown_id)
+    TEARDOWNS.labels("ok").inc()
+    log.info("teardown %s of %s finished", teardown_id, reservation.collection_name)
+    return True
+
+
+class CollectionDeletedHandler:
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+
+    async def __call__(self, event: CollectionDeleted, _delivery: Delivery) -> None:
+        await finish(self._runtime, event.teardown_id)
+
+
+class DocumentDeletedHandler:
+    """Remove the chunks and files of deleted documents; idempotent by construction."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+
+    async def __call__(self, event: DocumentDeleted, _delivery: Delivery) -> None:
+        for path in event.storage_paths:
+            await self._runtime.storage.delete(path)
+        async with self._runtime.sessionmaker() as session, session.begin():
+            await delete_documents(session, event.collection_name, event.vector_document_ids)
+
+
+async def sweep_once(runtime: Runtime, older_than: timedelta = SWEEP_AFTER) -> int:
+    async with runtime.sessionmaker() as session:
+        ids = await repository.overdue(session, older_than)
+    finished = 0
+    for teardown_id in ids:
+        try:
+            finished += await finish(runtime, teardown_id)
+        except Exception as exc:  # noqa: BLE001 - one failure must not stop the sweep
+            log.exception("sweep could not finish teardown %s", teardown_id)
+            TEARDOWNS.labels("error").inc()
+            async with runtime.sessionmaker() as session, session.begin():
+                await repository.record_failure(session, teardown_id, type(exc).__name__)
+    return finished
+
+
+def sweeper(runtime: Runtime, interval_s: float = 3600.0) -> Task:
+    async def run(stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await sweep_once(runtime)
+                async with runtime.sessionmaker() as session:
+                    count, age = await repository.pending(session)
+                PENDING.set(count)
+                OLDEST.set(age)
+            except Exception:  # noqa: BLE001
+                log.exception("teardown sweep failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), interval_s)
+
+    return run

@@ -1,0 +1,99 @@
+"""The upload service as a ``ServiceSpec``: the public API, the request-size cap, the stuck gauge."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any
+
+from docproc_common.embedding.client import EmbeddingClients
+from docproc_common.errors import PayloadTooLarge
+from docproc_common.runtime import Runtime, ServiceSpec
+
+from docproc_upload import repository
+from docproc_upload.endpoints import build_router
+from docproc_upload.metrics import REJECTIONS, STUCK
+
+log = logging.getLogger(__name__)
+
+NAME = "upload"
+
+
+def embedding_clients(runtime: Runtime) -> EmbeddingClients:
+    e = runtime.settings.embedder
+    return EmbeddingClients(runtime.pool, e.model_cache_dir, e.threads, e.batch_size)
+
+
+class BodySizeLimit:
+    """ASGI middleware: refuse a request body above the cap early with 413, counting what streams in."""
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._refuse(send)
+            return
+        received = 0
+
+        async def limited_receive() -> Any:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise PayloadTooLarge("The request body is too large")
+            return message
+
+        try:
+            await self.app(scope, limited_receive, send)
+        except PayloadTooLarge:
+            await self._refuse(send)
+
+    async def _refuse(self, send: Any) -> None:
+        REJECTIONS.labels("request_too_large").inc()
+        body = PayloadTooLarge("The request body is too large").envelope()
+        payload = json.dumps(body).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(payload)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": payload})
+
+
+def stuck_gauge(runtime: Runtime) -> Any:
+    async def watch(stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                async with runtime.sessionmaker() as session:
+                    STUCK.set(
+                        await repository.count_stuck(session, runtime.settings.stuck_after_minutes)
+                    )
+            except Exception:  # noqa: BLE001 - a metric must never stop the service
+                log.warning("could not count stuck documents", exc_info=True)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), 30)
+
+    return watch
+
+
+def build(runtime: Runtime) -> ServiceSpec:
+    return ServiceSpec(
+        name=NAME,
+        routers=[build_router(runtime, embedding_clients(runtime))],
+        tasks=[stuck_gauge(runtime)],
+        middleware=[(BodySizeLimit, {"max_bytes": runtime.settings.limits.max_request_bytes})],
+    )

@@ -1,0 +1,135 @@
+"""The public HTTP API under ``/api/v1``: thin handlers over ``service``.
+
+No ``from __future__ import annotations`` here: FastAPI must see the closure-local
+dependency aliases as objects, not strings.
+"""
+
+
+import uuid
+from typing import Annotated
+
+from docproc_common.access import Access, list_reachable, resolve_kb
+from docproc_common.auth import Principal, principal_from_header
+from docproc_common.embedding.client import EmbeddingClients
+from docproc_common.errors import FieldError, PayloadTooLarge
+from docproc_common.runtime import Runtime
+from fastapi import APIRouter, Depends, File, Form, Header, UploadFile, status
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from docproc_upload import service
+from docproc_upload.metrics import REJECTIONS
+from docproc_upload.schemas import (
+    CollectionDeletedOut,
+    CollectionInfo,
+    IngestionStatus,
+    KnowledgeBaseCreate,
+    KnowledgeBaseOut,
+    LocalSyncRequest,
+    RAGIngestResponse,
+    SearchRequest,
+    SearchResponse,
+    SyncAccepted,
+)
+
+ERRORS = {
+    400: {"description": "Invalid input (error envelope, details.fields names the inputs)"},
+    401: {"description": "Missing or invalid bearer token"},
+    404: {"description": "Collection not found (also when access is denied)"},
+    409: {"description": "Conflict"},
+    413: {"description": "Payload too large"},
+}
+
+
+async def read_limited(upload: UploadFile, limit: int) -> bytes:
+    """Read at most ``limit`` bytes; a larger file is refused without reading it all."""
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := await upload.read(1 << 20):
+        size += len(chunk)
+        if size > limit:
+            REJECTIONS.labels("too_large").inc()
+            raise PayloadTooLarge(
+                f"The file is larger than the {limit // (1024 * 1024)} MB limit",
+                fields=[FieldError("file", "too large")],
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
+    router = APIRouter(prefix="/api/v1", responses=ERRORS)  # type: ignore[arg-type]
+
+    async def principal(authorization: Annotated[str | None, Header()] = None) -> Principal:
+        return principal_from_header(runtime.settings.auth, authorization)
+
+    async def session() -> AsyncSession:  # type: ignore[misc]
+        async with runtime.sessionmaker() as s:
+            yield s
+
+    Caller = Annotated[Principal, Depends(principal)]
+    Session = Annotated[AsyncSession, Depends(session)]
+
+    @router.post(
+        "/kb", status_code=status.HTTP_201_CREATED, response_model=KnowledgeBaseOut, tags=["kb"]
+    )
+    async def create_kb(body: KnowledgeBaseCreate, caller: Caller, db: Session) -> KnowledgeBaseOut:
+        async with db.begin():
+            kb = await service.create_kb(db, caller, body)
+        return KnowledgeBaseOut.model_validate(kb, from_attributes=True)
+
+    @router.get("/kb", response_model=list[KnowledgeBaseOut], tags=["kb"])
+    async def list_kbs(caller: Caller, db: Session) -> list[KnowledgeBaseOut]:
+        kbs = await list_reachable(db, caller)
+        return [KnowledgeBaseOut.model_validate(kb, from_attributes=True) for kb in kbs]
+
+    @router.get("/kb/{kb_id}", response_model=KnowledgeBaseOut, tags=["kb"])
+    async def get_kb(kb_id: uuid.UUID, caller: Caller, db: Session) -> KnowledgeBaseOut:
+        kb = await resolve_kb(db, caller, kb_id, Access.VIEW)
+        return KnowledgeBaseOut.model_validate(kb, from_attributes=True)
+
+    @router.post(
+        "/kb/{kb_id}/documents",
+        status_code=status.HTTP_202_ACCEPTED,
+        response_model=RAGIngestResponse,
+        tags=["kb"],
+    )
+    async def upload_document(
+        kb_id: uuid.UUID,
+        caller: Caller,
+        file: Annotated[UploadFile, File()],
+        ingestion: Annotated[str | None, Form()] = None,
+        organizational_unit: Annotated[str | None, Form()] = None,
+    ) -> RAGIngestResponse:
+        limit = runtime.settings.limits.max_upload_size_mb * 1024 * 1024
+        data = await read_limited(file, limit)
+        incoming = service.IncomingFile(file.filename or "upload", data, file.content_type)
+        return await service.upload_document(
+            runtime, caller, kb_id, incoming, ingestion, organizational_unit
+        )
+
+    @router.get("/kb/{kb_id}/ingestion", response_model=IngestionStatus, tags=["kb"])
+    async def ingestion(kb_id: uuid.UUID, caller: Caller, db: Session) -> IngestionStatus:
+        return await service.ingestion_status(db, caller, kb_id)
+
+    @router.get("/rag/collections/{name}/info", response_model=CollectionInfo, tags=["rag"])
+    async def collection_info(name: str, caller: Caller, db: Session) -> CollectionInfo:
+        return await service.collection_info(db, caller, name)
+
+    @router.delete("/rag/collections/{name}", response_model=CollectionDeletedOut, tags=["rag"])
+    async def delete_collection(name: str, caller: Caller) -> CollectionDeletedOut:
+        return await service.delete_collection(runtime, caller, name)
+
+    @router.post("/rag/search", response_model=SearchResponse, tags=["rag"])
+    async def search(body: SearchRequest, caller: Caller) -> SearchResponse:
+        return SearchResponse(results=await service.search(runtime, clients, caller, body))
+
+    @router.post(
+        "/rag/sync/local",
+        status_code=status.HTTP_202_ACCEPTED,
+        response_model=SyncAccepted,
+        tags=["sync"],
+    )
+    async def sync_local(body: LocalSyncRequest, caller: Caller) -> SyncAccepted:
+        return SyncAccepted(sync_log_id=await service.local_sync(runtime, caller, body))
+
+    return router

@@ -1,0 +1,122 @@
+"""Request and response bodies of the public API."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date, datetime
+from typing import Any, Literal
+
+from docproc_common.ingestion import IngestionConfig
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class KnowledgeBaseCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=200)
+    collection_name: str | None = None
+    scope: Literal["personal", "org", "app"] | None = None
+    embedding_provider: str
+    embedding_model: str
+    ingestion_config: IngestionConfig = IngestionConfig()
+
+
+class KnowledgeBaseOut(BaseModel):
+    id: uuid.UUID
+    name: str
+    collection_name: str
+    scope: str
+    organization_id: str | None
+    embedding_provider: str
+    embedding_model: str
+    embedding_dim: int
+    ingestion_config: dict[str, Any]
+    created_at: datetime
+
+
+class RAGIngestResponse(BaseModel):
+    """The same shape from both upload addresses, ``document_id: null`` included."""
+
+    status: Literal["processing"] = "processing"
+    message: str
+    filename: str
+    collection_name: str
+    tracking_id: uuid.UUID
+    document_id: uuid.UUID | None = None
+
+
+class IngestionStatus(BaseModel):
+    indexing_status: Literal["indexing", "complete"]
+    processing_count: int
+    indexed_count: int
+    failed_count: int
+    document_count: int
+
+
+class CollectionInfo(IngestionStatus):
+    collection_name: str
+    total_vectors: int
+
+
+class SearchFiltersIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source: list[str] | None = None
+    document_type: list[str] | None = None
+    organizational_unit: list[str] | None = None
+    date_from: date | None = None
+    date_to: date | None = None
+    parent_doc_id: uuid.UUID | None = None
+
+    @field_validator("source", "document_type", "organizational_unit")
+    @classmethod
+    def _not_empty(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and not v:
+            raise ValueError("an empty list matches nothing; leave the filter out instead")
+        return v
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=10_000)
+    collections: list[str] = Field(min_length=1, max_length=20)
+    top_k: int = Field(default=5, ge=1, le=100)
+    filters: SearchFiltersIn | None = None
+    filter: str | None = None
+
+
+class SearchHit(BaseModel):
+    collection_name: str
+    document_id: uuid.UUID | None
+    vector_document_id: uuid.UUID
+    chunk_no: int
+    filename: str | None
+    content: str
+    score: float
+    metadata: dict[str, Any]
+
+
+class SearchResponse(BaseModel):
+    results: list[SearchHit]
+
+
+class LocalSyncRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    collection_name: str
+    knowledge_base_id: uuid.UUID | None = None
+    sync_mode: Literal["new_only", "update_only", "full"] = "new_only"
+
+
+class SyncAccepted(BaseModel):
+    sync_log_id: uuid.UUID
+    status: Literal["queued"] = "queued"
+
+
+class CollectionDeletedOut(BaseModel):
+    collection_name: str
+    knowledge_bases_deleted: int
+    documents_deleted: int
+    table_dropped: bool

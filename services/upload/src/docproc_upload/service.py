@@ -1,0 +1,408 @@
+"""The upload service's logic: knowledge bases, document intake, status, search, sync, deletion."""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from docproc_common.access import Access, resolve_collection, resolve_kb
+from docproc_common.auth import EDIT, Principal
+from docproc_common.bus.outbox import enqueue
+from docproc_common.db.models import (
+    CollectionTeardown,
+    DocumentStatus,
+    KnowledgeBase,
+    RagDocument,
+    Scope,
+    SyncLog,
+)
+from docproc_common.db.vector_tables import validate_collection_name
+from docproc_common.embedding.catalog import model_spec
+from docproc_common.embedding.client import EmbeddingClients
+from docproc_common.errors import (
+    Conflict,
+    FieldError,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    PayloadTooLarge,
+)
+from docproc_common.events import CollectionDeleted, DocumentAccepted, SyncRequested
+from docproc_common.ingestion import merge_config
+from docproc_common.processor import check_supported
+from docproc_common.runtime import Runtime
+from docproc_common.storage import new_storage_path
+from docproc_common.vectorstore import SearchFilters, count_vectors
+from docproc_common.vectorstore import search as vector_search
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from docproc_upload import repository
+from docproc_upload.metrics import REJECTIONS, UPLOAD_BYTES
+from docproc_upload.schemas import (
+    CollectionDeletedOut,
+    CollectionInfo,
+    IngestionStatus,
+    KnowledgeBaseCreate,
+    LocalSyncRequest,
+    RAGIngestResponse,
+    SearchHit,
+    SearchRequest,
+)
+
+log = logging.getLogger(__name__)
+
+
+def _derive_name(display: str) -> str:
+    stem = "".join(ch if ch.isascii() and ch.isalnum() else "_" for ch in display.lower()).strip(
+        "_"
+    )
+    stem = "_".join(p for p in stem.split("_") if p) or "kb"
+    if stem[0].isdigit():
+        stem = f"kb_{stem}"
+    return f"{stem[:38]}_{secrets.token_hex(3)}"
+
+
+def _scope_for(principal: Principal, requested: str | None) -> Scope:
+    scope = (
+        Scope(requested)
+        if requested
+        else (Scope.ORG if principal.organization_id else Scope.PERSONAL)
+    )
+    if scope is Scope.APP and not principal.app_admin:
+        raise Forbidden("Only an app admin may create an app-scoped knowledge base")
+    if scope is Scope.ORG and (not principal.organization_id or not principal.has(EDIT)):
+        raise Forbidden(
+            "Creating an organization knowledge base needs collections:edit in an organization"
+        )
+    return scope
+
+
+async def create_kb(
+    session: AsyncSession, principal: Principal, body: KnowledgeBaseCreate
+) -> KnowledgeBase:
+    scope = _scope_for(principal, body.scope)
+    spec = model_spec(body.embedding_provider, body.embedding_model)
+    if body.collection_name is not None:
+        name = validate_collection_name(body.collection_name)
+    else:
+        name = _derive_name(body.name)
+    await repository.lock_name(session, name)
+    if await repository.is_reserved(session, name):
+        raise Conflict(
+            f"The collection name '{name}' is being torn down; try again later",
+            fields=[FieldError("collection_name", "reserved by a pending deletion")],
+        )
+    existing = await repository.kbs_named(session, name)
+    if existing:
+        reachable = [await _reaches(session, principal, kb) for kb in existing]
+        if not all(reachable):
+            raise Conflict(
+                f"The collection name '{name}' is already taken",
+                fields=[FieldError("collection_name", "already taken")],
+            )
+        first = existing[0]
+        if (first.embedding_provider, first.embedding_model) != (spec.provider, spec.model):
+            raise InvalidInput(
+                f"The collection '{name}' embeds with {first.embedding_provider}/{first.embedding_model}; "
+                "a knowledge base on the same name must use the same model",
+                fields=[FieldError("embedding_model", "contradicts the existing collection")],
+            )
+    kb = KnowledgeBase(
+        name=body.name,
+        collection_name=name,
+        scope=scope.value,
+        owner_id=principal.user_id,
+        organization_id=principal.organization_id if scope is not Scope.APP else None,
+        embedding_provider=spec.provider,
+        embedding_model=spec.model,
+        embedding_dim=spec.dimensions,
+        ingestion_config=body.ingestion_config.model_dump(mode="json"),
+    )
+    session.add(kb)
+    await session.flush()
+    return kb
+
+
+async def _reaches(session: AsyncSession, principal: Principal, kb: KnowledgeBase) -> bool:
+    try:
+        await resolve_kb(session, principal, kb.id, Access.EDIT)
+    except NotFound:
+        return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class IncomingFile:
+    filename: str
+    data: bytes
+    content_type: str | None
+
+
+def parse_override(raw: str | None) -> dict[str, object] | None:
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            "The ingestion field is not valid JSON",
+            fields=[FieldError("ingestion_config", "not valid JSON")],
+        ) from exc
+    if not isinstance(value, dict):
+        raise InvalidInput(
+            "The ingestion field must be a JSON object",
+            fields=[FieldError("ingestion_config", "must be an object")],
+        )
+    return value
+
+
+async def upload_document(
+    runtime: Runtime,
+    principal: Principal,
+    kb_id: uuid.UUID,
+    incoming: IncomingFile,
+    ingestion: str | None,
+    organizational_unit: str | None,
+) -> RAGIngestResponse:
+    """Validate everything, store the original, then commit the row and its event together.
+
+    Every refusal happens before the file is stored and before any row exists.
+    """
+    max_bytes = runtime.settings.limits.max_upload_size_mb * 1024 * 1024
+    async with runtime.sessionmaker() as session:
+        kb = await resolve_kb(session, principal, kb_id, Access.EDIT)
+        if len(incoming.data) > max_bytes:
+            REJECTIONS.labels("too_large").inc()
+            raise PayloadTooLarge(
+                f"The file is larger than MAX_UPLOAD_SIZE_MB ({runtime.settings.limits.max_upload_size_mb} MB)",
+                fields=[FieldError("file", "too large")],
+            )
+        config = merge_config(kb.ingestion_config, parse_override(ingestion))
+        try:
+            ext = check_supported(incoming.filename, config.parser)
+        except InvalidInput:
+            REJECTIONS.labels("unsupported_type").inc()
+            raise
+        if await repository.is_reserved(session, kb.collection_name):
+            raise Conflict("The collection is being deleted; the upload was not accepted")
+        collection, kb_org, kb_ident = kb.collection_name, kb.organization_id, kb.id
+    storage_path = new_storage_path(f"rag/{collection}", incoming.filename)
+    await runtime.storage.put(storage_path, incoming.data, incoming.content_type)
+    try:
+        async with runtime.sessionmaker() as session, session.begin():
+            attempt = uuid.uuid4()
+            doc = RagDocument(
+                collection_name=collection,
+                knowledge_base_id=kb_ident,
+                organization_id=kb_org,
+                uploaded_by=principal.user_id,
+                filename=incoming.filename[:1024],
+                filesize=len(incoming.data),
+                filetype=ext,
+                status=DocumentStatus.PROCESSING,
+                storage_path=storage_path,
+                source="upload",
+                organizational_unit=(organizational_unit or "").strip() or None,
+                ingestion_config=config.model_dump(mode="json"),
+                attempt_id=attempt,
+            )
+            session.add(doc)
+            await session.flush()
+            await enqueue(
+                session,
+                DocumentAccepted(
+                    document_id=doc.id,
+                    attempt_id=attempt,
+                    collection_name=collection,
+                    knowledge_base_id=kb_ident,
+                    storage_path=storage_path,
+                    filename=doc.filename,
+                    filetype=ext,
+                    ingestion_config=doc.ingestion_config,
+                ),
+            )
+    except BaseException:
+        await runtime.storage.delete(storage_path)
+        raise
+    UPLOAD_BYTES.labels("knowledge_base").observe(len(incoming.data))
+    return RAGIngestResponse(
+        message="The document was accepted and is being processed",
+        filename=incoming.filename,
+        collection_name=collection,
+        tracking_id=doc.id,
+    )
+
+
+def _status(counts: dict[str, int]) -> IngestionStatus:
+    processing = counts.get(DocumentStatus.PROCESSING, 0)
+    return IngestionStatus(
+        indexing_status="indexing" if processing else "complete",
+        processing_count=processing,
+        indexed_count=counts.get(DocumentStatus.DONE, 0),
+        failed_count=counts.get(DocumentStatus.ERROR, 0),
+        document_count=sum(counts.values()),
+    )
+
+
+async def ingestion_status(
+    session: AsyncSession, principal: Principal, kb_id: uuid.UUID
+) -> IngestionStatus:
+    kb = await resolve_kb(session, principal, kb_id, Access.VIEW)
+    return _status(await repository.status_counts(session, [kb.id]))
+
+
+async def collection_info(session: AsyncSession, principal: Principal, name: str) -> CollectionInfo:
+    validate_collection_name(name)
+    kbs = await resolve_collection(session, principal, name, Access.VIEW)
+    status = _status(await repository.status_counts(session, [kb.id for kb in kbs]))
+    vectors = await count_vectors(session, name, [kb.id for kb in kbs])
+    return CollectionInfo(collection_name=name, total_vectors=vectors, **status.model_dump())
+
+
+_LEGACY_FILTER = "parent_doc_id == "
+
+
+def _filters(req: SearchRequest) -> SearchFilters:
+    f = req.filters
+    parent: uuid.UUID | None = f.parent_doc_id if f else None
+    if req.filter is not None:
+        expr = req.filter.strip()
+        if f is not None and f.parent_doc_id is not None:
+            raise InvalidInput(
+                "Give either the legacy filter string or filters.parent_doc_id, not both",
+                fields=[FieldError("filter", "conflicts with filters.parent_doc_id")],
+            )
+        value = expr[len(_LEGACY_FILTER) :].strip() if expr.startswith(_LEGACY_FILTER) else ""
+        try:
+            parent = uuid.UUID(value.strip("\"'"))
+        except ValueError as exc:
+            raise InvalidInput(
+                'The filter string only accepts parent_doc_id == "<id>"; use filters instead',
+                fields=[FieldError("filter", "unsupported expression")],
+            ) from exc
+    if f is None:
+        return SearchFilters(parent_doc_id=parent)
+    return SearchFilters(
+        source=f.source,
+        document_type=f.document_type,
+        organizational_unit=f.organizational_unit,
+        date_from=f.date_from,
+        date_to=f.date_to,
+        parent_doc_id=parent,
+    )
+
+
+async def search(
+    runtime: Runtime, clients: EmbeddingClients, principal: Principal, req: SearchRequest
+) -> list[SearchHit]:
+    filters = _filters(req)
+    async with runtime.sessionmaker() as session, session.begin():
+        resolved: list[tuple[str, list[KnowledgeBase]]] = []
+        for name in dict.fromkeys(req.collections):  # every name resolved before a vector is read
+            validate_collection_name(name, field="collections")
+            resolved.append((name, await resolve_collection(session, principal, name, Access.VIEW)))
+        hits: list[SearchHit] = []
+        for name, kbs in resolved:
+            client = clients.for_collection(kbs[0].embedding_provider, kbs[0].embedding_model)
+            query = (await client.embed([req.query]))[0]
+            for h in await vector_search(
+                session,
+                name,
+                query,
+                knowledge_base_ids=[kb.id for kb in kbs],
+                top_k=req.top_k,
+                filters=filters,
+            ):
+                hits.append(
+                    SearchHit(
+                        collection_name=name,
+                        document_id=h.tracking_id,
+                        vector_document_id=h.document_id,
+                        chunk_no=h.chunk_no,
+                        filename=h.filename,
+                        content=h.content,
+                        score=h.score,
+                        metadata=h.metadata,
+                    )
+                )
+    hits.sort(key=lambda h: h.score, reverse=True)
+    return hits[: req.top_k]
+
+
+async def local_sync(runtime: Runtime, principal: Principal, req: LocalSyncRequest) -> uuid.UUID:
+    """App admins only: the path names a directory of the *server*, which no tenant owns."""
+    if not principal.app_admin:
+        raise Forbidden("Only an app admin may sync a server directory")
+    path = Path(req.path)
+    if not path.is_absolute() or not path.is_dir():
+        raise InvalidInput(
+            "The path must be an existing absolute directory on the server",
+            fields=[FieldError("path", "not an existing absolute directory")],
+        )
+    async with runtime.sessionmaker() as session, session.begin():
+        if req.knowledge_base_id is not None:
+            kb = await resolve_kb(session, principal, req.knowledge_base_id, Access.EDIT)
+        else:
+            kb = (
+                await resolve_collection(
+                    session, principal, validate_collection_name(req.collection_name), Access.EDIT
+                )
+            )[0]
+        if await repository.is_reserved(session, kb.collection_name):
+            raise Conflict("The collection is being deleted; the sync was not queued")
+        sync_log = SyncLog(collection_name=kb.collection_name, mode=req.sync_mode, status="queued")
+        session.add(sync_log)
+        await session.flush()
+        await enqueue(
+            session,
+            SyncRequested(
+                sync_log_id=sync_log.id,
+                collection_name=kb.collection_name,
+                knowledge_base_id=kb.id,
+                connector="local",
+                config={"path": str(path)},
+                sync_mode=req.sync_mode,
+            ),
+        )
+        return sync_log.id
+
+
+async def delete_collection(
+    runtime: Runtime, principal: Principal, name: str
+) -> CollectionDeletedOut:
+    """Delete the caller's knowledge bases on ``name`` in this transaction; files and table after commit.
+
+    The reservation row commits with the delete, so a rollback keeps everything
+    and a crash after commit is finished by the teardown sweep.
+    """
+    validate_collection_name(name)
+    async with runtime.sessionmaker() as session, session.begin():
+        await repository.lock_name(session, name)
+        kbs = await resolve_collection(session, principal, name, Access.EDIT)
+        kb_ids = [kb.id for kb in kbs]
+        docs = await repository.documents_of(session, kb_ids)
+        siblings = [
+            kb for kb in await repository.kbs_named(session, name) if kb.id not in set(kb_ids)
+        ]
+        await repository.delete_documents(session, [d.id for d in docs])
+        await repository.delete_kbs(session, kb_ids)
+        teardown = CollectionTeardown(
+            collection_name=name,
+            knowledge_base_id=kb_ids[0] if len(kb_ids) == 1 else None,
+            drop_table=not siblings,
+            storage_paths=[p for d in docs for p in (d.storage_path, d.parsed_path) if p],
+            vector_document_ids=[str(d.vector_document_id) for d in docs if d.vector_document_id],
+        )
+        session.add(teardown)
+        await session.flush()
+        await enqueue(session, CollectionDeleted(teardown_id=teardown.id, collection_name=name))
+    return CollectionDeletedOut(
+        collection_name=name,
+        knowledge_bases_deleted=len(kb_ids),
+        documents_deleted=len(docs),
+        table_dropped=not siblings,
+    )
