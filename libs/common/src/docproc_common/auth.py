@@ -53,7 +53,9 @@ def mint_token(
         claims["aud"] = settings.jwt_audience
     if settings.jwt_issuer:
         claims["iss"] = settings.jwt_issuer
-    return jwt.encode(claims, settings.jwt_secret.get_secret_value(), algorithm=settings.jwt_algorithm)
+    return jwt.encode(
+        claims, settings.jwt_secret.get_secret_value(), algorithm=settings.jwt_algorithm
+    )
 
 
 def verify_token(settings: AuthSettings, token: str) -> Principal:

@@ -50,4 +50,6 @@ def merge_config(base: dict[str, Any], override: dict[str, Any] | None) -> Inges
     try:
         return IngestionConfig.model_validate({**base, **(override or {})})
     except ValidationError as exc:
-        raise InvalidInput("The ingestion configuration is not valid", fields=field_errors(exc)) from exc
+        raise InvalidInput(
+            "The ingestion configuration is not valid", fields=field_errors(exc)
+        ) from exc

@@ -36,7 +36,9 @@ def catalog() -> dict[str, ProviderSpec]:
             m: ModelSpec(name, m, int(v["dimensions"]), int(v["max_input_tokens"]))
             for m, v in spec["models"].items()
         }
-        out[name] = ProviderSpec(name, spec["label"], bool(spec["keyless"]), spec.get("base_url"), models)
+        out[name] = ProviderSpec(
+            name, spec["label"], bool(spec["keyless"]), spec.get("base_url"), models
+        )
     return out
 
 
@@ -52,6 +54,10 @@ def model_spec(provider: str, model: str) -> ModelSpec:
     if spec is None:
         raise InvalidInput(
             f"Provider '{provider}' does not serve the model '{model}'",
-            fields=[FieldError("embedding_model", f"must be one of {sorted(providers[provider].models)}")],
+            fields=[
+                FieldError(
+                    "embedding_model", f"must be one of {sorted(providers[provider].models)}"
+                )
+            ],
         )
     return spec
