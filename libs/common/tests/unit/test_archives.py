@@ -562,3 +562,20 @@ def test_docx_overlapping_members_refused() -> None:
     struct.pack_into("<I", data, last + 42, 0)
     with pytest.raises(ArchiveRefused):
         parse(bytes(data), detect(bytes(data), "x.docx", None))
+
+
+def test_xml_libraries_never_expand_entities() -> None:
+    """Defence in depth behind the DTD pre-scan: the libraries' own parsers are safe too."""
+    from docx.oxml.parser import parse_xml as docx_parse_xml
+    from lxml import etree
+    from pptx.oxml import parse_xml as pptx_parse_xml
+
+    assert openpyxl.DEFUSEDXML is True  # type: ignore[attr-defined]
+    xml = (
+        b'<!DOCTYPE x [<!ENTITY e "EXPANDED"><!ENTITY f SYSTEM "file:///etc/hostname">]>'
+        b"<a>&e;&f;</a>"
+    )
+    for parse_xml in (docx_parse_xml, pptx_parse_xml):
+        element = parse_xml(xml)
+        assert b"EXPANDED" not in etree.tostring(element)
+        assert element.text is None

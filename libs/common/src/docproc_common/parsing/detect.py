@@ -34,7 +34,8 @@ class _Kind:
 
     @property
     def mimes(self) -> tuple[str, ...]:
-        return (self.mime, *self.aliases)
+        """Every declared type accepted for this kind, lowercase."""
+        return tuple(m.lower() for m in (self.mime, *self.aliases))
 
 
 def _mismatch(what: str) -> ContentMismatch:
@@ -276,9 +277,9 @@ KINDS: tuple[_Kind, ...] = (
 _BY_EXTENSION = {ext: kind for kind in KINDS for ext in kind.extensions}
 _BY_MIME: dict[str, _Kind] = {}
 for _kind in KINDS:  # primary types win over aliases
-    _BY_MIME.setdefault(_kind.mime, _kind)
+    _BY_MIME.setdefault(_kind.mimes[0], _kind)
 for _kind in KINDS:
-    for _alias in _kind.aliases:
+    for _alias in _kind.mimes[1:]:
         _BY_MIME.setdefault(_alias, _kind)
 
 ALLOWED_MIME_TYPES = frozenset(_BY_MIME)
