@@ -177,7 +177,9 @@ async def serve(
         batch=settings.bus.relay_batch,
         interval_s=settings.bus.relay_interval_s,
     )
-    tasks: list[Task] = [relay.run, _outbox_gauge(runtime, metrics), *runners]
+    tasks: list[Task] = [_outbox_gauge(runtime, metrics), *runners]
+    if settings.bus.relay_enabled:
+        tasks.append(relay.run)
     tasks += [t for spec in specs for t in spec.tasks]
 
     server: uvicorn.Server | None = None

@@ -55,10 +55,13 @@ class KafkaSettings(BaseModel):
     dlq_window: int = 20
     poll_timeout_ms: int = 500
     max_records: int = 10
+    topic_partitions: int = 3
+    topic_replication: int = 1
 
 
 class BusSettings(BaseModel):
     mode: BusMode = BusMode.KAFKA
+    relay_enabled: bool = True  # off when the relay runs as its own deployment
     relay_interval_s: float = 0.2
     relay_batch: int = 100
 

@@ -1,0 +1,41 @@
+import pytest
+from docproc_common.auth import mint_token, principal_from_header, verify_token
+from docproc_common.errors import Unauthorized
+from docproc_common.settings import AuthSettings
+from pydantic import SecretStr
+
+
+class TestTokens:
+    def test_round_trip(self) -> None:
+        settings = AuthSettings()
+        token = mint_token(
+            settings, user_id="u", organization_id="o", permissions=["collections:view"]
+        )
+        p = verify_token(settings, token)
+        assert (p.user_id, p.organization_id, p.app_admin) == ("u", "o", False)
+        assert p.has("collections:view")
+        assert not p.has("collections:edit")
+
+    def test_wrong_key_is_401(self) -> None:
+        token = mint_token(AuthSettings(jwt_secret=SecretStr("x" * 40)), user_id="u")
+        with pytest.raises(Unauthorized):
+            verify_token(AuthSettings(), token)
+
+    def test_expired_is_401(self) -> None:
+        token = mint_token(AuthSettings(), user_id="u", ttl_s=-10)
+        with pytest.raises(Unauthorized):
+            verify_token(AuthSettings(), token)
+
+    @pytest.mark.parametrize("header", [None, "", "Basic abc", "Bearer not-a-jwt"])
+    def test_missing_or_malformed_header_is_401(self, header: str | None) -> None:
+        with pytest.raises(Unauthorized):
+            principal_from_header(AuthSettings(), header)
+
+    def test_unsigned_token_is_refused(self) -> None:
+        import jwt
+
+        token = jwt.encode(
+            {"sub": "u", "exp": 9999999999, "app_admin": True}, key=None, algorithm="none"
+        )
+        with pytest.raises(Unauthorized):
+            verify_token(AuthSettings(), token)

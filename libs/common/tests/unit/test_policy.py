@@ -1,0 +1,104 @@
+import uuid
+
+import pytest
+from docproc_common.bus.delivery import Delivery, Subscription
+from docproc_common.bus.policy import (
+    DlqGuard,
+    DlqLimitExceededError,
+    Outcome,
+    RetryPolicy,
+    handle_with_retries,
+)
+from docproc_common.errors import PermanentError
+from docproc_common.events import CollectionDeleted
+
+FAST = RetryPolicy(in_place_retries=2, backoff_s=0, delay_s=0, max_attempts=3)
+PAYLOAD = {"teardown_id": str(uuid.uuid4()), "collection_name": "c"}
+
+
+def delivery(attempt: int = 1) -> Delivery:
+    return Delivery("svc", CollectionDeleted.TOPIC, uuid.uuid4(), attempt)
+
+
+class TestHandleWithRetries:
+    async def test_ok(self) -> None:
+        seen: list[object] = []
+
+        async def handler(event: object, _d: Delivery) -> None:
+            seen.append(event)
+
+        result = await handle_with_retries(
+            Subscription(CollectionDeleted.TOPIC, handler), PAYLOAD, delivery(), FAST
+        )
+        assert result.outcome is Outcome.OK
+        assert isinstance(seen[0], CollectionDeleted)
+
+    async def test_transient_failure_is_retried_in_place_then_handed_back(self) -> None:
+        calls = 0
+
+        async def handler(_e: object, _d: Delivery) -> None:
+            nonlocal calls
+            calls += 1
+            raise TimeoutError
+
+        result = await handle_with_retries(
+            Subscription(CollectionDeleted.TOPIC, handler), PAYLOAD, delivery(), FAST
+        )
+        assert calls == 3
+        assert result.outcome is Outcome.RETRY
+
+    async def test_recovers_within_in_place_retries(self) -> None:
+        calls = 0
+
+        async def handler(_e: object, _d: Delivery) -> None:
+            nonlocal calls
+            calls += 1
+            if calls < 2:
+                raise ConnectionError
+
+        result = await handle_with_retries(
+            Subscription(CollectionDeleted.TOPIC, handler), PAYLOAD, delivery(), FAST
+        )
+        assert result.outcome is Outcome.OK
+
+    async def test_last_attempt_goes_to_dlq(self) -> None:
+        async def handler(_e: object, _d: Delivery) -> None:
+            raise TimeoutError
+
+        sub = Subscription(CollectionDeleted.TOPIC, handler)
+        assert (
+            await handle_with_retries(sub, PAYLOAD, delivery(attempt=3), FAST)
+        ).outcome is Outcome.DLQ
+
+    async def test_permanent_error_and_bad_payload_go_to_dlq_at_once(self) -> None:
+        calls = 0
+
+        async def handler(_e: object, _d: Delivery) -> None:
+            nonlocal calls
+            calls += 1
+            raise PermanentError("never")
+
+        sub = Subscription(CollectionDeleted.TOPIC, handler)
+        assert (await handle_with_retries(sub, PAYLOAD, delivery(), FAST)).outcome is Outcome.DLQ
+        assert calls == 1
+        assert (
+            await handle_with_retries(sub, {"nope": 1}, delivery(), FAST)
+        ).outcome is Outcome.DLQ
+        assert (
+            await handle_with_retries(sub, b"not json", delivery(), FAST)
+        ).outcome is Outcome.DLQ
+
+
+class TestDlqGuard:
+    def test_stops_a_consumer_dead_lettering_everything(self) -> None:
+        guard = DlqGuard(max_ratio=0.5, window=4)
+        guard.record(Outcome.DLQ)
+        guard.record(Outcome.DLQ)
+        guard.record(Outcome.OK)
+        with pytest.raises(DlqLimitExceededError):
+            guard.record(Outcome.DLQ)
+
+    def test_an_occasional_dlq_is_fine(self) -> None:
+        guard = DlqGuard(max_ratio=0.5, window=4)
+        for outcome in [Outcome.DLQ, Outcome.OK, Outcome.OK, Outcome.OK, Outcome.DLQ, Outcome.OK]:
+            guard.record(outcome)

@@ -1,0 +1,188 @@
+"""Run docproc's five services as separate OS processes against the real infrastructure.
+
+Each run gets its own database (migrated to head), its own S3 prefix and its own
+collection names, so runs never see each other's rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+from docproc_common.auth import EDIT, VIEW, mint_token
+from docproc_common.db.migrate import upgrade
+from docproc_common.settings import AuthSettings
+from docproc_common.testing.infra import find_repo_root, load_infra_env
+
+SERVICES = ("upload", "parser", "embedder", "sync", "teardown")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def plain_dsn(url: str) -> str:
+    return url.replace("postgresql+asyncpg://", "postgresql://")
+
+
+def create_database(admin_url: str) -> str:
+    name = f"docproc_e2e_{uuid.uuid4().hex[:10]}"
+
+    async def go() -> None:
+        conn = await asyncpg.connect(plain_dsn(admin_url))
+        try:
+            await conn.execute(f"CREATE DATABASE {name}")
+        finally:
+            await conn.close()
+
+    asyncio.run(go())
+    base, _, _ = admin_url.rpartition("/")
+    return f"{base}/{name}"
+
+
+@dataclass
+class Service:
+    name: str
+    port: int
+    env: dict[str, str]
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", f"docproc_{self.name}"],
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown hook runs, exactly like a crashed pod."""
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+
+    def wait_ready(self, timeout: float = 120) -> None:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            assert self.process is not None
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited:\n{self.log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"http://127.0.0.1:{self.port}/readyz", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        raise TimeoutError(f"{self.name} not ready:\n{self.log_path.read_text()[-3000:]}")
+
+
+@dataclass
+class Cluster:
+    env: dict[str, str]
+    database_url: str
+    services: dict[str, Service] = field(default_factory=dict)
+
+    @property
+    def api(self) -> str:
+        return f"http://127.0.0.1:{self.services['upload'].port}/api/v1"
+
+    def client(self, **claims: Any) -> httpx.Client:
+        claims.setdefault("user_id", "alice")
+        token = mint_token(AuthSettings(), **claims)
+        return httpx.Client(
+            base_url=self.api, headers={"Authorization": f"Bearer {token}"}, timeout=60
+        )
+
+    def admin(self) -> httpx.Client:
+        return self.client(user_id="root", permissions=[VIEW, EDIT], app_admin=True)
+
+    def restart(self, name: str, **env: str) -> None:
+        svc = self.services[name]
+        svc.stop()
+        svc.env = {**svc.env, **env}
+        svc.start()
+        svc.wait_ready()
+
+    def query(self, sql: str, *args: Any) -> list[Any]:
+        async def go() -> list[Any]:
+            conn = await asyncpg.connect(plain_dsn(self.database_url))
+            try:
+                return list(await conn.fetch(sql, *args))
+            finally:
+                await conn.close()
+
+        return asyncio.run(go())
+
+
+@contextmanager
+def running_cluster(tmp: Path, *, storage: str = "s3") -> Iterator[Cluster]:
+    infra = load_infra_env()
+    database_url = create_database(infra["DATABASE__URL"])
+    upgrade(database_url)
+    root = find_repo_root()
+    env = {
+        **os.environ,
+        **infra,
+        "DATABASE__URL": database_url,
+        "BUS__MODE": "kafka",
+        "STORAGE__BACKEND": storage,
+        "STORAGE__S3_PREFIX": f"e2e-{uuid.uuid4().hex[:8]}",
+        "STORAGE__MEDIA_DIR": str(tmp / "media"),
+        "DOCPROC_HOME": str(tmp / "home"),
+        "EMBEDDER__MODEL_CACHE_DIR": str(root / ".cache" / "models"),
+        "KAFKA__RETRY_DELAY_S": "1",
+        "LOG_LEVEL": "INFO",
+    }
+    cluster = Cluster(env=env, database_url=database_url)
+    for name in SERVICES:
+        port = free_port()
+        svc_env = {**env, "HTTP__PORT": str(port)}
+        cluster.services[name] = Service(name, port, svc_env, tmp / f"{name}.log")
+    try:
+        for svc in cluster.services.values():
+            svc.start()
+        for svc in cluster.services.values():
+            svc.wait_ready()
+        yield cluster
+    finally:
+        for svc in cluster.services.values():
+            svc.stop()
+
+
+def wait_for(
+    predicate: Any, timeout: float = 120, interval: float = 0.5, what: str = "condition"
+) -> Any:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise TimeoutError(f"timed out waiting for {what}")

@@ -1,0 +1,166 @@
+"""The vertical slice, with the services as separate processes on Kafka, Postgres and S3 (moto)."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pymupdf
+import pytest
+
+from tests.e2e.harness import Cluster, wait_for
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def make_pdf(pages: list[str]) -> bytes:
+    doc = pymupdf.open()
+    for text in pages:
+        page = doc.new_page()
+        page.insert_textbox(pymupdf.Rect(50, 50, 550, 800), text, fontsize=9)
+    data: bytes = doc.tobytes()
+    return data
+
+
+def create_kb(client: httpx.Client, **extra: object) -> dict[str, object]:
+    name = f"e2e_{uuid.uuid4().hex[:8]}"
+    body = {
+        "name": name,
+        "collection_name": name,
+        "scope": "app",
+        "embedding_provider": "local",
+        "embedding_model": LOCAL_MODEL,
+        **extra,
+    }
+    response = client.post("/kb", json=body)
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+def wait_complete(
+    client: httpx.Client, kb_id: object, timeout: float = 180
+) -> dict[str, int | str]:
+    def done() -> dict[str, int | str] | None:
+        state = client.get(f"/kb/{kb_id}/ingestion").json()
+        return state if state["indexing_status"] == "complete" and state["document_count"] else None
+
+    result: dict[str, int | str] = wait_for(done, timeout, what="indexing to complete")
+    return result
+
+
+def test_upload_pdf_is_searchable(cluster: Cluster) -> None:
+    with cluster.admin() as client:
+        kb = create_kb(client)
+        pdf = make_pdf(
+            ["Penguins live in the southern hemisphere.", "The capybara is the largest rodent."]
+        )
+        response = client.post(
+            f"/kb/{kb['id']}/documents", files={"file": ("animals.pdf", pdf, "application/pdf")}
+        )
+        assert response.status_code == 202
+        body = response.json()
+        assert body["status"] == "processing"
+        assert "document_id" in body
+        assert body["document_id"] is None
+        assert client.get(f"/kb/{kb['id']}/ingestion").json()["indexing_status"] in {
+            "indexing",
+            "complete",
+        }
+        state = wait_complete(client, kb["id"])
+        assert state["indexed_count"] == 1
+        assert state["failed_count"] == 0
+
+        hits = client.post(
+            "/rag/search",
+            json={"query": "largest rodent", "collections": [kb["collection_name"]], "top_k": 3},
+        ).json()["results"]
+        assert hits, "search returned nothing"
+        assert "capybara" in hits[0]["content"]
+        assert hits[0]["filename"] == "animals.pdf"
+        assert hits[0]["document_id"] == body["tracking_id"]
+
+
+def test_unknown_kb_and_unsupported_type_leave_nothing(cluster: Cluster) -> None:
+    with cluster.admin() as client:
+        missing = client.post(f"/kb/{uuid.uuid4()}/documents", files={"file": ("a.txt", b"x")})
+        assert missing.status_code == 404
+        assert missing.json() == {
+            "error": {"code": "NOT_FOUND", "message": "Collection not found", "details": {}}
+        }
+        kb = create_kb(client)
+        refused = client.post(
+            f"/kb/{kb['id']}/documents", files={"file": ("tool.exe", b"MZ\x90\x00")}
+        )
+        assert refused.status_code == 400
+        assert ".exe" in refused.json()["error"]["message"]
+        assert refused.json()["error"]["details"]["fields"][0]["field"] == "file"
+    rows = cluster.query(
+        "SELECT count(*) FROM rag_documents WHERE knowledge_base_id = $1", uuid.UUID(str(kb["id"]))
+    )
+    assert rows[0][0] == 0
+    outbox = cluster.query(
+        "SELECT count(*) FROM outbox WHERE payload->>'knowledge_base_id' = $1", str(kb["id"])
+    )
+    assert outbox[0][0] == 0
+
+
+def test_embedder_killed_mid_document_completes_with_one_copy(cluster: Cluster) -> None:
+    paragraphs = [
+        f"Section {i}. "
+        + " ".join(f"word{i}_{j} describes topic {i % 17} in depth." for j in range(60))
+        for i in range(120)
+    ]
+    with cluster.admin() as client:
+        kb = create_kb(client)
+        text = "\n\n".join(paragraphs).encode()
+        response = client.post(
+            f"/kb/{kb['id']}/documents", files={"file": ("long.txt", text, "text/plain")}
+        )
+        assert response.status_code == 202
+        doc_id = uuid.UUID(response.json()["tracking_id"])
+
+        # The parser has handed the chunk set to the embedder: kill the embedder while it embeds.
+        wait_for(
+            lambda: cluster.query("SELECT parsed_path FROM rag_documents WHERE id = $1", doc_id)[0][
+                0
+            ],
+            timeout=120,
+            interval=0.1,
+            what="the document to be parsed",
+        )
+        status = cluster.query("SELECT status FROM rag_documents WHERE id = $1", doc_id)[0][0]
+        cluster.services["embedder"].kill()
+        assert status == "processing", "the document finished before the kill; make it longer"
+        cluster.restart("embedder")
+
+        state = wait_complete(client, kb["id"], timeout=300)
+        assert state["indexed_count"] == 1
+    table = f"rag_{kb['collection_name']}"
+    chunk_count = cluster.query("SELECT chunk_count FROM rag_documents WHERE id = $1", doc_id)[0][0]
+    rows = cluster.query(
+        f"SELECT count(*), count(DISTINCT chunk_no), count(DISTINCT document_id) FROM {table}"
+    )
+    assert chunk_count > 20
+    assert rows[0][0] == chunk_count == rows[0][1]
+    assert rows[0][2] == 1
+
+
+def test_upload_killed_after_commit_still_publishes(cluster: Cluster) -> None:
+    # The upload service commits the row and its outbox event, then dies before relaying it.
+    cluster.restart("upload", BUS__RELAY_ENABLED="false")
+    with cluster.admin() as client:
+        kb = create_kb(client)
+        response = client.post(
+            f"/kb/{kb['id']}/documents",
+            files={"file": ("note.md", b"# Note\n\nOutbox survives crashes.")},
+        )
+        assert response.status_code == 202
+    unpublished = cluster.query("SELECT count(*) FROM outbox WHERE published_at IS NULL")[0][0]
+    assert unpublished >= 1
+    cluster.services["upload"].kill()
+    cluster.restart("upload", BUS__RELAY_ENABLED="true")
+    with cluster.admin() as client:
+        state = wait_complete(client, kb["id"])
+        assert state["indexed_count"] == 1
