@@ -1,0 +1,57 @@
+# The only entry point. `make help` lists the targets.
+SHELL := /bin/bash
+UV ?= uv
+PORT ?= 8000
+export UV_LINK_MODE ?= copy
+
+.PHONY: help sync fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint dev demo bench dev-k8s
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+sync: ## install every workspace package from the lock
+	$(UV) sync --locked --all-packages
+
+fmt: ## format and autofix
+	$(UV) run ruff format .
+	$(UV) run ruff check --fix .
+
+lint: ## ruff
+	$(UV) run ruff format --check .
+	$(UV) run ruff check .
+
+typecheck: ## mypy (strict)
+	$(UV) run mypy libs/common/src services/*/src cli/src
+
+infra-up: ## start Kafka (KRaft), Postgres+pgvector and moto S3 on 127.0.0.1
+	$(UV) run python scripts/infra.py up
+
+infra-down: ## stop them and remove their data
+	$(UV) run python scripts/infra.py down
+
+migrate: ## alembic upgrade head on DATABASE__URL
+	$(UV) run python -m docproc_common.db.migrate
+
+test-unit: sync ## tests that need no service
+	$(UV) run pytest -q -m "not integration" libs services cli
+
+test-integration: sync infra-up ## tests against real Kafka, Postgres and S3, services as processes
+	$(UV) run pytest -q -m integration libs services tests
+
+helm-lint: ## helm lint --strict, helm template per ci values, schema validation
+	bash scripts/helm.sh
+
+test: sync lint typecheck infra-up ## everything CI runs
+	$(UV) run pytest -q libs services cli tests
+
+dev: sync ## the embedded all-in-one: docproc dev
+	$(UV) run docproc dev --port $(PORT)
+
+demo: sync ## start docproc dev, ingest samples/, search, stop
+	bash scripts/demo.sh
+
+bench: sync infra-up ## every benchmark; figures go to docs/benchmarks.md
+	for b in bench/*.py; do $(UV) run python $$b || exit 1; done
+
+dev-k8s: ## skaffold dev (needs a cluster)
+	skaffold dev

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# make demo: run docproc dev on the embedded default, ingest samples/, search, stop.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PORT="${PORT:-8000}"
+URL="http://127.0.0.1:${PORT}"
+export DOCPROC_HOME="${DOCPROC_HOME:-$HOME/.local/share/docproc}"
+LOG="$DOCPROC_HOME/dev.log"
+mkdir -p "$DOCPROC_HOME"
+
+uv run docproc dev --port "$PORT" >"$LOG" 2>&1 &
+DEV=$!
+trap 'kill $DEV 2>/dev/null; wait $DEV 2>/dev/null || true' EXIT
+echo "docproc dev starting (log: $LOG) ..."
+for _ in $(seq 1 240); do
+  curl -fsS "$URL/readyz" >/dev/null 2>&1 && break
+  kill -0 $DEV 2>/dev/null || { cat "$LOG"; exit 1; }
+  sleep 0.5
+done
+curl -fsS "$URL/readyz" >/dev/null
+
+uv run docproc ingest samples --collection demo --url "$URL"
+for q in "how long do I have to return a product?" "when do new engineers join on-call?"; do
+  echo; echo "search: $q"
+  uv run docproc search "$q" --collection demo --top-k 3 --url "$URL"
+done
