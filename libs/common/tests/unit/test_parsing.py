@@ -9,7 +9,10 @@ import struct
 import subprocess
 import time
 import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import docx
 import openpyxl
@@ -54,7 +57,7 @@ needs_soffice = pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice
 
 
 def make_pdf(pages: list[str]) -> bytes:
-    document = pymupdf.open()
+    document: Any = pymupdf.open()  # type: ignore[no-untyped-call]
     for text in pages:
         page = document.new_page()
         page.insert_text((72, 72), text)
@@ -75,9 +78,9 @@ def make_docx(paragraphs: list[str], table: list[list[str]] | None = None) -> by
     return out.getvalue()
 
 
-def make_xlsx(sheets: dict[str, list[list[object]]]) -> bytes:
+def make_xlsx(sheets: Mapping[str, Sequence[Sequence[object]]]) -> bytes:
     workbook = openpyxl.Workbook()
-    workbook.remove(workbook.active)  # type: ignore[arg-type]
+    workbook.remove(workbook.active)
     for title, rows in sheets.items():
         sheet = workbook.create_sheet(title)
         for row in rows:
@@ -129,58 +132,59 @@ def soffice_convert(tmp_path: Path, source: Path, target: str) -> bytes:
 _FREE, _END, _FATSECT = 0xFFFFFFFF, 0xFFFFFFFE, 0xFFFFFFFD
 
 
-def _chain(fat: list[int], start: int, count: int) -> None:
+@dataclass
+class _Entry:
+    name: str
+    kind: int  # 1 storage, 2 stream, 5 root
+    start: int = 0
+    size: int = 0
+    kids: list[int] = field(default_factory=list)
+    left: int = _FREE
+    right: int = _FREE
+    child: int = _FREE
+
+
+def _chain(table: list[int], start: int, count: int) -> None:
     for i in range(count):
-        fat[start + i] = start + i + 1 if i < count - 1 else _END
+        table[start + i] = start + i + 1 if i < count - 1 else _END
 
 
 def write_cfb(tree: dict[str, object]) -> bytes:
-    """An OLE compound file from ``{name: bytes | {name: ...}}`` (streams < 4096 bytes)."""
-    entries: list[dict[str, object]] = [{"name": "Root Entry", "type": 5, "kids": []}]
+    """An OLE2 compound file from ``{name: bytes | {name: ...}}``; streams live in the mini stream.
+
+    Just enough of [MS-CFB] (version 3, 512-byte sectors) for olefile to read a .msg.
+    """
+    entries = [_Entry("Root Entry", 5)]
     mini = bytearray()
 
     def add(node: dict[str, object], parent: int) -> None:
         for name, value in node.items():
-            index = len(entries)
+            entries[parent].kids.append(len(entries))
             if isinstance(value, dict):
-                entries.append({"name": name, "type": 1, "kids": [], "start": 0, "size": 0})
-                kids = entries[parent]["kids"]
-                assert isinstance(kids, list)
-                kids.append(index)
-                add(value, index)
+                entries.append(_Entry(name, 1))
+                add(value, len(entries) - 1)
             else:
                 assert isinstance(value, bytes)
                 assert len(value) < 4096
-                entries.append(
-                    {"name": name, "type": 2, "start": len(mini) // 64, "size": len(value)}
-                )
+                entries.append(_Entry(name, 2, len(mini) // 64, len(value)))
                 mini.extend(value + b"\x00" * (-len(value) % 64))
-                kids = entries[parent]["kids"]
-                assert isinstance(kids, list)
-                kids.append(index)
 
     add(tree, 0)
-    links = {i: [_FREE, _FREE, _FREE] for i in range(len(entries))}  # left, right, child
-    for index, entry in enumerate(entries):
-        kids = entry.get("kids")
-        if isinstance(kids, list) and kids:
-            ordered = sorted(
-                kids, key=lambda k: (len(str(entries[k]["name"])), str(entries[k]["name"]).upper())
-            )
-            links[index][2] = ordered[0]
-            for a, b in zip(ordered, ordered[1:], strict=False):
-                links[a][1] = b
+    for entry in entries:  # children as a right-sibling chain in CFB name order
+        ordered = sorted(entry.kids, key=lambda k: (len(entries[k].name), entries[k].name.upper()))
+        if ordered:
+            entry.child = ordered[0]
+        for first, second in zip(ordered, ordered[1:], strict=False):
+            entries[first].right = second
     mini_sectors = len(mini) // 64
-    minifat_count = -(-mini_sectors * 4 // 512) if mini_sectors else 0
+    minifat_count = -(-mini_sectors * 4 // 512)
     dir_count = -(-len(entries) * 128 // 512)
     stream_count = -(-len(mini) // 512)
-    body = dir_count + minifat_count + stream_count
     fat_count = 1
-    while fat_count * 128 < body + fat_count:
+    while fat_count * 128 < dir_count + minifat_count + stream_count + fat_count:
         fat_count += 1
     fat = [_FREE] * (fat_count * 128)
-    for i in range(fat_count):
-        fat[i] = _FATSECT
+    fat[:fat_count] = [_FATSECT] * fat_count
     dir_start = fat_count
     minifat_start = dir_start + dir_count
     stream_start = minifat_start + minifat_count
@@ -188,28 +192,21 @@ def write_cfb(tree: dict[str, object]) -> bytes:
     _chain(fat, minifat_start, minifat_count)
     _chain(fat, stream_start, stream_count)
     minifat = [_FREE] * (minifat_count * 128)
-    position = 0
-    for entry in entries[1:]:
-        if entry["type"] == 2:
-            sectors = max(1, -(-int(entry["size"]) // 64)) if entry["size"] else 0
-            _chain(minifat, position, sectors)
-            if not sectors:
-                entry["start"] = _END
-            position += sectors
+    for entry in entries:
+        if entry.kind == 2:
+            _chain(minifat, entry.start, -(-entry.size // 64))
+            if not entry.size:
+                entry.start = _END
+    entries[0].start = stream_start if mini else _END
+    entries[0].size = len(mini)
     directory = bytearray()
-    for index, entry in enumerate(entries):
-        name = str(entry["name"]).encode("utf-16-le") + b"\x00\x00"
-        start = stream_start if index == 0 else int(entry.get("start", 0))
-        size = len(mini) if index == 0 else int(entry.get("size", 0))
-        if index == 0 and not mini:
-            start = _END
-        left, right, child = links[index]
-        directory += (
-            name.ljust(64, b"\x00")
-            + struct.pack("<HBB3I", len(name), int(entry["type"]), 1, left, right, child)
-            + b"\x00" * 36
-            + struct.pack("<IQ", start, size)
+    for entry in entries:
+        name = entry.name.encode("utf-16-le") + b"\x00\x00"
+        directory += name.ljust(64, b"\x00")
+        directory += struct.pack(
+            "<HBB3I", len(name), entry.kind, 1, entry.left, entry.right, entry.child
         )
+        directory += b"\x00" * 36 + struct.pack("<IQ", entry.start, entry.size)
     directory += b"\x00" * (-len(directory) % 512)
     header = (
         b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -222,12 +219,15 @@ def write_cfb(tree: dict[str, object]) -> bytes:
         + struct.pack("<109I", *(list(range(fat_count)) + [_FREE] * (109 - fat_count)))
     )
     assert len(header) == 512
-    out = bytearray(header)
-    out += struct.pack(f"<{len(fat)}I", *fat)
-    out += directory
-    out += struct.pack(f"<{len(minifat)}I", *minifat)
-    out += bytes(mini) + b"\x00" * (-len(mini) % 512)
-    return bytes(out)
+    return b"".join(
+        [
+            header,
+            struct.pack(f"<{len(fat)}I", *fat),
+            bytes(directory),
+            struct.pack(f"<{len(minifat)}I", *minifat),
+            bytes(mini) + b"\x00" * (-len(mini) % 512),
+        ]
+    )
 
 
 def utf16(text: str) -> bytes:
@@ -411,9 +411,9 @@ def test_pdf_pages() -> None:
 def test_pdf_budget_stops_at_the_page_that_passes_it(monkeypatch: pytest.MonkeyPatch) -> None:
     data = make_pdf([f"page {i} " + "x" * 80 for i in range(300)])
     loaded: list[int] = []
-    original = pymupdf.Document.load_page
+    original: Any = pymupdf.Document.load_page
 
-    def counting(self: pymupdf.Document, index: int = 0) -> pymupdf.Page:
+    def counting(self: Any, index: int = 0) -> Any:
         loaded.append(index)
         return original(self, index)
 
@@ -446,9 +446,10 @@ def test_pdf_nul_characters_are_stripped() -> None:
 
 
 def test_pdf_encrypted_and_corrupt() -> None:
-    document = pymupdf.open()
+    document: Any = pymupdf.open()  # type: ignore[no-untyped-call]
     document.new_page().insert_text((72, 72), "secret")
-    locked = document.tobytes(encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="u", owner_pw="o")
+    aes_256 = pymupdf.PDF_ENCRYPT_AES_256  # type: ignore[attr-defined]
+    locked = document.tobytes(encryption=aes_256, user_pw="u", owner_pw="o")
     result = parse(locked, detect(locked, "l.pdf", None))
     assert result.text is None
     assert result.note is not None
@@ -673,13 +674,13 @@ def test_xls_that_xlrd_cannot_read_gives_a_note() -> None:
 def test_pptx_shapes_tables_notes() -> None:
     presentation = pptx.Presentation()
     slide = presentation.slides.add_slide(presentation.slide_layouts[1])
-    slide.shapes.title.text = "Title here"  # type: ignore[union-attr]
-    slide.placeholders[1].text = "Body text"  # type: ignore[attr-defined]
+    slide.shapes.title.text = "Title here"
+    slide.placeholders[1].text = "Body text"
     table = slide.shapes.add_table(2, 2, Inches(1), Inches(3), Inches(4), Inches(1)).table
     table.cell(0, 0).text = "c00"
     table.cell(1, 1).text = "c11"
-    slide.notes_slide.notes_text_frame.text = "speaker notes"  # type: ignore[union-attr]
-    presentation.slides.add_slide(presentation.slide_layouts[5]).shapes.title.text = "Two"  # type: ignore[union-attr]
+    slide.notes_slide.notes_text_frame.text = "speaker notes"
+    presentation.slides.add_slide(presentation.slide_layouts[5]).shapes.title.text = "Two"
     out = io.BytesIO()
     presentation.save(out)
     data = out.getvalue()
