@@ -18,6 +18,7 @@ from typing import Any
 
 import uvicorn
 from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaConnectionError
 from fastapi import APIRouter, FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -120,6 +121,22 @@ def _outbox_gauge(runtime: Runtime, metrics: Sequence[BusMetrics]) -> Task:
     return watch
 
 
+async def _start_producer(settings: Settings, stop: asyncio.Event, attempts: int = 30) -> AIOKafkaProducer:
+    """Connect to Kafka, waiting for a broker that is still starting (bounded, then fail loudly)."""
+    for attempt in range(1, attempts + 1):
+        producer = make_producer(settings.kafka)
+        try:
+            await producer.start()
+            return producer
+        except KafkaConnectionError:
+            await producer.stop()
+            if attempt == attempts or stop.is_set():
+                raise
+            log.warning("Kafka is not reachable yet (attempt %d/%d)", attempt, attempts)
+            await asyncio.sleep(min(2.0, 0.2 * attempt))
+    raise AssertionError("unreachable")
+
+
 def build_app(
     runtime: Runtime, specs: Sequence[ServiceSpec], checks: Sequence[ReadinessCheck], title: str
 ) -> FastAPI:
@@ -155,8 +172,7 @@ async def serve(
     runners: list[Task] = []
     producer: AIOKafkaProducer | None = None
     if settings.bus.mode is BusMode.KAFKA:
-        producer = make_producer(settings.kafka)
-        await producer.start()
+        producer = await _start_producer(settings, stop)
         sink: KafkaSink | EmbeddedSink = KafkaSink(producer)
         checks.append(_kafka_check(producer))
         for spec, m in zip(specs, metrics, strict=True):
