@@ -292,7 +292,7 @@ def kafka_libs(version: str) -> Path:
     base.mkdir(parents=True, exist_ok=True)
     log(f"fetching Kafka {version} jars from Maven Central into {libs} ...")
     t0 = time.monotonic()
-    subprocess.run(
+    mvn = subprocess.run(
         [
             "mvn",
             "-q",
@@ -305,10 +305,16 @@ def kafka_libs(version: str) -> Path:
             "-DincludeScope=runtime",
             f"-DoutputDirectory={tmp}",
         ],
-        check=True,
         stdin=subprocess.DEVNULL,
-        stdout=sys.stderr,  # stdout carries only the env lines
+        capture_output=True,  # shown on failure only; our stdout carries only the env lines
+        text=True,
     )
+    if mvn.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise RuntimeError(
+            f"mvn could not fetch kafka_2.13:{version} ({mvn.returncode}):\n"
+            f"{mvn.stdout[-4000:]}\n{mvn.stderr[-4000:]}"
+        )
     if not any(tmp.glob(f"kafka_2.13-{version}.jar")):
         raise RuntimeError(f"maven did not produce kafka_2.13-{version}.jar in {tmp}")
     shutil.rmtree(libs, ignore_errors=True)
