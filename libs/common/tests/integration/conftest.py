@@ -1,0 +1,9 @@
+from __future__ import annotations
+
+import pytest
+from docproc_common.testing.infra import load_infra_env
+
+
+@pytest.fixture(scope="session")
+def infra() -> dict[str, str]:
+    return load_infra_env()

@@ -1,0 +1,174 @@
+"""The Kafka stage runner against the real broker: commit after handling, retry topic, DLQ, guard."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from typing import Any
+
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from docproc_common.bus.delivery import Delivery, Subscription, dlq_topic
+from docproc_common.bus.kafka import KafkaStageRunner
+from docproc_common.bus.outbox import EVENT_ID_HEADER
+from docproc_common.bus.policy import DlqLimitExceededError
+from docproc_common.errors import PermanentError
+from docproc_common.events import CollectionDeleted
+from docproc_common.observability import BusMetrics
+from docproc_common.settings import KafkaSettings
+
+pytestmark = pytest.mark.integration
+TOPIC = CollectionDeleted.TOPIC
+
+
+def settings(infra: dict[str, str], **kw: Any) -> KafkaSettings:
+    base: dict[str, Any] = {
+        "bootstrap_servers": infra["KAFKA__BOOTSTRAP_SERVERS"],
+        "max_in_place_retries": 0,
+        "retry_backoff_s": 0,
+        "retry_delay_s": 0.2,
+        "max_attempts": 2,
+        "poll_timeout_ms": 100,
+    }
+    return KafkaSettings(**{**base, **kw})
+
+
+async def publish(infra: dict[str, str], event: CollectionDeleted) -> uuid.UUID:
+    event_id = uuid.uuid4()
+    producer = AIOKafkaProducer(bootstrap_servers=infra["KAFKA__BOOTSTRAP_SERVERS"])
+    await producer.start()
+    try:
+        await producer.send_and_wait(
+            TOPIC,
+            json.dumps(event.model_dump(mode="json")).encode(),
+            key=event.key().encode(),
+            headers=[(EVENT_ID_HEADER, str(event_id).encode())],
+        )
+    finally:
+        await producer.stop()
+    return event_id
+
+
+async def run_until(runner: KafkaStageRunner, done: asyncio.Event, timeout: float = 60) -> None:
+    stop = asyncio.Event()
+    task = asyncio.create_task(runner.run(stop))
+    try:
+        await asyncio.wait_for(done.wait(), timeout)
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 30)
+
+
+def event() -> CollectionDeleted:
+    return CollectionDeleted(teardown_id=uuid.uuid4(), collection_name=f"c_{uuid.uuid4().hex[:8]}")
+
+
+async def test_a_transient_failure_goes_through_the_retry_topic(infra: dict[str, str]) -> None:
+    service = f"svc_{uuid.uuid4().hex[:8]}"
+    target = event()
+    attempts: list[int] = []
+    done = asyncio.Event()
+
+    async def handler(e: CollectionDeleted, d: Delivery) -> None:
+        if e.teardown_id != target.teardown_id:
+            return
+        attempts.append(d.attempt)
+        if d.attempt == 1:
+            raise TimeoutError("transient")
+        done.set()
+
+    runner = KafkaStageRunner(
+        service, [Subscription(TOPIC, handler)], settings(infra), BusMetrics(service)
+    )
+    await publish(infra, target)
+    await run_until(runner, done)
+    assert attempts == [1, 2]
+
+
+async def test_a_permanent_failure_is_dead_lettered_with_its_origin(infra: dict[str, str]) -> None:
+    service = f"svc_{uuid.uuid4().hex[:8]}"
+    target = event()
+    handled = asyncio.Event()
+
+    async def handler(e: CollectionDeleted, _d: Delivery) -> None:
+        if e.teardown_id == target.teardown_id:
+            handled.set()
+            raise PermanentError("never")
+
+    runner = KafkaStageRunner(
+        service, [Subscription(TOPIC, handler)], settings(infra), BusMetrics(service)
+    )
+    event_id = await publish(infra, target)
+    await run_until(runner, handled)
+
+    consumer = AIOKafkaConsumer(
+        dlq_topic(TOPIC, service),
+        bootstrap_servers=infra["KAFKA__BOOTSTRAP_SERVERS"],
+        auto_offset_reset="earliest",
+        group_id=f"reader_{service}",
+    )
+    await consumer.start()
+    try:
+        record = await asyncio.wait_for(consumer.getone(), 30)
+    finally:
+        await consumer.stop()
+    headers = {k: v.decode() for k, v in record.headers}
+    assert headers["x-original-topic"] == TOPIC
+    assert headers["x-error-class"] == "PermanentError"
+    assert headers[EVENT_ID_HEADER] == str(event_id)
+    assert json.loads(record.value)["teardown_id"] == str(target.teardown_id)
+
+
+async def test_offsets_are_committed_only_after_handling(infra: dict[str, str]) -> None:
+    """A consumer stopped after handling commits; a new one in the group does not see the event again."""
+    service = f"svc_{uuid.uuid4().hex[:8]}"
+    target = event()
+    seen: list[uuid.UUID] = []
+    done = asyncio.Event()
+
+    async def handler(e: CollectionDeleted, _d: Delivery) -> None:
+        seen.append(e.teardown_id)
+        if e.teardown_id == target.teardown_id:
+            done.set()
+
+    await publish(infra, target)
+    first = KafkaStageRunner(
+        service, [Subscription(TOPIC, handler)], settings(infra), BusMetrics(service)
+    )
+    await run_until(first, done)
+    count = seen.count(target.teardown_id)
+    again = asyncio.Event()
+    second_target = event()
+
+    async def second_handler(e: CollectionDeleted, d: Delivery) -> None:
+        await handler(e, d)
+        if e.teardown_id == second_target.teardown_id:
+            again.set()
+
+    await publish(infra, second_target)
+    second = KafkaStageRunner(
+        service, [Subscription(TOPIC, second_handler)], settings(infra), BusMetrics(service)
+    )
+    await run_until(second, again)
+    assert seen.count(target.teardown_id) == count == 1
+
+
+async def test_the_dlq_guard_stops_a_consumer_that_dead_letters_everything(
+    infra: dict[str, str],
+) -> None:
+    service = f"svc_{uuid.uuid4().hex[:8]}"
+
+    async def handler(_e: CollectionDeleted, _d: Delivery) -> None:
+        raise PermanentError("bad deploy")
+
+    for _ in range(4):
+        await publish(infra, event())
+    runner = KafkaStageRunner(
+        service,
+        [Subscription(TOPIC, handler)],
+        settings(infra, dlq_window=4, dlq_max_ratio=0.5),
+        BusMetrics(service),
+    )
+    with pytest.raises(DlqLimitExceededError):
+        await asyncio.wait_for(runner.run(asyncio.Event()), 60)
