@@ -21,7 +21,9 @@ import pymupdf
 import pytest
 from docproc_common.errors import InvalidInput
 from docproc_common.parsing import (
+    ArchiveLimits,
     ArchiveNotArchive,
+    ArchiveTooLarge,
     ContentMismatch,
     Detected,
     EncryptedDocument,
@@ -566,6 +568,46 @@ def test_xlsx_declaring_a_huge_dimension_costs_nothing() -> None:
     assert time.monotonic() - started < 2
     assert result.text == "## Sheet: Big\nonly\tcell\n"
     assert not result.truncated
+
+
+def test_xlsx_without_dimension_is_not_probed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """openpyxl's size probe parses a whole sheet that lacks <dimension>: never run it."""
+    from openpyxl.worksheet._reader import WorkSheetParser
+
+    workbook = openpyxl.Workbook(write_only=True)
+    sheet = workbook.create_sheet("Streamed")
+    for row in range(300):
+        sheet.append([row, f"v{row}"])
+    out = io.BytesIO()
+    workbook.save(out)
+    data = out.getvalue()
+    assert b"<dimension" not in zipfile.ZipFile(io.BytesIO(data)).read("xl/worksheets/sheet1.xml")
+
+    def probe(self: Any) -> None:
+        raise AssertionError("the whole sheet was parsed to find its size")
+
+    monkeypatch.setattr(WorkSheetParser, "parse_dimensions", probe)
+    result = parse(data, detect(data, "s.xlsx", None), ParseLimits(max_cells=20))
+    assert (
+        result.text
+        == "## Sheet: Streamed\n"
+        + "".join(f"{r}\tv{r}\n" for r in range(10))
+        + "[workbook truncated: cell limit reached]"
+    )
+
+
+def test_xlsx_streamed_sheets_are_exempt_from_the_member_cap_only() -> None:
+    data = make_xlsx({"S": [[f"row {r}", r] for r in range(1000)]})
+    small = ParseLimits(archive=ArchiveLimits(max_member_bytes=12_000, max_ratio=10**6))
+    sheet_size = zipfile.ZipFile(io.BytesIO(data)).getinfo("xl/worksheets/sheet1.xml").file_size
+    assert sheet_size > 12_000
+    result = parse(data, detect(data, "s.xlsx", None), small)
+    assert result.text is not None
+    assert "row 999\t999" in result.text
+    with pytest.raises(ArchiveTooLarge):
+        parse(
+            data, detect(data, "s.xlsx", None), ParseLimits(archive=ArchiveLimits(max_bytes=2000))
+        )
 
 
 def test_xlsx_cell_limit_counts_cells_read() -> None:

@@ -64,9 +64,10 @@ class _Meter:
                 f"The {self.what} has more than {self.limits.max_entries} files and folders"
             )
 
-    def grow(self, name: str, member_size: int, added: int) -> None:
+    def grow(self, name: str, member_size: int, added: int, whole: bool = True) -> None:
+        """Count ``added`` bytes; ``whole`` members (held in memory at once) face the member cap."""
         self.total += added
-        if member_size > self.limits.max_member_bytes:
+        if whole and member_size > self.limits.max_member_bytes:
             raise ArchiveMemberTooLarge(
                 f"The {self.what} member '{show_name(name)}' unpacks to more than "
                 f"{self.limits.max_member_bytes} bytes"
@@ -83,7 +84,12 @@ class _Meter:
 
 
 def _read_member(
-    stream: IO[bytes], name: str, meter: _Meter, keep: bool, scan_dtd: bool = False
+    stream: IO[bytes],
+    name: str,
+    meter: _Meter,
+    keep: bool,
+    scan_dtd: bool = False,
+    whole: bool = True,
 ) -> tuple[int, bytes | None]:
     """Read one member in bounded chunks, metering as it goes; returns (size, bytes if kept)."""
     size = 0
@@ -94,7 +100,7 @@ def _read_member(
         if not chunk:
             break
         size += len(chunk)
-        meter.grow(name, size, len(chunk))
+        meter.grow(name, size, len(chunk), whole)
         if scan_dtd:
             window = tail + chunk
             if any(marker in window for marker in _DTD_MARKERS):
@@ -226,12 +232,17 @@ def _zip_kind(info: zipfile.ZipInfo, what: str) -> bool:
 
 
 def _read_zip_member(
-    zf: zipfile.ZipFile, info: zipfile.ZipInfo, meter: _Meter, keep: bool, scan_dtd: bool
+    zf: zipfile.ZipFile,
+    info: zipfile.ZipInfo,
+    meter: _Meter,
+    keep: bool,
+    scan_dtd: bool,
+    whole: bool = True,
 ) -> tuple[int, bytes | None]:
     name = show_name(info.orig_filename)
     try:
         with zf.open(info) as stream:
-            return _read_member(stream, info.orig_filename, meter, keep, scan_dtd)
+            return _read_member(stream, info.orig_filename, meter, keep, scan_dtd, whole)
     except NotImplementedError:
         raise ArchiveUnsupported(
             f"The {meter.what} member '{name}' uses an unsupported compression method"
@@ -260,12 +271,16 @@ def _walk_zip(data: bytes, limits: ArchiveLimits, keep: bool) -> _Walk:
             yield ArchiveMember(path, size, False), content
 
 
-def check_container(data: bytes, limits: ArchiveLimits, what: str = "document") -> None:
+def check_container(
+    data: bytes, limits: ArchiveLimits, what: str = "document", streamed: tuple[str, ...] = ()
+) -> None:
     """The archive checks for an office zip container, before its library opens it.
 
     Entries, total bytes, ratio and member size are measured by reading; encrypted or
     overlapping members are refused, and so is any XML part that declares a DTD or
-    entities (external entities, billion laughs).
+    entities (external entities, billion laughs). Parts whose name starts with one of
+    ``streamed`` are read incrementally by their library (openpyxl's read-only
+    worksheets), so they count toward the total and the ratio but not the member cap.
     """
     meter = _Meter(limits, len(data), what)
     with _open_zip(data, what) as zf:
@@ -276,7 +291,8 @@ def check_container(data: bytes, limits: ArchiveLimits, what: str = "document") 
             if _zip_kind(info, what):
                 continue
             scan = info.filename.lower().endswith(_XML_SUFFIXES)
-            _read_zip_member(zf, info, meter, keep=False, scan_dtd=scan)
+            whole = not info.filename.startswith(streamed) if streamed else True
+            _read_zip_member(zf, info, meter, keep=False, scan_dtd=scan, whole=whole)
 
 
 # --- tar.gz ----------------------------------------------------------------------------

@@ -10,32 +10,65 @@ from __future__ import annotations
 import io
 from typing import Any
 
-import openpyxl
 import xlrd
+from openpyxl.reader.excel import ExcelReader
+from openpyxl.styles.stylesheet import apply_stylesheet
+from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 
 from .archives import check_container
 from .budget import TextBudget
 from .cells import SheetWriter, cell_text
 from .types import ParsedText, ParseLimits
 
+# openpyxl in read-only mode parses worksheets incrementally while the cell budget is
+# spent; shared strings, styles and the workbook part are loaded whole.
+_STREAMED_PARTS = ("xl/worksheets/",)
+
+
+class _StreamedSheet(ReadOnlyWorksheet):  # type: ignore[misc]
+    """A read-only worksheet that skips openpyxl's size probe.
+
+    ``ReadOnlyWorksheet.__init__`` looks for ``<dimension>``; when a sheet has none,
+    openpyxl's probe parses the whole sheet before the first row is read. The declared
+    dimension is never trusted anyway, so rows are read as stored, under the budget.
+    """
+
+    def _get_size(self) -> None:
+        return None
+
+
+def _open_workbook(data: bytes) -> tuple[Any, list[tuple[str, str]]]:
+    """openpyxl's reader without its worksheet construction: (reader, [(name, part)])."""
+    reader: Any = ExcelReader(io.BytesIO(data), read_only=True, data_only=True, keep_links=False)
+    try:
+        reader.read_manifest()
+        reader.read_strings()
+        reader.read_workbook()
+        apply_stylesheet(reader.archive, reader.wb)
+        sheets = [
+            (str(sheet.name), str(rel.target))
+            for sheet, rel in reader.parser.find_sheets()
+            if rel.target in reader.valid_files and "chartsheet" not in rel.Type
+        ]
+    except BaseException:
+        reader.archive.close()
+        raise
+    return reader, sheets
+
 
 def parse_xlsx(data: bytes, limits: ParseLimits) -> ParsedText:
-    check_container(data, limits.archive, "Excel workbook")
+    check_container(data, limits.archive, "Excel workbook", streamed=_STREAMED_PARTS)
     try:
-        workbook: Any = openpyxl.load_workbook(
-            io.BytesIO(data), read_only=True, data_only=True, keep_links=False
-        )
+        reader, sheets = _open_workbook(data)
     except Exception:
         return ParsedText(text=None, note="The Excel workbook could not be read")
     budget = TextBudget(limits.max_chars)
     writer = SheetWriter(budget, limits.max_cells)
     try:
-        for sheet in workbook.worksheets:
-            if writer.stopped or not writer.sheet(sheet.title):
+        for name, part in sheets:
+            if writer.stopped or not writer.sheet(name):
                 break
-            if not hasattr(sheet, "iter_rows"):  # chartsheets hold no cells
-                continue
-            sheet.reset_dimensions()  # never trust the declared <dimension>
+            sheet = _StreamedSheet(reader.wb, name, part, reader.shared_strings)
             for values in sheet.iter_rows(values_only=True):
                 granted = writer.charge(len(values))
                 if not writer.row([cell_text(v) for v in values[:granted]]):
@@ -45,8 +78,8 @@ def parse_xlsx(data: bytes, limits: ParseLimits) -> ParsedText:
             return ParsedText(text=None, note="The Excel workbook could not be read")
         budget.stop("[workbook truncated: the rest could not be read]")
     finally:
-        workbook.close()
-    return budget.result(pages=len(workbook.sheetnames))
+        reader.archive.close()
+    return budget.result(pages=len(sheets))
 
 
 def _xls_value(cell: Any, datemode: int) -> str:
