@@ -23,8 +23,8 @@ from typing import Any
 import asyncpg
 import httpx
 from docproc_common.auth import EDIT, VIEW, mint_token
-from docproc_common.db.migrate import upgrade
 from docproc_common.settings import AuthSettings
+from docproc_common.testing.db import create_test_database_sync, plain_dsn
 from docproc_common.testing.infra import find_repo_root, load_infra_env
 
 SERVICES = ("upload", "parser", "embedder", "sync", "teardown")
@@ -34,25 +34,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def plain_dsn(url: str) -> str:
-    return url.replace("postgresql+asyncpg://", "postgresql://")
-
-
-def create_database(admin_url: str) -> str:
-    name = f"docproc_e2e_{uuid.uuid4().hex[:10]}"
-
-    async def go() -> None:
-        conn = await asyncpg.connect(plain_dsn(admin_url))
-        try:
-            await conn.execute(f"CREATE DATABASE {name}")
-        finally:
-            await conn.close()
-
-    asyncio.run(go())
-    base, _, _ = admin_url.rpartition("/")
-    return f"{base}/{name}"
 
 
 @dataclass
@@ -144,8 +125,7 @@ class Cluster:
 @contextmanager
 def running_cluster(tmp: Path, *, storage: str = "s3") -> Iterator[Cluster]:
     infra = load_infra_env()
-    database_url = create_database(infra["DATABASE__URL"])
-    upgrade(database_url)
+    database_url = create_test_database_sync(infra["DATABASE__URL"])
     root = find_repo_root()
     env = {
         **os.environ,

@@ -15,6 +15,7 @@ from typing import Any
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from docproc_common.errors import AppError, FieldError, UnprocessableEntity
@@ -89,4 +90,10 @@ def create_app(
     app.include_router(ops_router(checks))
     for router in routers:
         app.include_router(router)
+    # One server span per request, so the outbox stamps its events with this trace.
+    app.add_middleware(
+        OpenTelemetryMiddleware,
+        excluded_urls="healthz,readyz,metrics",
+        exclude_spans=["receive", "send"],
+    )
     return app

@@ -1,0 +1,33 @@
+"""A fresh, migrated database per test run on the shared test server, so runs never see each other."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import asyncpg
+
+from docproc_common.db.migrate import upgrade_async
+
+
+def plain_dsn(url: str) -> str:
+    return url.replace("postgresql+asyncpg://", "postgresql://")
+
+
+async def create_test_database(admin_url: str, *, migrate: bool = True) -> str:
+    """Create ``docproc_t_<random>`` next to ``admin_url``'s database and return its URL."""
+    name = f"docproc_t_{uuid.uuid4().hex[:12]}"
+    conn = await asyncpg.connect(plain_dsn(admin_url))
+    try:
+        await conn.execute(f"CREATE DATABASE {name}")
+    finally:
+        await conn.close()
+    base, _, _ = admin_url.rpartition("/")
+    url = f"{base}/{name}"
+    if migrate:
+        await upgrade_async(url)
+    return url
+
+
+def create_test_database_sync(admin_url: str, *, migrate: bool = True) -> str:
+    return asyncio.run(create_test_database(admin_url, migrate=migrate))
