@@ -1,0 +1,786 @@
+"""Chart unit tests: render deploy/helm/docproc with scripts/helm.sh and assert on the YAML.
+
+scripts/helm.sh builds the pinned helm with `go install` on first use; these tests
+skip only when that build is impossible (no Go toolchain or no module proxy).
+Custom resources (ScaledObject, ServiceMonitor, PrometheusRule) have no schema in
+kubernetes-validate, so their structure is checked here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "helm.sh"
+CHART = ROOT / "deploy" / "helm" / "docproc"
+RENDERED = ROOT / ".cache" / "helm-rendered"
+HELM = ROOT / ".cache" / "bin" / "helm"
+OPERATIONS = ROOT / "docs" / "operations.md"
+KUBE_VERSION = "1.33.0"
+
+Doc = dict[str, Any]
+
+SERVICES = ("upload", "parser", "embedder", "sync", "teardown")
+CONSUMED = {
+    "parser": {"docproc.documents.accepted.v1"},
+    "embedder": {"docproc.documents.parsed.v1"},
+    "sync": {"docproc.sync.requested.v1"},
+    "teardown": {"docproc.collections.deleted.v1", "docproc.documents.deleted.v1"},
+}
+SECRET_ENV = {
+    "DATABASE__URL",
+    "AUTH__JWT_SECRET",
+    "VAULT__MASTER_KEY",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+}
+# The development secrets built into docproc_common.settings and sample secret strings
+# that the injection tests below try to smuggle in: none may ever appear in a render.
+SENTINELS = (
+    "docproc-dev-only-secret-change-me-0123456789",
+    "ZG9jcHJvYy1kZXYtb25seS12YXVsdC1rZXktMDEyMzQ1Njc4OWFi",
+    "s3ntinel-db-password",
+    "s3ntinel-jwt-secret",
+    "s3ntinel-vault-key",
+    "s3ntinel-aws-secret",
+)
+
+_SVC = "(upload|parser|embedder|sync|teardown)"
+ALLOWED_METRICS = [
+    re.compile(p)
+    for p in (
+        rf"docproc_{_SVC}_documents_total",
+        rf"docproc_{_SVC}_stage_seconds_bucket",
+        r"docproc_parser_pages_total",
+        r"docproc_embedder_chunks_total",
+        r"docproc_embedder_provider_errors_total",
+        rf"docproc_{_SVC}_outbox_backlog",
+        rf"docproc_{_SVC}_outbox_oldest_age_seconds",
+        rf"docproc_{_SVC}_consumer_lag",
+        rf"docproc_{_SVC}_messages_total",
+        r"docproc_upload_documents_stuck",
+        r"docproc_upload_rejections_total",
+        r"docproc_sync_runs_total",
+        r"docproc_teardown_reservations_pending",
+        r"docproc_teardown_reservation_oldest_age_seconds",
+    )
+]
+EXPECTED_ALERTS = {
+    "DocprocDLQGrowing",
+    "DocprocOutboxAgeHigh",
+    "DocprocConsumerLagNotDraining",
+    "DocprocDocumentsStuck",
+    "DocprocTeardownReservationsStale",
+}
+
+
+# ----------------------------------------------------------------------------- fixtures
+
+
+def _run(*args: str | Path, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(a) for a in args], capture_output=True, text=True, timeout=timeout, cwd=ROOT
+    )
+
+
+@pytest.fixture(scope="session")
+def helm() -> Path:
+    result = _run("bash", SCRIPT, "install", timeout=1800)
+    if result.returncode != 0:
+        pytest.skip(
+            f"helm could not be built (scripts/helm.sh install exited {result.returncode}): "
+            f"{result.stderr.strip()[-400:]}"
+        )
+    return HELM
+
+
+@pytest.fixture(scope="session")
+def rendered(helm: Path) -> dict[str, list[Doc]]:
+    """scripts/helm.sh template: chart defaults + every ci/*-values.yaml, parsed."""
+    result = _run("bash", SCRIPT, "template")
+    assert result.returncode == 0, result.stderr
+    sets = {
+        path.stem: [d for d in yaml.safe_load_all(path.read_text()) if d]
+        for path in sorted(RENDERED.glob("*.yaml"))
+    }
+    assert sets, "scripts/helm.sh template rendered nothing"
+    return sets
+
+
+def render(
+    helm: Path, *args: str, values: dict[str, Any] | None = None, tmp: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    cmd: list[str | Path] = [helm, "template", "docproc", CHART, "--namespace", "docproc"]
+    cmd += ["--kube-version", KUBE_VERSION, *args]
+    if values is not None:
+        assert tmp is not None
+        path = tmp / "values.yaml"
+        path.write_text(yaml.safe_dump(values))
+        cmd += ["-f", path]
+    return _run(*cmd)
+
+
+def render_docs(helm: Path, *args: str, **kw: Any) -> list[Doc]:
+    result = render(helm, *args, **kw)
+    assert result.returncode == 0, result.stderr
+    return [d for d in yaml.safe_load_all(result.stdout) if d]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def of_kind(docs: list[Doc], kind: str) -> list[Doc]:
+    return [d for d in docs if d["kind"] == kind]
+
+
+def by_name(docs: list[Doc], kind: str) -> dict[str, Doc]:
+    return {d["metadata"]["name"]: d for d in of_kind(docs, kind)}
+
+
+def component(doc: Doc) -> str:
+    return str(doc["metadata"]["labels"]["app.kubernetes.io/component"])
+
+
+def pod_specs(docs: list[Doc]) -> Iterator[tuple[Doc, Doc]]:
+    for doc in docs:
+        if doc["kind"] in {"Deployment", "Job", "StatefulSet", "DaemonSet"}:
+            yield doc, doc["spec"]["template"]["spec"]
+
+
+def hook_info(doc: Doc) -> tuple[set[str], int] | None:
+    ann = doc["metadata"].get("annotations") or {}
+    if "helm.sh/hook" not in ann:
+        return None
+    return set(ann["helm.sh/hook"].split(",")), int(ann.get("helm.sh/hook-weight", "0"))
+
+
+def all_selectors(doc: Doc) -> Iterator[dict[str, Any]]:
+    spec = doc.get("spec") or {}
+    kind = doc["kind"]
+    if kind == "Service":
+        yield spec.get("selector") or {}
+    elif kind in {"Deployment", "PodDisruptionBudget", "ServiceMonitor"}:
+        yield spec["selector"].get("matchLabels") or {}
+    elif kind == "NetworkPolicy":
+        yield spec["podSelector"].get("matchLabels") or {}
+    if kind == "Deployment":
+        for c in spec["template"]["spec"].get("topologySpreadConstraints") or []:
+            yield c["labelSelector"].get("matchLabels") or {}
+
+
+def promql_metrics(expr: str) -> set[str]:
+    """Metric names in a PromQL expression (label matchers, ranges, grouping and functions removed)."""
+    text = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+    text = re.sub(r"\{[^{}]*\}", " ", text)
+    text = re.sub(r"\[[^\[\]]*\]", " ", text)
+    text = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^()]*\)", " ", text)
+    keywords = {"and", "or", "unless", "by", "without", "bool", "offset", "on", "ignoring"}
+    names = set()
+    for m in re.finditer(r"(?<![\w.$])([A-Za-z_:][A-Za-z0-9_:]*)(\s*\()?", text):
+        name, call = m.group(1), m.group(2)
+        if call or name in keywords or re.fullmatch(r"[eE]\d+", name):
+            continue
+        names.add(name)
+    return names
+
+
+def is_allowed_metric(name: str) -> bool:
+    return any(p.fullmatch(name) for p in ALLOWED_METRICS)
+
+
+def github_anchors(markdown: str) -> set[str]:
+    anchors = set()
+    for line in markdown.splitlines():
+        m = re.match(r"^#{1,6}\s+(.*?)\s*$", line)
+        if m:
+            slug = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-")
+            anchors.add(slug)
+    return anchors
+
+
+# ----------------------------------------------------------------------------- tests
+
+
+class TestRenderSets:
+    def test_every_ci_values_file_is_rendered(self, rendered: dict[str, list[Doc]]) -> None:
+        expected = {"default"} | {
+            p.name.removesuffix("-values.yaml") for p in (CHART / "ci").glob("*-values.yaml")
+        }
+        assert expected <= set(rendered)
+        assert {"keda", "hpa", "networkpolicy", "pvc", "dev"} <= set(rendered)
+
+    def test_values_yaml_matches_the_schema(self) -> None:
+        schema = json.loads((CHART / "values.schema.json").read_text())
+        values = yaml.safe_load((CHART / "values.yaml").read_text())
+        jsonschema.Draft7Validator.check_schema(schema)
+        jsonschema.Draft7Validator(schema).validate(values)
+
+    def test_one_deployment_and_service_per_enabled_service(
+        self, rendered: dict[str, list[Doc]]
+    ) -> None:
+        for name, docs in rendered.items():
+            assert {component(d) for d in of_kind(docs, "Deployment")} == set(SERVICES), name
+            assert {component(d) for d in of_kind(docs, "Service")} == set(SERVICES), name
+
+    def test_disabled_service_renders_nothing(self, helm: Path) -> None:
+        docs = render_docs(helm, "--set", "services.sync.enabled=false")
+        assert not [d for d in docs if d["metadata"]["name"] == "docproc-sync"]
+
+
+class TestLabelsAndSelectors:
+    def test_selectors_never_carry_chart_or_version(self, rendered: dict[str, list[Doc]]) -> None:
+        for name, docs in rendered.items():
+            for doc in docs:
+                for selector in all_selectors(doc):
+                    assert "helm.sh/chart" not in selector, (name, doc["metadata"]["name"])
+                    assert "app.kubernetes.io/version" not in selector, doc["metadata"]["name"]
+
+    def test_deployment_selector_is_name_instance_component(
+        self, rendered: dict[str, list[Doc]]
+    ) -> None:
+        for dep in of_kind(rendered["default"], "Deployment"):
+            selector = dep["spec"]["selector"]["matchLabels"]
+            assert set(selector) == {
+                "app.kubernetes.io/name",
+                "app.kubernetes.io/instance",
+                "app.kubernetes.io/component",
+            }
+            pod_labels = dep["spec"]["template"]["metadata"]["labels"]
+            assert selector.items() <= pod_labels.items()
+            assert "helm.sh/chart" not in pod_labels
+
+    def test_service_selects_its_deployment_pods(self, rendered: dict[str, list[Doc]]) -> None:
+        docs = rendered["default"]
+        deployments = by_name(docs, "Deployment")
+        for name, svc in by_name(docs, "Service").items():
+            pod_labels = deployments[name]["spec"]["template"]["metadata"]["labels"]
+            assert svc["spec"]["selector"].items() <= pod_labels.items()
+
+
+class TestPods:
+    def test_every_container_is_hardened_and_sized(self, rendered: dict[str, list[Doc]]) -> None:
+        for name, docs in rendered.items():
+            for owner, spec in pod_specs(docs):
+                where = f"{name}: {owner['kind']}/{owner['metadata']['name']}"
+                psc = spec["securityContext"]
+                assert psc["runAsNonRoot"] is True, where
+                assert psc["seccompProfile"]["type"] == "RuntimeDefault", where
+                assert spec["automountServiceAccountToken"] is False, where
+                for c in spec["containers"] + spec.get("initContainers", []):
+                    sc = c["securityContext"]
+                    assert sc["runAsNonRoot"] is True, where
+                    assert sc["runAsUser"] != 0, where
+                    assert sc["readOnlyRootFilesystem"] is True, where
+                    assert sc["allowPrivilegeEscalation"] is False, where
+                    assert sc["capabilities"]["drop"] == ["ALL"], where
+                    assert "add" not in sc["capabilities"], where
+                    assert sc["seccompProfile"]["type"] == "RuntimeDefault", where
+                    res = c["resources"]
+                    assert {"cpu", "memory"} <= set(res["requests"]), where
+                    assert "memory" in res["limits"], where
+                    mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
+                    assert "/tmp" in mounts, f"{where}: read-only root FS needs a /tmp emptyDir"
+                    volumes = {v["name"]: v for v in spec["volumes"]}
+                    assert "emptyDir" in volumes[mounts["/tmp"]], where
+                    assert "command" not in c, f"{where}: command would replace the tini entrypoint"
+
+    def test_every_service_container_has_probes_and_named_port(
+        self, rendered: dict[str, list[Doc]]
+    ) -> None:
+        for name, docs in rendered.items():
+            for dep in of_kind(docs, "Deployment"):
+                (c,) = dep["spec"]["template"]["spec"]["containers"]
+                where = f"{name}: {dep['metadata']['name']}"
+                assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}, where
+                assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}, where
+                assert c["startupProbe"]["httpGet"]["path"] == "/healthz", where
+                assert c["ports"] == [{"name": "http", "containerPort": 8000, "protocol": "TCP"}]
+                assert c["args"] == ["python", "-m", f"docproc_{component(dep)}"], where
+
+    def test_services_expose_metrics_and_upload_api(self, rendered: dict[str, list[Doc]]) -> None:
+        for svc in of_kind(rendered["default"], "Service"):
+            ports = {p["name"]: p for p in svc["spec"]["ports"]}
+            assert ports["http-metrics"]["targetPort"] == "http"
+            assert ports["http-metrics"]["port"] == 8000
+            assert ("http" in ports) == (component(svc) == "upload")
+
+    def test_replicas_omitted_only_when_autoscaled(self, rendered: dict[str, list[Doc]]) -> None:
+        for name, docs in rendered.items():
+            scaled = {
+                d["spec"]["scaleTargetRef"]["name"]
+                for d in docs
+                if d["kind"] in {"HorizontalPodAutoscaler", "ScaledObject"}
+            }
+            for dep in of_kind(docs, "Deployment"):
+                assert ("replicas" in dep["spec"]) == (dep["metadata"]["name"] not in scaled), name
+
+    def test_dev_set_is_single_replica_without_autoscaling_or_pdb(
+        self, rendered: dict[str, list[Doc]]
+    ) -> None:
+        docs = rendered["dev"]
+        assert all(d["spec"]["replicas"] == 1 for d in of_kind(docs, "Deployment"))
+        for kind in ("HorizontalPodAutoscaler", "ScaledObject", "PodDisruptionBudget"):
+            assert not of_kind(docs, kind)
+
+    def test_pdb_selects_each_deployment(self, rendered: dict[str, list[Doc]]) -> None:
+        docs = rendered["default"]
+        deployments = by_name(docs, "Deployment")
+        pdbs = by_name(docs, "PodDisruptionBudget")
+        assert set(pdbs) == set(deployments)
+        for name, pdb in pdbs.items():
+            assert pdb["spec"]["selector"] == deployments[name]["spec"]["selector"]
+            assert pdb["spec"]["maxUnavailable"] == 1
+
+
+class TestConfig:
+    def test_configmap_carries_the_settings_contract(self, rendered: dict[str, list[Doc]]) -> None:
+        data = by_name(rendered["default"], "ConfigMap")["docproc-config"]["data"]
+        assert data["ENV"] == "prod"
+        assert data["BUS__MODE"] == "kafka"
+        assert data["HTTP__HOST"] == "0.0.0.0"
+        assert data["HTTP__PORT"] == "8000"
+        assert data["KAFKA__BOOTSTRAP_SERVERS"]
+        assert data["STORAGE__BACKEND"] == "s3"
+        assert data["STORAGE__S3_BUCKET"]
+        assert data["DOCPROC_HOME"].startswith("/tmp")
+        assert "LIMITS__MAX_UPLOAD_SIZE_MB" in data
+
+    def test_embedder_model_cache_is_on_the_writable_tmp(
+        self, rendered: dict[str, list[Doc]]
+    ) -> None:
+        dep = by_name(rendered["default"], "Deployment")["docproc-embedder"]
+        (c,) = dep["spec"]["template"]["spec"]["containers"]
+        env = {e["name"]: e.get("value") for e in c["env"]}
+        assert env["EMBEDDER__MODEL_CACHE_DIR"].startswith("/tmp/")
+
+    def test_every_pod_loads_the_configmap(self, rendered: dict[str, list[Doc]]) -> None:
+        for dep in of_kind(rendered["default"], "Deployment"):
+            (c,) = dep["spec"]["template"]["spec"]["containers"]
+            refs = [e["configMapRef"]["name"] for e in c["envFrom"] if "configMapRef" in e]
+            assert refs == ["docproc-config"]
+            assert "checksum/config" in dep["spec"]["template"]["metadata"]["annotations"]
+
+    def test_s3_backend_has_no_volume_and_local_backend_shares_one_claim(
+        self, rendered: dict[str, list[Doc]]
+    ) -> None:
+        assert not of_kind(rendered["default"], "PersistentVolumeClaim")
+        docs = rendered["pvc"]
+        (pvc,) = of_kind(docs, "PersistentVolumeClaim")
+        assert pvc["spec"]["accessModes"] == ["ReadWriteMany"]
+        assert pvc["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+        data = by_name(docs, "ConfigMap")["docproc-config"]["data"]
+        assert data["STORAGE__BACKEND"] == "local"
+        assert "STORAGE__S3_BUCKET" not in data
+        for dep in of_kind(docs, "Deployment"):
+            spec = dep["spec"]["template"]["spec"]
+            claims = [
+                v["persistentVolumeClaim"]["claimName"]
+                for v in spec["volumes"]
+                if "persistentVolumeClaim" in v
+            ]
+            assert claims == [pvc["metadata"]["name"]]
+            mounts = {m["mountPath"] for m in spec["containers"][0]["volumeMounts"]}
+            assert data["STORAGE__MEDIA_DIR"] in mounts
+
+    def test_existing_claim_is_used_not_created(self, helm: Path) -> None:
+        docs = render_docs(
+            helm,
+            "--set",
+            "common.storage.backend=local",
+            "--set",
+            "common.storage.local.persistence.existingClaim=shared-media",
+        )
+        assert not of_kind(docs, "PersistentVolumeClaim")
+        for _, spec in pod_specs(of_kind(docs, "Deployment")):
+            assert {
+                "name": "media",
+                "persistentVolumeClaim": {"claimName": "shared-media"},
+            } in spec["volumes"]
+
+
+class TestHooks:
+    @pytest.mark.parametrize("job", ["docproc-migrate", "docproc-topics"])
+    def test_job_is_a_pre_install_pre_upgrade_hook_after_its_dependencies(
+        self, rendered: dict[str, list[Doc]], job: str
+    ) -> None:
+        for name, docs in rendered.items():
+            jobs = by_name(docs, "Job")
+            assert job in jobs, name
+            info = hook_info(jobs[job])
+            assert info is not None, f"{name}: {job} is not a hook"
+            events, weight = info
+            assert events == {"pre-install", "pre-upgrade"}, name
+            spec = jobs[job]["spec"]["template"]["spec"]
+            assert spec["restartPolicy"] == "Never"
+            (c,) = spec["containers"]
+            config_maps = {
+                e["configMapRef"]["name"] for e in c.get("envFrom", []) if "configMapRef" in e
+            }
+            secrets = {e["secretRef"]["name"] for e in c.get("envFrom", []) if "secretRef" in e}
+            secrets |= {
+                e["valueFrom"]["secretKeyRef"]["name"]
+                for e in c.get("env", [])
+                if "secretKeyRef" in e.get("valueFrom", {})
+            }
+            assert config_maps, f"{name}: {job} reads no ConfigMap"
+            for kind, names in (("ConfigMap", config_maps), ("Secret", secrets)):
+                chart_made = by_name(docs, kind)
+                for ref in names:
+                    if ref not in chart_made:
+                        continue  # an existing object the operator created: present before install
+                    dep_info = hook_info(chart_made[ref])
+                    assert dep_info is not None, f"{name}: {job} reads non-hook {kind} {ref}"
+                    dep_events, dep_weight = dep_info
+                    assert {"pre-install", "pre-upgrade"} <= dep_events, ref
+                    assert dep_weight < weight, f"{name}: {kind} {ref} must be created before {job}"
+
+    def test_migrate_job_runs_alembic_with_the_database_secret(
+        self, rendered: dict[str, list[Doc]]
+    ) -> None:
+        job = by_name(rendered["default"], "Job")["docproc-migrate"]
+        (c,) = job["spec"]["template"]["spec"]["containers"]
+        assert c["args"] == ["python", "-m", "docproc_common.db.migrate"]
+        env = {e["name"]: e for e in c["env"]}
+        assert env["DATABASE__URL"]["valueFrom"]["secretKeyRef"] == {
+            "name": "docproc-database",
+            "key": "url",
+        }
+
+    def test_topics_job_reads_partitions_and_replication(
+        self, rendered: dict[str, list[Doc]]
+    ) -> None:
+        docs = rendered["dev"]
+        job = by_name(docs, "Job")["docproc-topics"]
+        (c,) = job["spec"]["template"]["spec"]["containers"]
+        assert c["args"] == ["python", "-m", "docproc_common.bus.topics", "create"]
+        (ref,) = [e["configMapRef"]["name"] for e in c["envFrom"] if "configMapRef" in e]
+        data = by_name(docs, "ConfigMap")[ref]["data"]
+        assert data["KAFKA__TOPIC_PARTITIONS"] == "3"
+        assert data["KAFKA__TOPIC_REPLICATION"] == "1"
+        assert data["KAFKA__BOOTSTRAP_SERVERS"] == "kafka:9092"
+
+    def test_hooks_can_be_switched_off(self, helm: Path) -> None:
+        docs = render_docs(
+            helm, "--set", "jobs.migrate.enabled=false", "--set", "jobs.topics.enabled=false"
+        )
+        assert not of_kind(docs, "Job")
+        assert "docproc-hooks" not in by_name(docs, "ConfigMap")
+
+
+class TestAutoscaling:
+    def test_keda_scaledobject_per_consumer_on_its_group_lag(
+        self, rendered: dict[str, list[Doc]]
+    ) -> None:
+        docs = rendered["keda"]
+        scaled = {component(d): d for d in of_kind(docs, "ScaledObject")}
+        assert set(scaled) == set(CONSUMED)
+        hpas = {component(d) for d in of_kind(docs, "HorizontalPodAutoscaler")}
+        assert hpas == {"upload"}, "upload consumes nothing and scales on CPU"
+        deployments = by_name(docs, "Deployment")
+        for svc, so in scaled.items():
+            assert so["apiVersion"] == "keda.sh/v1alpha1"
+            spec = so["spec"]
+            assert spec["scaleTargetRef"]["name"] in deployments
+            assert spec["scaleTargetRef"]["name"] == f"docproc-{svc}"
+            assert 1 <= spec["minReplicaCount"] <= spec["maxReplicaCount"]
+            triggers = spec["triggers"]
+            assert {t["type"] for t in triggers} == {"kafka"}
+            assert {t["metadata"]["topic"] for t in triggers} == CONSUMED[svc]
+            for t in triggers:
+                md = t["metadata"]
+                assert md["consumerGroup"] == svc
+                assert md["bootstrapServers"] == "b-1.kafka.internal:9096,b-2.kafka.internal:9096"
+                assert int(md["lagThreshold"]) > 0
+                assert all(isinstance(v, str) for v in md.values()), (
+                    "KEDA metadata values are strings"
+                )
+                assert t["authenticationRef"] == {"name": "docproc-kafka"}
+
+    def test_hpa_on_cpu_when_keda_is_off(self, rendered: dict[str, list[Doc]]) -> None:
+        docs = rendered["hpa"]
+        assert not of_kind(docs, "ScaledObject")
+        hpas = {component(d): d for d in of_kind(docs, "HorizontalPodAutoscaler")}
+        assert set(hpas) == set(SERVICES)
+        for svc, hpa in hpas.items():
+            assert hpa["spec"]["scaleTargetRef"] == {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "name": f"docproc-{svc}",
+            }
+            names = [m["resource"]["name"] for m in hpa["spec"]["metrics"]]
+            assert names[0] == "cpu"
+
+    def test_auto_mode_follows_the_cluster(
+        self, helm: Path, rendered: dict[str, list[Doc]]
+    ) -> None:
+        # Default mode is auto: no KEDA API in the capabilities -> HPAs ...
+        assert not of_kind(rendered["default"], "ScaledObject")
+        assert len(of_kind(rendered["default"], "HorizontalPodAutoscaler")) == len(SERVICES)
+        # ... and ScaledObjects as soon as the cluster serves keda.sh/v1alpha1.
+        docs = render_docs(helm, "--api-versions", "keda.sh/v1alpha1")
+        assert {component(d) for d in of_kind(docs, "ScaledObject")} == set(CONSUMED)
+        assert {component(d) for d in of_kind(docs, "HorizontalPodAutoscaler")} == {"upload"}
+
+
+class TestSecrets:
+    def test_chart_renders_no_secret_object_and_no_secret_value(
+        self, rendered: dict[str, list[Doc]]
+    ) -> None:
+        for name, docs in rendered.items():
+            assert not of_kind(docs, "Secret"), name
+            text = (RENDERED / f"{name}.yaml").read_text()
+            for sentinel in SENTINELS:
+                assert sentinel not in text, f"{name}: secret value rendered in clear"
+            for cm in of_kind(docs, "ConfigMap"):
+                assert not SECRET_ENV & set(cm.get("data") or {}), cm["metadata"]["name"]
+            for owner, spec in pod_specs(docs):
+                for c in spec["containers"]:
+                    for env in c.get("env", []):
+                        if env["name"] in SECRET_ENV:
+                            assert "value" not in env, (
+                                name,
+                                owner["metadata"]["name"],
+                                env["name"],
+                            )
+                            assert "secretKeyRef" in env["valueFrom"]
+
+    def test_secret_env_comes_from_existing_secret_references(
+        self, rendered: dict[str, list[Doc]]
+    ) -> None:
+        docs = rendered["hpa"]  # static S3 keys from docproc-s3
+        refs = {}
+        for dep in of_kind(docs, "Deployment"):
+            (c,) = dep["spec"]["template"]["spec"]["containers"]
+            refs[component(dep)] = {
+                e["name"]: (
+                    e["valueFrom"]["secretKeyRef"]["name"],
+                    e["valueFrom"]["secretKeyRef"]["key"],
+                )
+                for e in c["env"]
+                if "valueFrom" in e
+            }
+        assert refs["upload"]["AUTH__JWT_SECRET"] == ("docproc-auth", "jwt-secret")
+        assert refs["upload"]["VAULT__MASTER_KEY"] == ("docproc-vault", "master-key")
+        assert refs["embedder"]["AWS_SECRET_ACCESS_KEY"] == ("docproc-s3", "secret-access-key")
+        for svc in SERVICES:
+            assert refs[svc]["DATABASE__URL"] == ("docproc-database", "url")
+        assert "AUTH__JWT_SECRET" not in refs["parser"], "only upload verifies tokens"
+        # IRSA set (keda): no static AWS keys at all
+        for dep in of_kind(rendered["keda"], "Deployment"):
+            names = {e["name"] for e in dep["spec"]["template"]["spec"]["containers"][0]["env"]}
+            assert "AWS_SECRET_ACCESS_KEY" not in names
+
+    @pytest.mark.parametrize(
+        "values",
+        [
+            {
+                "common": {
+                    "env": {"DATABASE__URL": "postgresql+asyncpg://u:s3ntinel-db-password@db/x"}
+                }
+            },
+            {"services": {"upload": {"env": {"AUTH__JWT_SECRET": "s3ntinel-jwt-secret"}}}},
+            {"services": {"embedder": {"env": {"VAULT__MASTER_KEY": "s3ntinel-vault-key"}}}},
+            {"services": {"parser": {"env": {"AWS_SECRET_ACCESS_KEY": "s3ntinel-aws-secret"}}}},
+            {"secrets": {"database": {"url": "postgresql+asyncpg://u:s3ntinel-db-password@db/x"}}},
+            {"secrets": {"jwt": {"value": "s3ntinel-jwt-secret"}}},
+            {"secrets": {"vault": {"masterKey": "s3ntinel-vault-key"}}},
+            {"secrets": {"s3": {"secretAccessKey": "s3ntinel-aws-secret"}}},
+        ],
+        ids=["common.env", "upload.env", "embedder.env", "parser.env", "db", "jwt", "vault", "s3"],
+    )
+    def test_schema_refuses_secret_values_in_values(
+        self, helm: Path, tmp_path: Path, values: dict[str, Any]
+    ) -> None:
+        result = render(helm, values=values, tmp=tmp_path)
+        assert result.returncode != 0, "a secret value was accepted in values"
+        assert "schema" in result.stderr
+        assert not any(s in result.stdout for s in SENTINELS)
+
+
+class TestNetworkPolicy:
+    def test_off_by_default(self, rendered: dict[str, list[Doc]]) -> None:
+        for name in ("default", "keda", "hpa", "pvc", "dev"):
+            assert not of_kind(rendered[name], "NetworkPolicy"), name
+
+    def test_policy_per_service_plus_jobs(self, rendered: dict[str, list[Doc]]) -> None:
+        docs = rendered["networkpolicy"]
+        policies = by_name(docs, "NetworkPolicy")
+        deployments = by_name(docs, "Deployment")
+        for name, dep in deployments.items():
+            np = policies[name]
+            assert (
+                np["spec"]["podSelector"]["matchLabels"] == dep["spec"]["selector"]["matchLabels"]
+            )
+            assert np["spec"]["policyTypes"] == ["Ingress", "Egress"]
+            ports = {p["port"] for rule in np["spec"]["ingress"] for p in rule["ports"]}
+            assert ports == {"http"}
+            dns = np["spec"]["egress"][0]
+            assert {p["port"] for p in dns["ports"]} == {53}
+            assert len(np["spec"]["egress"]) == 4
+        jobs = policies["docproc-jobs"]
+        selected = {
+            v
+            for e in jobs["spec"]["podSelector"]["matchExpressions"]
+            if e["key"].endswith("component")
+            for v in e["values"]
+        }
+        assert selected == {"migrate", "topics"}
+        assert jobs["spec"]["egress"] == policies["docproc-parser"]["spec"]["egress"]
+
+    def test_egress_stays_open_without_rules(self, helm: Path) -> None:
+        docs = render_docs(helm, "--set", "networkPolicy.enabled=true")
+        for np in of_kind(docs, "NetworkPolicy"):
+            assert np["spec"]["policyTypes"] == ["Ingress"]
+            assert "egress" not in np["spec"]
+
+
+class TestMonitoring:
+    def test_monitoring_crds_off_by_default(self, rendered: dict[str, list[Doc]]) -> None:
+        for kind in ("ServiceMonitor", "PrometheusRule"):
+            assert not of_kind(rendered["default"], kind)
+
+    def test_servicemonitor_scrapes_http_metrics_of_each_service(
+        self, rendered: dict[str, list[Doc]]
+    ) -> None:
+        docs = rendered["keda"]
+        services = by_name(docs, "Service")
+        monitors = by_name(docs, "ServiceMonitor")
+        assert set(monitors) == set(services)
+        for name, sm in monitors.items():
+            assert sm["apiVersion"] == "monitoring.coreos.com/v1"
+            assert sm["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+            svc_labels = services[name]["metadata"]["labels"]
+            assert sm["spec"]["selector"]["matchLabels"].items() <= svc_labels.items()
+            assert sm["spec"]["namespaceSelector"] == {"matchNames": ["docproc"]}
+            (ep,) = sm["spec"]["endpoints"]
+            assert ep["port"] == "http-metrics"
+            assert ep["path"] == "/metrics"
+            assert "http-metrics" in {p["name"] for p in services[name]["spec"]["ports"]}
+
+    def test_prometheusrule_alerts_link_their_runbooks(
+        self, rendered: dict[str, list[Doc]]
+    ) -> None:
+        (rule,) = of_kind(rendered["keda"], "PrometheusRule")
+        assert rule["apiVersion"] == "monitoring.coreos.com/v1"
+        anchors = github_anchors(OPERATIONS.read_text())
+        alerts = [r for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r]
+        assert {a["alert"] for a in alerts} == EXPECTED_ALERTS
+        for alert in alerts:
+            url = alert["annotations"]["runbook_url"]
+            base, _, anchor = url.partition("#")
+            assert base.endswith("docs/operations.md"), url
+            assert anchor == alert["alert"].lower(), url
+            assert anchor in anchors, f"docs/operations.md has no section #{anchor}"
+            assert alert["labels"]["severity"] in {"warning", "critical"}
+            assert alert["annotations"]["summary"]
+            assert alert["annotations"]["description"]
+            for metric in promql_metrics(alert["expr"]):
+                assert is_allowed_metric(metric), f"{alert['alert']}: unknown metric {metric}"
+
+    def test_dlq_and_lag_alerts_cover_every_consumer(self, rendered: dict[str, list[Doc]]) -> None:
+        (rule,) = of_kind(rendered["keda"], "PrometheusRule")
+        alerts = [r for g in rule["spec"]["groups"] for r in g["rules"]]
+        for name in ("DocprocDLQGrowing", "DocprocConsumerLagNotDraining"):
+            assert {a["labels"]["service"] for a in alerts if a["alert"] == name} == set(CONSUMED)
+
+    def test_dashboard_json_is_valid_and_names_only_known_metrics(self) -> None:
+        dashboard = json.loads((CHART / "dashboards" / "pipeline.json").read_text())
+        assert dashboard["uid"]
+        assert dashboard["title"]
+        assert isinstance(dashboard["schemaVersion"], int)
+        panels = dashboard["panels"]
+        ids = [p["id"] for p in panels]
+        assert len(ids) == len(set(ids)), "panel ids must be unique"
+        exprs = []
+        for p in panels:
+            assert {"h", "w", "x", "y"} <= set(p["gridPos"])
+            assert p["gridPos"]["x"] + p["gridPos"]["w"] <= 24
+            if p["type"] == "row":
+                continue
+            assert p["targets"], p["title"]
+            for t in p["targets"]:
+                exprs.append(t["expr"])
+        named: set[str] = set()
+        for expr in exprs:
+            metrics = promql_metrics(expr)
+            assert metrics, f"no metric in {expr}"
+            for metric in metrics:
+                assert is_allowed_metric(metric), f"dashboard names unknown metric {metric}"
+            named |= metrics
+        # pipeline overview: throughput per stage, lag, error rates, stuck documents, DLQ
+        joined = "\n".join(exprs)
+        for needle in (
+            "docproc_parser_documents_total",
+            "docproc_embedder_documents_total",
+            "docproc_parser_consumer_lag",
+            "docproc_embedder_provider_errors_total",
+            "docproc_upload_documents_stuck",
+            'outcome="dlq"',
+            "docproc_teardown_reservation_oldest_age_seconds",
+        ):
+            assert needle in joined, needle
+        for var in dashboard["templating"]["list"]:
+            if var["type"] == "query":
+                for metric in promql_metrics(
+                    re.sub(r"label_values\((\w+),.*\)", r"\1", var["definition"])
+                ):
+                    assert is_allowed_metric(metric)
+
+    def test_dashboard_configmap_ships_the_json(self, rendered: dict[str, list[Doc]]) -> None:
+        cm = by_name(rendered["default"], "ConfigMap")["docproc-dashboard"]
+        assert cm["metadata"]["labels"]["grafana_dashboard"] == "1"
+        shipped = json.loads(cm["data"]["docproc-pipeline.json"])
+        assert shipped == json.loads((CHART / "dashboards" / "pipeline.json").read_text())
+        assert by_name(rendered["keda"], "ConfigMap")["docproc-dashboard"]["metadata"][
+            "annotations"
+        ] == {"grafana_folder": "docproc"}
+
+
+class TestPromqlParser:
+    def test_extracts_metric_names_only(self) -> None:
+        expr = (
+            "histogram_quantile(0.95, sum by (le, stage) (rate(docproc_parser_stage_seconds_bucket"
+            '{namespace=~"$namespace", stage!="x"}[$__rate_interval]))) / clamp_min(sum('
+            "docproc_parser_documents_total), 1e-9) and on (topic) vector(0)"
+        )
+        assert promql_metrics(expr) == {
+            "docproc_parser_stage_seconds_bucket",
+            "docproc_parser_documents_total",
+        }
+
+
+class TestValuesDocumentation:
+    def test_every_value_has_a_helm_docs_comment(self) -> None:
+        """Each leaf key in values.yaml (or an ancestor) carries a `# --` comment."""
+        lines = (CHART / "values.yaml").read_text().splitlines()
+        key_re = re.compile(r"^(\s*)([A-Za-z0-9_.\-]+):(.*)$")
+        stack: list[tuple[int, bool]] = []  # (indent, documented)
+        undocumented = []
+        for i, line in enumerate(lines):
+            m = key_re.match(line)
+            if not m or line.lstrip().startswith("#"):
+                continue
+            indent, key, rest = len(m.group(1)), m.group(2), m.group(3).strip()
+            while stack and stack[-1][0] >= indent:
+                stack.pop()
+            prev = next((p.strip() for p in reversed(lines[:i]) if p.strip()), "")
+            documented = prev.startswith("# --")
+            inherited = any(doc for _, doc in stack)
+            following = next(
+                (n for n in lines[i + 1 :] if n.strip() and not n.strip().startswith("#")), ""
+            )
+            nxt = key_re.match(following)
+            is_parent = rest == "" and nxt is not None and len(nxt.group(1)) > indent
+            if not is_parent and not documented and not inherited:
+                undocumented.append(f"line {i + 1}: {key}")
+            stack.append((indent, documented))
+        assert not undocumented, undocumented
