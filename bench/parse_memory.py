@@ -67,9 +67,7 @@ def make_pdf(target: int, rng: random.Random) -> bytes:
     rect = pymupdf.Rect(36, 36, 576, 800)  # type: ignore[no-untyped-call]
     for _ in range(max(10, target // 3400)):  # ~3.4 KB per page of 500 words
         page = document.new_page()
-        page.insert_textbox(
-            pymupdf.Rect(36, 36, 576, 800), " ".join(rng.choices(words, k=500)), fontsize=6
-        )
+        page.insert_textbox(rect, " ".join(rng.choices(words, k=500)), fontsize=6)
     return bytes(document.tobytes(garbage=1, deflate=True))
 
 

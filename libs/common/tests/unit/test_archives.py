@@ -11,6 +11,7 @@ import warnings
 import zipfile
 import zlib
 from collections.abc import Sequence
+from pathlib import Path
 
 import docx
 import openpyxl
@@ -218,6 +219,22 @@ def test_tar_gz_members(filename: str) -> None:
         b"alpha",
         b"",
     ]
+
+
+def test_tar_of_current_directory(tmp_path: Path) -> None:
+    """``tar -czf x.tgz -C dir .`` starts with a ``./`` entry: the root itself, skipped."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("print(1)\n")
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tf:
+        tf.add(tmp_path, arcname=".")
+    members = check_archive(out.getvalue(), TGZ, LIMITS)
+    assert members == [ArchiveMember("src", 0, True), ArchiveMember("src/app.py", 9, False)]
+
+
+def test_file_with_empty_path_is_refused() -> None:
+    with pytest.raises(ArchivePathEscape):
+        check_archive(make_tgz([tar_file("./", b"x")]), TGZ, LIMITS)
 
 
 def test_sizes_are_read_not_taken_from_headers() -> None:

@@ -132,8 +132,6 @@ def _normalize_path(raw: str, what: str) -> tuple[str, ...]:
     parts = tuple(p for p in raw.split("/") if p not in ("", "."))
     if ".." in parts:
         raise ArchivePathEscape(f"The {what} member '{shown}' leads outside the archive (..)")
-    if not parts:
-        raise ArchivePathEscape(f"The {what} has a member with an empty path")
     return parts
 
 
@@ -149,8 +147,13 @@ class _Tree:
         self.dirs: set[tuple[str, ...]] = set()
         self.listed_dirs: set[tuple[str, ...]] = set()
 
-    def add(self, raw: str, is_dir: bool) -> str:
+    def add(self, raw: str, is_dir: bool) -> str | None:
+        """The member's normalized path; None for the archive's own root folder (``./``)."""
         parts = _normalize_path(raw, self.meter.what)
+        if not parts:
+            if is_dir:
+                return None
+            raise ArchivePathEscape(f"The {self.meter.what} has a file with an empty path")
         path = "/".join(parts)
         if parts in self.files or parts in self.listed_dirs:
             raise ArchiveDuplicate(f"The path '{show_name(path)}' appears twice in the archive")
@@ -264,6 +267,8 @@ def _walk_zip(data: bytes, limits: ArchiveLimits, keep: bool) -> _Walk:
         for info in infos:
             is_dir = _zip_kind(info, "archive")
             path = tree.add(info.orig_filename, is_dir)
+            if path is None:
+                continue
             if is_dir:
                 yield ArchiveMember(path, 0, True), (b"" if keep else None)
                 continue
@@ -369,7 +374,9 @@ def _walk_tar(data: bytes, limits: ArchiveLimits, keep: bool) -> _Walk:
                 raise ArchiveNotArchive("The archive's tar data is corrupt") from None
             if info is None:
                 break
-            yield _tar_member(tf, info, tree, stream, meter, keep)
+            member = _tar_member(tf, info, tree, stream, meter, keep)
+            if member is not None:
+                yield member
     finally:
         tf.close()
 
@@ -381,7 +388,7 @@ def _tar_member(
     stream: _BoundedStream,
     meter: _Meter,
     keep: bool,
-) -> tuple[ArchiveMember, bytes | None]:
+) -> tuple[ArchiveMember, bytes | None] | None:
     name = show_name(info.name)
     if info.issym():
         raise ArchiveLink(f"The archive member '{name}' is a symbolic link")
@@ -390,6 +397,8 @@ def _tar_member(
     if not (info.isfile() or info.isdir()):
         raise ArchiveSpecialFile(f"The archive member '{name}' is a device, FIFO or socket")
     path = tree.add(info.name, info.isdir())
+    if path is None:
+        return None
     if info.isdir():
         return ArchiveMember(path, 0, True), (b"" if keep else None)
     stream.allow(min(info.size, meter.limits.max_member_bytes + 1) + 2 * tarfile.BLOCKSIZE)
