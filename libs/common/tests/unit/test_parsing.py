@@ -447,6 +447,21 @@ def test_pdf_nul_characters_are_stripped() -> None:
     assert "\x00" not in parsed_text(data, "n.pdf")
 
 
+def test_pdf_parsing_from_many_threads() -> None:
+    """PyMuPDF is not thread-safe; the parser serializes its calls, so a pool is fine."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    documents = [make_pdf([f"doc {n} page {p}" for p in range(20)]) for n in range(8)]
+
+    def run(n: int) -> str | None:
+        return parse(documents[n], detect(documents[n], "r.pdf", None)).text
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        texts = list(pool.map(run, range(8)))
+    for n, text in enumerate(texts):
+        assert text == "\n\n".join(f"doc {n} page {p}" for p in range(20))
+
+
 def test_pdf_encrypted_and_corrupt() -> None:
     document: Any = pymupdf.open()  # type: ignore[no-untyped-call]
     document.new_page().insert_text((72, 72), "secret")

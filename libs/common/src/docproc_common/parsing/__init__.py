@@ -32,7 +32,7 @@ from .errors import (
     UnsupportedType,
 )
 from .images import tiff_to_png_pages
-from .pdf import iter_pdf_pages
+from .pdf import PYMUPDF_LOCK, iter_pdf_pages
 from .types import (
     ArchiveLimits,
     ArchiveMember,
@@ -67,6 +67,7 @@ __all__ = [
     "ImageTooLarge",
     "ParseLimits",
     "ParsedText",
+    "PYMUPDF_LOCK",
     "ParsingRefused",
     "UnsafeDocument",
     "UnsupportedType",

@@ -47,13 +47,15 @@ def _by_extension() -> dict[str, _Parser]:
 _PARSERS = _by_extension()
 
 
-def parse(data: bytes, detected: Detected, limits: ParseLimits | None = None) -> ParsedText:
+DEFAULT_LIMITS = ParseLimits()
+
+
+def parse(data: bytes, detected: Detected, limits: ParseLimits = DEFAULT_LIMITS) -> ParsedText:
     """Extract the text of a detected upload, spending ``limits`` while reading.
 
     Unreadable content gives ``text=None`` with a ``note``; unsafe content (an archive
     or office container breaking a rule, XML entities) raises a ParsingRefused.
     """
-    limits = limits or ParseLimits()
     if detected.file_type in (FileType.IMAGE, FileType.TIFF):
         return ParsedText(text=None)
     if detected.file_type is FileType.TEXT:

@@ -1,7 +1,14 @@
-"""PDF text with PyMuPDF, page by page, spending the budget as it goes."""
+"""PDF text with PyMuPDF, page by page, spending the budget as it goes.
+
+PyMuPDF is not thread-safe and parsing runs on a thread pool, so every call into it
+here holds :data:`PYMUPDF_LOCK`, one page at a time (other code that uses PyMuPDF in
+the same process should take the same lock). The lock is never held across a
+``yield``: a slow consumer of :func:`iter_pdf_pages` does not block other parses.
+"""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,19 +18,35 @@ from .budget import TextBudget, omitted_marker
 from .errors import EncryptedDocument
 from .types import ParsedText, ParseLimits
 
+PYMUPDF_LOCK = threading.RLock()
+
 
 def _open(data: bytes) -> Any:
-    doc: Any = pymupdf.open(stream=data, filetype="pdf")  # type: ignore[no-untyped-call]
-    if doc.needs_pass and not doc.authenticate(""):
+    with PYMUPDF_LOCK:
+        doc: Any = pymupdf.open(stream=data, filetype="pdf")  # type: ignore[no-untyped-call]
+        if doc.needs_pass and not doc.authenticate(""):
+            doc.close()
+            raise EncryptedDocument("The PDF is password-protected and cannot be read")
+        return doc
+
+
+def _close(doc: Any) -> None:
+    with PYMUPDF_LOCK:
         doc.close()
-        raise EncryptedDocument("The PDF is password-protected and cannot be read")
-    return doc
+
+
+def _page_text(doc: Any, index: int) -> str:
+    with PYMUPDF_LOCK:
+        page = doc.load_page(index)
+        try:
+            return str(page.get_text()).replace("\x00", "")
+        finally:
+            del page
 
 
 def _pages(doc: Any, limits: ParseLimits) -> Iterator[str]:
     for index in range(min(doc.page_count, limits.max_pdf_pages)):
-        page = doc.load_page(index)
-        yield str(page.get_text()).replace("\x00", "")
+        yield _page_text(doc, index)
 
 
 def iter_pdf_pages(data: bytes, limits: ParseLimits) -> Iterator[str]:
@@ -36,7 +59,7 @@ def iter_pdf_pages(data: bytes, limits: ParseLimits) -> Iterator[str]:
     try:
         yield from _pages(doc, limits)
     finally:
-        doc.close()
+        _close(doc)
 
 
 def parse_pdf(data: bytes, limits: ParseLimits) -> ParsedText:
@@ -55,5 +78,7 @@ def parse_pdf(data: bytes, limits: ParseLimits) -> ParsedText:
         if page_count > limits.max_pdf_pages and not budget.truncated:
             budget.stop(omitted_marker(f"page limit of {limits.max_pdf_pages} reached"))
         return budget.result(pages=page_count)
+    except Exception:
+        return ParsedText(text=None, note="The PDF could not be read")
     finally:
-        doc.close()
+        _close(doc)
