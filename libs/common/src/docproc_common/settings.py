@@ -8,17 +8,19 @@ entry point and the result is passed to the factories that need it.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEV_JWT_SECRET = "docproc-dev-only-secret-change-me-0123456789"  # noqa: S105 - refused outside dev
-DEV_VAULT_KEY = "ZG9jcHJvYy1kZXYtb25seS12YXVsdC1rZXktMDEyMzQ1Njc4OWFi"  # noqa: S105
+DEV_VAULT_KEY = "ZG9jcHJvYy1kZXYtdmF1bHQta2V5LW5vdC1zZWNyZXQ="  # noqa: S105 - 32 bytes, dev only
 
 
 def docproc_home() -> Path:
@@ -88,7 +90,27 @@ class AuthSettings(BaseModel):
 
 
 class VaultSettings(BaseModel):
+    #: base64 (standard or urlsafe) of 32 random bytes, e.g. ``openssl rand -base64 32``; it
+    #: wraps every secret's data key (``docproc_common.vault``, docs/embeddings.md).
     master_key: SecretStr = SecretStr(DEV_VAULT_KEY)
+
+    @field_validator("master_key")
+    @classmethod
+    def _thirty_two_bytes(cls, v: SecretStr) -> SecretStr:
+        decode_master_key(v.get_secret_value())
+        return v
+
+
+def decode_master_key(value: str) -> bytes:
+    """The 32 bytes of a vault master key given as base64 (standard or urlsafe, padding optional)."""
+    raw = value.strip().replace("-", "+").replace("_", "/")
+    try:
+        decoded = base64.b64decode(raw + "=" * (-len(raw) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        decoded = b""
+    if len(decoded) != 32:
+        raise ValueError("VAULT__MASTER_KEY must be the base64 of exactly 32 bytes")
+    return decoded
 
 
 class LimitSettings(BaseModel):
@@ -96,6 +118,28 @@ class LimitSettings(BaseModel):
     chat_max_upload_size_mb: int = 10
     multipart_margin_bytes: int = 1 << 20
     file_io_max_workers: int = 4
+    # Chat attachments (docs/chat-uploads.md). Extracted text stops at this many characters.
+    chat_parsed_text_max_chars: int = 500_000
+    #: TIFF pages shown to a model as PNG images, per file.
+    chat_tiff_max_inline_pages: int = 5
+    #: Text pasted into one turn for an agent without a workspace, over all its attachments.
+    chat_inline_turn_max_chars: int = 1_000_000
+    #: Binary formats (PDF, office, mail, archives) are parsed in child processes: at most
+    #: this many at once, this many more waiting (then 503), each with a deadline and an
+    #: address-space ceiling.
+    chat_parse_workers: int = 2
+    chat_parse_max_queue: int = 32
+    chat_parse_timeout_s: float = 120.0
+    chat_parse_memory_mb: int = 2048
+    #: An image up to this size is shown to the model *and* written to the workspace.
+    sandbox_inline_image_max_bytes: int = 5 * 2**20
+    #: Archive (and office container) ceilings, measured while reading.
+    workspace_archive_max_entries: int = 5000
+    workspace_archive_max_bytes: int = 200 * 2**20
+    workspace_archive_max_ratio: int = 100
+    workspace_archive_max_member_bytes: int = 50 * 2**20
+    #: Bytes attachments may write into one workspace before it counts as full.
+    workspace_max_bytes: int = 1 << 30
 
     @property
     def max_request_bytes(self) -> int:
@@ -108,6 +152,20 @@ class EmbedderSettings(BaseModel):
     threads: int | None = None
     model_cache_dir: Path = Field(default_factory=lambda: docproc_home() / "models")
     insert_batch_rows: int = 500
+    #: A JSON file in the shape of the packaged catalog whose models are added to it (e.g.
+    #: the models an OpenAI-compatible gateway serves); see docs/embeddings.md.
+    catalog_path: Path | None = None
+    #: Origins (``scheme://host[:port][/path]``) a collection's ``embedding_base_url`` may
+    #: name besides each provider's own hosts in the catalog (``EMBEDDER__ALLOWED_BASE_URLS``
+    #: as a JSON list). A base URL receives the collection's key, so it is never free-form.
+    allowed_base_urls: list[str] = Field(default_factory=list)
+    request_timeout_s: float = 60.0
+    #: How long asking an endpoint which models it serves may take before it is "unconfirmed".
+    probe_timeout_s: float = 5.0
+    #: Serve the local model as an OpenAI-compatible ``/v1/embeddings`` on the embedder's port.
+    serve_openai_api: bool = False
+    #: The bearer token that ``/v1/embeddings`` requires, when set.
+    openai_api_token: SecretStr | None = None
 
 
 class OtelSettings(BaseModel):
@@ -122,7 +180,10 @@ class HttpSettings(BaseModel):
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_nested_delimiter="__", env_ignore_empty=True, extra="ignore"
+        env_nested_delimiter="__",
+        env_ignore_empty=True,
+        extra="ignore",
+        hide_input_in_errors=True,  # a refused setting may be a key or a DSN with a password
     )
 
     env: Literal["dev", "test", "prod"] = "dev"
