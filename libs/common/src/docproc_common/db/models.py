@@ -162,6 +162,7 @@ class SyncSource(Base):
     created_by: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     last_run_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    name: Mapped[str | None] = mapped_column(String(200))
 
 
 class SyncLog(Base):
@@ -180,6 +181,10 @@ class SyncLog(Base):
     error_message: Mapped[str | None] = mapped_column(Text)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    deleted: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: Whether the listing named everything (an incomplete one deletes nothing); null until listed.
+    listing_complete: Mapped[bool | None] = mapped_column(Boolean)
+    bytes_fetched: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 class CollectionTeardown(Base):
@@ -207,6 +212,8 @@ class Secret(Base):
     name: Mapped[str] = mapped_column(String(200))
     kind: Mapped[str] = mapped_column(String(32))
     visibility: Mapped[str] = mapped_column(String(16), default="private")
+    #: What an ``api_key`` is for (an embedding provider such as ``openai``); bound into the AAD.
+    provider: Mapped[str | None] = mapped_column(String(32))
     wrapped_key: Mapped[bytes] = mapped_column(LargeBinary)
     ciphertext: Mapped[bytes] = mapped_column(LargeBinary)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
@@ -281,3 +288,98 @@ class ProcessedEvent(Base):
     processed_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now()
     )
+
+
+class EmbeddingEndpoint(Base):
+    """A registered keyless embedding service (an Ollama): the address a collection names.
+
+    ``organization_id`` null is a deployment-wide endpoint, registered by the app admin.
+    """
+
+    __tablename__ = "embedding_endpoints"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=_uuid)
+    organization_id: Mapped[str | None] = mapped_column(String(200), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    base_url: Mapped[str] = mapped_column(String(500))
+    created_by: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class ChatAttachmentRender(Base):
+    """What one chat attachment added to an agent's prompt, kept so later turns replay it.
+
+    One row per (file, agent, conversation); rendering the file again for the same agent
+    and conversation replaces it. ``workspace_path`` is set once the file (or an
+    archive's folder) is written under the workspace's ``uploads/``, and
+    ``workspace_bytes`` counts what that write cost against the workspace quota.
+    """
+
+    __tablename__ = "chat_attachment_renders"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=_uuid)
+    file_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("chat_files.id", ondelete="CASCADE"), index=True
+    )
+    message_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), index=True)
+    user_id: Mapped[str] = mapped_column(String(200))
+    agent_id: Mapped[str] = mapped_column(String(128), default="")
+    conversation_id: Mapped[str] = mapped_column(String(128), default="")
+    mode: Mapped[str] = mapped_column(String(32))
+    workspace_path: Mapped[str | None] = mapped_column(String(1024))
+    workspace_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    history_text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+
+    __table_args__ = (
+        Index(
+            "ix_chat_attachment_renders_target",
+            "file_id",
+            "agent_id",
+            "conversation_id",
+            unique=True,
+        ),
+        Index("ix_chat_attachment_renders_workspace", "user_id", "agent_id", "conversation_id"),
+    )
+
+
+class RagDocumentClaim(Base):
+    """A sync source lists the document at one remote address (``rag_document_claims``).
+
+    Keyed by source and address (``address_hash`` is the sha256 of ``source_path``,
+    so an unbounded address never meets a btree's row limit). ``document_id`` is
+    the live document the address maps to, with the ``remote_version`` (ETag,
+    blob id, mtime) it was read at; ``pending_document_id`` is a newer attempt still
+    in the pipeline (or failed), which replaces the live one once it is ``done``.
+    A document is deleted only when no claim names it any more.
+    """
+
+    __tablename__ = "rag_document_claims"
+
+    source_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("sync_sources.id", ondelete="CASCADE"), primary_key=True
+    )
+    address_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    source_path: Mapped[str] = mapped_column(Text)
+    document_id: Mapped[uuid.UUID | None] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("rag_documents.id", ondelete="SET NULL"), index=True
+    )
+    remote_version: Mapped[str | None] = mapped_column(Text)
+    pending_document_id: Mapped[uuid.UUID | None] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("rag_documents.id", ondelete="SET NULL"), index=True
+    )
+    pending_version: Mapped[str | None] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+
+
+# Sync lookups: ``existing_document`` asks by address, then name, then hash; equality only,
+# and an address has no bound, so hash indexes rather than btrees.
+Index("ix_rag_documents_source_path_hash", RagDocument.source_path, postgresql_using="hash")
+Index("ix_rag_documents_filename_hash", RagDocument.filename, postgresql_using="hash")
+Index("ix_rag_documents_content_hash_hash", RagDocument.content_hash, postgresql_using="hash")
+Index("ix_sync_sources_knowledge_base_id", SyncSource.knowledge_base_id)
