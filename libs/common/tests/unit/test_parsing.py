@@ -124,7 +124,8 @@ def soffice_convert(tmp_path: Path, source: Path, target: str) -> bytes:
         capture_output=True,
         timeout=120,
     )
-    produced = list((tmp_path / "out").iterdir())
+    out = tmp_path / "out"
+    produced = list(out.iterdir()) if out.is_dir() else []
     assert len(produced) == 1
     return produced[0].read_bytes()
 
