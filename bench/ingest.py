@@ -1,0 +1,190 @@
+"""Ingestion throughput: a generated corpus of text PDFs through ``docproc dev`` and through the
+five services as processes on Kafka; docs/s, chunks/s, the share of time per stage, and the
+pipeline's chunks/s as a ratio to the embedding model's raw chunks/s measured in the same run.
+
+    uv run python bench/ingest.py                    # 200 PDFs x 20 pages, both modes
+    uv run python bench/ingest.py --docs 40 --modes dev
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import pymupdf
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from docproc_common.auth import EDIT, VIEW, mint_token  # noqa: E402
+from docproc_common.embedding.local_model import LocalMiniLM  # noqa: E402
+from docproc_common.settings import AuthSettings  # noqa: E402
+from docproc_common.testing.db import create_test_database_sync  # noqa: E402
+from docproc_common.testing.infra import load_infra_env  # noqa: E402
+
+from tests.e2e.harness import free_port, running_cluster, wait_for  # noqa: E402
+
+MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+WORDS = (
+    "revenue quarter region growth customer contract policy review budget forecast "
+    "invoice supplier delivery warranty compliance audit risk strategy market product"
+).split()
+STAGES = ("parse", "chunk", "embed", "write")
+
+
+def make_corpus(folder: Path, docs: int, pages: int) -> list[Path]:
+    rng = random.Random(7)
+    paths = []
+    for d in range(docs):
+        pdf = pymupdf.open()
+        for p in range(pages):
+            text = "\n\n".join(
+                " ".join(rng.choice(WORDS) for _ in range(40)).capitalize() + "." for _ in range(6)
+            )
+            pdf.new_page().insert_textbox(
+                pymupdf.Rect(40, 40, 560, 800), f"Doc {d} page {p}\n\n{text}", fontsize=8
+            )
+        path = folder / f"doc{d:04d}.pdf"
+        pdf.save(path)
+        paths.append(path)
+    return paths
+
+
+def raw_model_rate() -> float:
+    model = LocalMiniLM(cache_dir=ROOT / ".cache" / "models")
+    text = " ".join(WORDS * 20)
+    ids = model.count_tokens(text)
+    chunk = " ".join(text.split()[: int(len(text.split()) * 254 / ids)])
+    batch = [chunk] * 256
+    model.embed(batch[:32])
+    started = time.perf_counter()
+    model.embed(batch)
+    return len(batch) / (time.perf_counter() - started)
+
+
+def scrape(urls: list[str]) -> dict[str, float]:
+    sums: dict[str, float] = dict.fromkeys(STAGES, 0.0)
+    chunks = 0.0
+    for url in urls:
+        body = httpx.get(f"{url}/metrics", timeout=10).text
+        for stage in STAGES:
+            for m in re.finditer(
+                rf'^docproc_\w+_stage_seconds_sum\{{stage="{stage}"\}} (\S+)$', body, re.M
+            ):
+                sums[stage] += float(m.group(1))
+        for m in re.finditer(r"^docproc_embedder_chunks_total (\S+)$", body, re.M):
+            chunks += float(m.group(1))
+    sums["chunks"] = chunks
+    return sums
+
+
+def ingest(api: str, files: list[Path]) -> tuple[float, int]:
+    token = mint_token(AuthSettings(), user_id="bench", permissions=[VIEW, EDIT], app_admin=True)
+    with httpx.Client(
+        base_url=api + "/api/v1", headers={"Authorization": f"Bearer {token}"}, timeout=120
+    ) as c:
+        name = f"bench_{uuid.uuid4().hex[:8]}"
+        kb = c.post(
+            "/kb",
+            json={
+                "name": name,
+                "collection_name": name,
+                "scope": "app",
+                "embedding_provider": "local",
+                "embedding_model": MODEL,
+            },
+        ).json()
+        started = time.perf_counter()
+        for path in files:
+            r = c.post(f"/kb/{kb['id']}/documents", files={"file": (path.name, path.read_bytes())})
+            r.raise_for_status()
+
+        def complete() -> dict[str, int] | None:
+            s = c.get(f"/kb/{kb['id']}/ingestion").json()
+            return s if s["indexing_status"] == "complete" else None
+
+        state = wait_for(complete, timeout=7200, interval=1, what="ingestion")
+        elapsed = time.perf_counter() - started
+        assert state["failed_count"] == 0, state
+        return elapsed, int(state["indexed_count"])
+
+
+def run_dev(files: list[Path], tmp: Path) -> tuple[float, int, dict[str, float]]:
+    port = free_port()
+    env = {
+        **os.environ,
+        "DOCPROC_HOME": str(tmp / "home"),
+        "EMBEDDER__MODEL_CACHE_DIR": str(ROOT / ".cache" / "models"),
+    }
+    infra = load_infra_env(("postgres",))
+    env["DATABASE__URL"] = create_test_database_sync(infra["DATABASE__URL"])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "docproc_cli.main", "dev", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp / "dev.log", "wb"),  # noqa: SIM115
+    )
+    api = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: _ready(api), timeout=180, interval=0.5, what="docproc dev")
+        elapsed, docs = ingest(api, files)
+        return elapsed, docs, scrape([api])
+    finally:
+        proc.terminate()
+        proc.wait(60)
+
+
+def _ready(api: str) -> bool:
+    try:
+        return httpx.get(f"{api}/readyz", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def run_kafka(files: list[Path], tmp: Path) -> tuple[float, int, dict[str, float]]:
+    with running_cluster(tmp) as cluster:
+        elapsed, docs = ingest(cluster.api.removesuffix("/api/v1"), files)
+        urls = [f"http://127.0.0.1:{s.port}" for s in cluster.services.values()]
+        return elapsed, docs, scrape(urls)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--docs", type=int, default=200)
+    ap.add_argument("--pages", type=int, default=20)
+    ap.add_argument("--modes", default="dev,kafka")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        corpus = tmp / "corpus"
+        corpus.mkdir()
+        files = make_corpus(corpus, args.docs, args.pages)
+        raw = raw_model_rate()
+        print(
+            f"corpus: {args.docs} PDFs x {args.pages} pages; model raw rate {raw:.1f} chunks/s (256-token chunks)"
+        )
+        print(
+            f"{'mode':8} {'docs/s':>8} {'chunks/s':>9} {'vs raw':>7}  "
+            + "  ".join(f"{s:>6}" for s in STAGES)
+        )
+        for mode in args.modes.split(","):
+            run = run_dev if mode == "dev" else run_kafka
+            (tmp / mode).mkdir()
+            elapsed, docs, sums = run(files, tmp / mode)
+            total = sum(sums[s] for s in STAGES) or 1.0
+            rate = sums["chunks"] / elapsed
+            shares = "  ".join(f"{100 * sums[s] / total:5.1f}%" for s in STAGES)
+            print(f"{mode:8} {docs / elapsed:8.2f} {rate:9.1f} {rate / raw:7.2f}  {shares}")
+
+
+if __name__ == "__main__":
+    main()
