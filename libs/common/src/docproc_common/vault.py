@@ -1,0 +1,379 @@
+"""The vault: credentials encrypted at rest, referenced by id, never placed in a config document.
+
+Envelope encryption, one data key per secret:
+
+* a random 32-byte **data key** encrypts the secret's value (its JSON) with AES-256-GCM;
+* the data key is **wrapped** (AES-256-GCM again) with the deployment's **master key**,
+  ``VAULT__MASTER_KEY`` (base64 of 32 bytes; in Kubernetes a Secret, see
+  docs/embeddings.md), which never touches the database;
+* both carry the row's identity as AEAD associated data: the secret's id, its
+  organization, its kind and its provider. A ciphertext or a wrapped key copied into
+  another row, or a row moved to another organization or relabelled as another kind,
+  no longer authenticates, so it opens as nothing rather than as someone else's key.
+
+Stored layout (``secrets.wrapped_key`` / ``secrets.ciphertext``)::
+
+    wrapped_key = 0x01 | key id (8 bytes: sha256(master)[:8]) | nonce (12) | GCM(master, data key)
+    ciphertext  = 0x01 | nonce (12) | GCM(data key, json(value))
+
+The key id says which master key wrapped a row, so rotation (``rewrap``) only has to
+re-wrap 60-byte data keys, never re-encrypt values.
+
+Who sees what: a ``private`` secret is its owner's; an ``org`` secret is shared with
+the members of its organization who hold ``secrets:view``. A caller who may not see a
+secret is told it does not exist. Values are never logged and never returned by the API.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sqlalchemy import ColumnElement, and_, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from docproc_common.auth import SECRETS_VIEW, Principal
+from docproc_common.db.models import Secret
+from docproc_common.errors import FieldError, InvalidInput
+from docproc_common.settings import decode_master_key
+
+log = logging.getLogger(__name__)
+
+_VERSION = b"\x01"
+_NONCE = 12
+_KEY_ID = 8
+
+
+class SecretKind(StrEnum):
+    API_KEY = "api_key"
+    AWS_CREDENTIALS = "aws_credentials"
+    GCP_SERVICE_ACCOUNT = "gcp_service_account"
+    GIT_TOKEN = "git_token"
+    LLAMAPARSE = "llamaparse"
+
+
+class Visibility(StrEnum):
+    PRIVATE = "private"
+    ORG = "org"
+
+
+class _Value(BaseModel):
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+
+
+class ApiKeyValue(_Value):
+    """A provider API key (``provider`` on the row says whose: ``openai``, ``openrouter``...)."""
+
+    api_key: str = Field(min_length=1, max_length=4096)
+
+
+class AwsCredentialsValue(_Value):
+    access_key_id: str = Field(min_length=1, max_length=256)
+    secret_access_key: str = Field(min_length=1, max_length=1024)
+    session_token: str | None = Field(default=None, max_length=8192)
+    region: str | None = Field(default=None, max_length=64)
+
+
+class GcpServiceAccountValue(_Value):
+    """A service-account key file as Google issues it (further fields are kept as given)."""
+
+    model_config = ConfigDict(extra="allow", hide_input_in_errors=True)
+
+    type: Literal["service_account"]
+    client_email: str = Field(min_length=3, max_length=320)
+    private_key: str = Field(min_length=1, max_length=16384)
+    private_key_id: str | None = None
+    project_id: str | None = None
+    token_uri: str | None = None
+
+
+class GitTokenValue(_Value):
+    token: str = Field(min_length=1, max_length=4096)
+    username: str | None = Field(default=None, max_length=256)
+
+
+class LlamaParseValue(_Value):
+    api_key: str = Field(min_length=1, max_length=4096)
+
+
+VALUE_MODELS: dict[str, type[_Value]] = {
+    SecretKind.API_KEY: ApiKeyValue,
+    SecretKind.AWS_CREDENTIALS: AwsCredentialsValue,
+    SecretKind.GCP_SERVICE_ACCOUNT: GcpServiceAccountValue,
+    SecretKind.GIT_TOKEN: GitTokenValue,
+    SecretKind.LLAMAPARSE: LlamaParseValue,
+}
+
+
+class VaultError(Exception):
+    """A secret that exists but cannot be opened (wrong master key, tampered row, bad format).
+
+    The message never carries key material or the value.
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedSecret:
+    id: uuid.UUID
+    kind: str
+    provider: str | None
+    value: dict[str, Any] = field(repr=False)
+
+
+def validate_value(kind: str, value: dict[str, Any]) -> dict[str, Any]:
+    """The value normalized by its kind's model; a 400 naming ``value.<field>`` otherwise.
+
+    Refusals name the field and the rule only, never the submitted value.
+    """
+    model = VALUE_MODELS.get(kind)
+    if model is None:
+        raise InvalidInput(
+            f"Unknown secret kind '{kind}'",
+            fields=[FieldError("kind", f"must be one of {sorted(VALUE_MODELS)}")],
+        )
+    try:
+        parsed = model.model_validate(value)
+    except ValidationError as exc:
+        fields = [
+            FieldError(".".join(["value", *(str(p) for p in e["loc"])]), e["msg"])
+            for e in exc.errors(include_input=False, include_url=False)
+        ]
+        raise InvalidInput(f"The value is not a valid {kind}", fields=fields) from None
+    return parsed.model_dump(mode="json", exclude_none=True)
+
+
+# -- crypto -------------------------------------------------------------------------------
+
+
+def _master(master_key: str) -> bytes:
+    try:
+        return decode_master_key(master_key)
+    except ValueError as exc:
+        raise VaultError(str(exc)) from None
+
+
+def key_id(master_key: str) -> bytes:
+    return hashlib.sha256(_master(master_key)).digest()[:_KEY_ID]
+
+
+def associated_data(
+    secret_id: uuid.UUID, organization_id: str | None, kind: str, provider: str | None
+) -> bytes:
+    """What binds a row's ciphertext and wrapped key to that row and nothing else."""
+    return json.dumps(
+        ["docproc-vault", 1, str(secret_id), organization_id, kind, provider],
+        separators=(",", ":"),
+    ).encode()
+
+
+def seal(
+    value: dict[str, Any],
+    *,
+    secret_id: uuid.UUID,
+    organization_id: str | None,
+    kind: str,
+    provider: str | None,
+    master_key: str,
+) -> tuple[bytes, bytes]:
+    """``(wrapped_key, ciphertext)`` for ``value`` under a fresh data key."""
+    master = _master(master_key)
+    aad = associated_data(secret_id, organization_id, kind, provider)
+    data_key = AESGCM.generate_key(bit_length=256)
+    nonce = os.urandom(_NONCE)
+    ciphertext = (
+        _VERSION
+        + nonce
+        + AESGCM(data_key).encrypt(nonce, json.dumps(value).encode(), b"value:" + aad)
+    )
+    return _wrap(data_key, master, aad), ciphertext
+
+
+def _wrap(data_key: bytes, master: bytes, aad: bytes) -> bytes:
+    nonce = os.urandom(_NONCE)
+    kid = hashlib.sha256(master).digest()[:_KEY_ID]
+    return _VERSION + kid + nonce + AESGCM(master).encrypt(nonce, data_key, b"key:" + aad)
+
+
+def _unwrap(wrapped: bytes, master: bytes, aad: bytes) -> bytes:
+    if len(wrapped) < 1 + _KEY_ID + _NONCE + 16 or wrapped[:1] != _VERSION:
+        raise VaultError("the wrapped key has an unknown format")
+    kid = wrapped[1 : 1 + _KEY_ID]
+    if kid != hashlib.sha256(master).digest()[:_KEY_ID]:
+        raise VaultError("the secret was wrapped with another master key")
+    nonce = wrapped[1 + _KEY_ID : 1 + _KEY_ID + _NONCE]
+    try:
+        return AESGCM(master).decrypt(nonce, wrapped[1 + _KEY_ID + _NONCE :], b"key:" + aad)
+    except InvalidTag:
+        raise VaultError("the wrapped key does not authenticate for this row") from None
+
+
+def unseal(secret: Secret, master_key: str) -> dict[str, Any]:
+    """The value of ``secret``; ``VaultError`` when it cannot be opened."""
+    master = _master(master_key)
+    aad = associated_data(secret.id, secret.organization_id, secret.kind, secret.provider)
+    data_key = _unwrap(bytes(secret.wrapped_key), master, aad)
+    blob = bytes(secret.ciphertext)
+    if len(blob) < 1 + _NONCE + 16 or blob[:1] != _VERSION:
+        raise VaultError("the ciphertext has an unknown format")
+    try:
+        plain = AESGCM(data_key).decrypt(blob[1 : 1 + _NONCE], blob[1 + _NONCE :], b"value:" + aad)
+    except InvalidTag:
+        raise VaultError("the ciphertext does not authenticate for this row") from None
+    value = json.loads(plain)
+    if not isinstance(value, dict):
+        raise VaultError("the value is not an object")
+    return value
+
+
+def rewrap(secret: Secret, *, old_master_key: str, new_master_key: str) -> bool:
+    """Re-wrap ``secret``'s data key under ``new_master_key``; False when it already is.
+
+    Rotation: deploy the new key to every service only after every row is re-wrapped
+    (docs/embeddings.md). The value itself is never decrypted.
+    """
+    new = _master(new_master_key)
+    if bytes(secret.wrapped_key)[1 : 1 + _KEY_ID] == hashlib.sha256(new).digest()[:_KEY_ID]:
+        return False
+    aad = associated_data(secret.id, secret.organization_id, secret.kind, secret.provider)
+    data_key = _unwrap(bytes(secret.wrapped_key), _master(old_master_key), aad)
+    secret.wrapped_key = _wrap(data_key, new, aad)
+    return True
+
+
+# -- rows ---------------------------------------------------------------------------------
+
+
+async def create_secret(
+    session: AsyncSession,
+    *,
+    owner_id: str,
+    organization_id: str | None,
+    name: str,
+    kind: str,
+    value: dict[str, Any],
+    visibility: str,
+    master_key: str,
+    provider: str | None = None,
+) -> Secret:
+    """Validate ``value`` for ``kind``, seal it and add the row (flushed, not committed)."""
+    normalized = validate_value(kind, value)
+    if visibility not in {v.value for v in Visibility}:
+        raise InvalidInput(
+            f"Unknown visibility '{visibility}'",
+            fields=[FieldError("visibility", "must be 'private' or 'org'")],
+        )
+    if visibility == Visibility.ORG and not organization_id:
+        raise InvalidInput(
+            "Only a secret in an organization can be shared with it",
+            fields=[FieldError("visibility", "needs an organization")],
+        )
+    if kind == SecretKind.API_KEY and not provider:
+        raise InvalidInput(
+            "An api_key names the provider it is for",
+            fields=[FieldError("provider", "required for an api_key")],
+        )
+    secret_id = uuid.uuid4()
+    wrapped, ciphertext = seal(
+        normalized,
+        secret_id=secret_id,
+        organization_id=organization_id,
+        kind=kind,
+        provider=provider,
+        master_key=master_key,
+    )
+    secret = Secret(
+        id=secret_id,
+        organization_id=organization_id,
+        owner_id=owner_id,
+        name=name,
+        kind=kind,
+        provider=provider,
+        visibility=visibility,
+        wrapped_key=wrapped,
+        ciphertext=ciphertext,
+    )
+    session.add(secret)
+    await session.flush()
+    log.info("secret %s (%s) created by %s", secret_id, kind, owner_id)
+    return secret
+
+
+async def secret_in_org(
+    session: AsyncSession, secret_id: uuid.UUID, organization_id: str | None
+) -> Secret | None:
+    """The row when it exists *in this organization* (null matches only null)."""
+    org_match = (
+        Secret.organization_id.is_(None)
+        if organization_id is None
+        else Secret.organization_id == organization_id
+    )
+    return (
+        await session.execute(select(Secret).where(Secret.id == secret_id, org_match))
+    ).scalar_one_or_none()
+
+
+async def open_secret(
+    session: AsyncSession,
+    *,
+    secret_id: uuid.UUID,
+    organization_id: str | None,
+    master_key: str,
+) -> OpenedSecret | None:
+    """The decrypted secret for a worker acting for ``organization_id``.
+
+    None when it is missing, belongs to another organization, or cannot be opened
+    (the reason is logged, never the value).
+    """
+    secret = await secret_in_org(session, secret_id, organization_id)
+    if secret is None:
+        return None
+    try:
+        value = unseal(secret, master_key)
+    except VaultError as exc:
+        log.warning("secret %s could not be opened: %s", secret_id, exc)
+        return None
+    return OpenedSecret(id=secret.id, kind=secret.kind, provider=secret.provider, value=value)
+
+
+def _visible(principal: Principal) -> ColumnElement[bool]:
+    org_match = (
+        Secret.organization_id.is_(None)
+        if principal.organization_id is None
+        else Secret.organization_id == principal.organization_id
+    )
+    shared = (
+        and_(Secret.visibility == Visibility.ORG.value, Secret.organization_id.is_not(None))
+        if principal.organization_id is not None and principal.has(SECRETS_VIEW)
+        else None
+    )
+    own = Secret.owner_id == principal.user_id
+    return and_(org_match, or_(own, shared) if shared is not None else own)
+
+
+async def visible_secret(
+    session: AsyncSession, principal: Principal, secret_id: uuid.UUID
+) -> Secret | None:
+    """What ``principal`` may see: their own secrets in their current organization, and the
+    organization's shared ones when they hold ``secrets:view``. Anything else is None."""
+    return (
+        await session.execute(select(Secret).where(Secret.id == secret_id, _visible(principal)))
+    ).scalar_one_or_none()
+
+
+async def list_visible_secrets(
+    session: AsyncSession, principal: Principal, *, kind: str | None = None
+) -> Sequence[Secret]:
+    query = select(Secret).where(_visible(principal))
+    if kind is not None:
+        query = query.where(Secret.kind == kind)
+    return (await session.execute(query.order_by(Secret.created_at, Secret.id))).scalars().all()
