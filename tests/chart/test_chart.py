@@ -210,6 +210,21 @@ def github_anchors(markdown: str) -> set[str]:
 # ----------------------------------------------------------------------------- tests
 
 
+class TestChartChecks:
+    """The two script steps besides `template`, so the pytest run covers all chart CI."""
+
+    def test_helm_lint_strict_for_every_values_set(self, helm: Path) -> None:
+        result = _run("bash", SCRIPT, "lint")
+        assert result.returncode == 0, result.stdout + result.stderr
+
+    def test_rendered_manifests_match_kubernetes_schemas(
+        self, rendered: dict[str, list[Doc]]
+    ) -> None:
+        result = _run("bash", SCRIPT, "validate", timeout=600)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert f"from {len(rendered)} rendered sets" in result.stderr + result.stdout
+
+
 class TestRenderSets:
     def test_every_ci_values_file_is_rendered(self, rendered: dict[str, list[Doc]]) -> None:
         expected = {"default"} | {
