@@ -5,19 +5,27 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import httpx
 import typer
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
+from docproc_common.embedding.client import EmbeddingClients
+from docproc_common.errors import AppError
 from docproc_common.observability import configure_logging
 from docproc_common.processor import supported_formats
+from docproc_common.runtime import Runtime
 from docproc_common.settings import get_settings
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from docproc_cli import operator
+
+T = TypeVar("T")
 app = typer.Typer(
     help="docproc: file processing for chat and knowledge bases.", no_args_is_help=True
 )
@@ -195,6 +203,77 @@ def search(
             str(rank), f"{hit['score']:.3f}", f"{hit['filename']} #{hit['chunk_no']}", text[:300]
         )
     console.print(table)
+
+
+def _runtime() -> Runtime:
+    from docproc_cli.embedded import embedded_settings
+
+    settings = get_settings()
+    if not settings.database.url:
+        settings = embedded_settings(settings)
+    return Runtime.create(settings)
+
+
+def _embedding_clients(runtime: Runtime) -> EmbeddingClients:
+    e = runtime.settings.embedder
+    return EmbeddingClients(runtime.pool, e.model_cache_dir, e.threads, e.batch_size)
+
+
+def _operator(work: Callable[[Runtime], Awaitable[T]]) -> T:
+    async def go() -> T:
+        runtime = _runtime()
+        try:
+            return await work(runtime)
+        except AppError as exc:
+            console.print(f"[red]refused[/red] {exc.message}")
+            raise typer.Exit(1) from exc
+        finally:
+            await runtime.close()
+
+    return asyncio.run(go())
+
+
+@app.command("rag-collections")
+def rag_collections() -> None:
+    """List every collection name: its knowledge bases, tracked documents and whether a table exists."""
+    rows = _operator(operator.rag_collections)
+    table = Table("collection", "knowledge bases", "documents", "table")
+    for row in rows:
+        table.add_row(
+            row.name, str(row.knowledge_bases), str(row.documents), "yes" if row.has_table else "no"
+        )
+    console.print(table)
+
+
+@app.command("rag-ingest")
+def rag_ingest(
+    paths: Annotated[list[Path], typer.Argument(help="files or folders")],
+    collection: Annotated[str, typer.Option("--collection", "-c")],
+) -> None:
+    """Operator ingest from the server shell: chunks no knowledge base owns (writer_kind operator)."""
+    files = _files(paths)
+
+    def show(path: Path, outcome: str) -> None:
+        console.print(f"{path}: {outcome}")
+
+    ingested, failed = _operator(
+        lambda rt: operator.rag_ingest(rt, _embedding_clients(rt), files, collection, show)
+    )
+    console.print(f"{ingested} ingested, {failed} failed into [bold]{collection}[/bold]")
+    if failed:
+        raise typer.Exit(2)
+
+
+@app.command("rag-drop")
+def rag_drop(
+    collection: Annotated[str, typer.Argument(help="collection name")],
+    knowledge_base: Annotated[
+        str | None, typer.Option("--knowledge-base", help="the knowledge base to empty")
+    ] = None,
+) -> None:
+    """Tear a collection down through the same durable path as the API."""
+    kb_id = uuid.UUID(knowledge_base) if knowledge_base else None
+    console.print(_operator(lambda rt: operator.rag_drop(rt, collection, kb_id)))
 
 
 @app.command()

@@ -24,7 +24,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_common.db.engine import driver_connection
-from docproc_common.db.vector_tables import is_vector_table, vector_table_name
+from docproc_common.db.vector_tables import list_runtime_tables, vector_table_name
 
 COLUMNS = (
     "id",
@@ -205,6 +205,36 @@ async def count_vectors(
     return int(row.scalar() or 0)
 
 
+async def filter_values(
+    session: AsyncSession, collection: str, knowledge_base_ids: Sequence[uuid.UUID]
+) -> list[str]:
+    """The ``organizational_unit`` values really present in these knowledge bases' chunks."""
+    if not await table_exists(session, collection):
+        return []
+    table = vector_table_name(collection)
+    rows = await session.execute(
+        text(
+            f"SELECT DISTINCT organizational_unit FROM {table} "
+            "WHERE knowledge_base_id = ANY(:kbs) AND organizational_unit IS NOT NULL "
+            "ORDER BY organizational_unit"
+        ),
+        {"kbs": list(knowledge_base_ids)},
+    )
+    return [r[0] for r in rows]
+
+
+async def delete_knowledge_base_chunks(
+    session: AsyncSession, collection: str, knowledge_base_id: uuid.UUID
+) -> int:
+    if not await table_exists(session, collection):
+        return 0
+    table = vector_table_name(collection)
+    result = await session.execute(
+        text(f"DELETE FROM {table} WHERE knowledge_base_id = :kb"), {"kb": knowledge_base_id}
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
 async def drop_table(session: AsyncSession, collection: str) -> None:
     table = vector_table_name(collection)
     await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(table)})
@@ -212,12 +242,22 @@ async def drop_table(session: AsyncSession, collection: str) -> None:
 
 
 async def list_collections(session: AsyncSession) -> list[str]:
-    rows = await session.execute(
-        text(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'rag\\_%'"
-        )
-    )
-    return sorted(t[len("rag_") :] for (t,) in rows if is_vector_table(t))
+    return await list_runtime_tables(session)
+
+
+OPERATOR_CHUNKS = (
+    "(knowledge_base_id IS NULL AND organization_id IS NULL AND writer_kind = 'operator')"
+)
+
+
+def scope_sql(include_operator: bool) -> str:
+    """The tenant constraint, from the caller's resolved knowledge bases, never from a request body.
+
+    An app-scoped knowledge base also reads the operator's unfiled global chunks
+    (``docproc rag-ingest``); nothing else reads chunks no knowledge base owns.
+    """
+    own = "knowledge_base_id = ANY(:kbs)"
+    return f"({own} OR {OPERATOR_CHUNKS})" if include_operator else own
 
 
 def _filter_sql(filters: SearchFilters, params: dict[str, Any]) -> list[str]:
@@ -248,6 +288,7 @@ async def search(
     knowledge_base_ids: Sequence[uuid.UUID],
     top_k: int,
     filters: SearchFilters = SearchFilters(),  # noqa: B008 - frozen, immutable default
+    include_operator: bool = False,
 ) -> list[Hit]:
     """Top-k by cosine similarity within the caller's knowledge bases, filters applied before top-k.
 
@@ -263,7 +304,7 @@ async def search(
         "kbs": list(knowledge_base_ids),
         "k": top_k,
     }
-    where = " AND ".join(["knowledge_base_id = ANY(:kbs)", *_filter_sql(filters, params)])
+    where = " AND ".join([scope_sql(include_operator), *_filter_sql(filters, params)])
     select_cols = (
         "id, document_id, tracking_id, chunk_no, content, filename, source, document_type, "
         "organizational_unit, document_date, embedding <=> :q AS distance"

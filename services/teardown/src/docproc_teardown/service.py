@@ -17,7 +17,7 @@ from datetime import timedelta
 from docproc_common.bus.delivery import Delivery
 from docproc_common.events import CollectionDeleted, DocumentDeleted
 from docproc_common.runtime import Runtime, Task
-from docproc_common.vectorstore import delete_documents, drop_table
+from docproc_common.vectorstore import delete_documents, delete_knowledge_base_chunks, drop_table
 
 from docproc_teardown import repository
 from docproc_teardown.metrics import OLDEST, PENDING, TEARDOWNS
@@ -45,6 +45,10 @@ async def finish(runtime: Runtime, teardown_id: uuid.UUID) -> bool:
         else:
             ids = [uuid.UUID(v) for v in reservation.vector_document_ids]
             await delete_documents(session, reservation.collection_name, ids)
+            if reservation.knowledge_base_id is not None:
+                await delete_knowledge_base_chunks(
+                    session, reservation.collection_name, reservation.knowledge_base_id
+                )
         await repository.release(session, teardown_id)
     TEARDOWNS.labels("ok").inc()
     log.info("teardown %s of %s finished", teardown_id, reservation.collection_name)

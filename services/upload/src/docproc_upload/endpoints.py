@@ -4,7 +4,6 @@ No ``from __future__ import annotations`` here: FastAPI must see the closure-loc
 dependency aliases as objects, not strings.
 """
 
-
 import uuid
 from typing import Annotated
 
@@ -13,14 +12,19 @@ from docproc_common.auth import Principal, principal_from_header
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import FieldError, PayloadTooLarge
 from docproc_common.runtime import Runtime
-from fastapi import APIRouter, Depends, File, Form, Header, UploadFile, status
+from fastapi import APIRouter, Depends, File, Form, Header, Query, UploadFile, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from docproc_upload import service
+from docproc_upload import collections, service
 from docproc_upload.metrics import REJECTIONS
 from docproc_upload.schemas import (
+    CollectionCreate,
     CollectionDeletedOut,
     CollectionInfo,
+    DocumentOut,
+    DocumentPage,
+    FilterValues,
+    GrantIn,
     IngestionStatus,
     KnowledgeBaseCreate,
     KnowledgeBaseOut,
@@ -117,7 +121,75 @@ def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
 
     @router.delete("/rag/collections/{name}", response_model=CollectionDeletedOut, tags=["rag"])
     async def delete_collection(name: str, caller: Caller) -> CollectionDeletedOut:
-        return await service.delete_collection(runtime, caller, name)
+        return await collections.delete_collection(runtime, caller, name)
+
+    @router.post(
+        "/rag/collections/{name}",
+        status_code=status.HTTP_201_CREATED,
+        response_model=KnowledgeBaseOut,
+        tags=["rag"],
+    )
+    async def create_collection(
+        name: str, body: CollectionCreate, caller: Caller, db: Session
+    ) -> KnowledgeBaseOut:
+        create = KnowledgeBaseCreate(
+            name=body.name or name,
+            collection_name=name,
+            scope=body.scope,
+            embedding_provider=body.embedding_provider,
+            embedding_model=body.embedding_model,
+            ingestion_config=body.ingestion_config,
+        )
+        async with db.begin():
+            kb = await service.create_kb(db, caller, create)
+        return KnowledgeBaseOut.model_validate(kb, from_attributes=True)
+
+    @router.get("/rag/collections", response_model=list[CollectionInfo], tags=["rag"])
+    async def list_collections(caller: Caller, db: Session) -> list[CollectionInfo]:
+        names = dict.fromkeys(kb.collection_name for kb in await list_reachable(db, caller))
+        return [await service.collection_info(db, caller, name) for name in names]
+
+    @router.get("/rag/collections/{name}/filter-values", response_model=FilterValues, tags=["rag"])
+    async def filter_values(name: str, caller: Caller, db: Session) -> FilterValues:
+        return FilterValues(organizational_unit=await collections.filter_values(db, caller, name))
+
+    @router.delete("/kb/{kb_id}", response_model=CollectionDeletedOut, tags=["kb"])
+    async def delete_kb(kb_id: uuid.UUID, caller: Caller) -> CollectionDeletedOut:
+        return await collections.delete_kb(runtime, caller, kb_id)
+
+    @router.get("/kb/{kb_id}/documents", response_model=DocumentPage, tags=["kb"])
+    async def list_documents(
+        kb_id: uuid.UUID,
+        caller: Caller,
+        db: Session,
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+        cursor: str | None = None,
+    ) -> DocumentPage:
+        return await collections.list_documents(
+            db, caller, kb_id, limit=limit, before=collections.parse_cursor(cursor)
+        )
+
+    @router.put("/kb/{kb_id}/grants", status_code=status.HTTP_204_NO_CONTENT, tags=["kb"])
+    async def put_grant(kb_id: uuid.UUID, body: GrantIn, caller: Caller, db: Session) -> None:
+        async with db.begin():
+            await collections.grant(db, caller, kb_id, body.user_id, body.permission)
+
+    @router.delete(
+        "/kb/{kb_id}/grants/{user_id}", status_code=status.HTTP_204_NO_CONTENT, tags=["kb"]
+    )
+    async def delete_grant(kb_id: uuid.UUID, user_id: str, caller: Caller, db: Session) -> None:
+        async with db.begin():
+            await collections.revoke(db, caller, kb_id, user_id)
+
+    @router.delete(
+        "/rag/documents/{document_id}", status_code=status.HTTP_204_NO_CONTENT, tags=["rag"]
+    )
+    async def delete_document(document_id: uuid.UUID, caller: Caller) -> None:
+        await collections.delete_document(runtime, caller, document_id)
+
+    @router.post("/rag/documents/{document_id}/retry", response_model=DocumentOut, tags=["rag"])
+    async def retry_document(document_id: uuid.UUID, caller: Caller) -> DocumentOut:
+        return await collections.retry_document(runtime, caller, document_id)
 
     @router.post("/rag/search", response_model=SearchResponse, tags=["rag"])
     async def search(body: SearchRequest, caller: Caller) -> SearchResponse:

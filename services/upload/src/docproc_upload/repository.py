@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
 
 from docproc_common.db.models import (
+    CollectionGrant,
     CollectionTeardown,
     DocumentStatus,
     KnowledgeBase,
     RagDocument,
 )
-from sqlalchemy import delete, func, select, text
+from sqlalchemy import and_, delete, func, or_, select, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
+
+from docproc_common.errors import Conflict
 
 
 async def kbs_named(session: AsyncSession, collection_name: str) -> list[KnowledgeBase]:
@@ -33,12 +38,43 @@ async def is_reserved(session: AsyncSession, collection_name: str) -> bool:
     return bool(row.scalar())
 
 
-async def lock_name(session: AsyncSession, collection_name: str) -> None:
-    """Serialize claims of one name for the rest of the transaction."""
-    await session.execute(
-        text("SELECT pg_advisory_xact_lock(hashtextextended(:n, 7))"),
-        {"n": f"claim:{collection_name}"},
+async def lock_name(session: AsyncSession, collection_name: str, *, wait_s: float | None = None) -> None:
+    """Serialize work on one name for the rest of the transaction.
+
+    A KB-less chunk write (``docproc rag-ingest``) holds this lock until it
+    commits. A create waits ``wait_s`` and then answers 409 asking to retry,
+    because every waiting request holds a database connection; a delete waits.
+    """
+    if wait_s is not None:
+        await session.execute(text(f"SET LOCAL lock_timeout = '{int(wait_s * 1000)}ms'"))
+    try:
+        await session.execute(
+            text("SELECT pg_advisory_xact_lock(hashtextextended(:n, 7))"), {"n": f"claim:{collection_name}"}
+        )
+    except DBAPIError as exc:
+        if "lock timeout" in str(exc.orig) or "LockNotAvailable" in type(exc.orig).__name__:
+            raise Conflict(
+                f"The collection name '{collection_name}' is busy with a write; retry in a moment"
+            ) from exc
+        raise
+    if wait_s is not None:
+        await session.execute(text("SET LOCAL lock_timeout = 0"))
+
+
+async def unowned_content(session: AsyncSession, collection_name: str) -> bool:
+    """Does the name hold content no knowledge base owns (operator ingests, orphaned rows or chunks)?"""
+    rows = await session.execute(
+        select(func.count())
+        .select_from(RagDocument)
+        .where(RagDocument.collection_name == collection_name, RagDocument.vector_document_id.is_not(None))
     )
+    if rows.scalar():
+        return True
+    exists = await session.execute(text("SELECT to_regclass(:t) IS NOT NULL"), {"t": f"public.rag_{collection_name}"})
+    if not exists.scalar():
+        return False
+    chunks = await session.execute(text(f"SELECT EXISTS (SELECT 1 FROM rag_{collection_name})"))
+    return bool(chunks.scalar())
 
 
 async def status_counts(session: AsyncSession, kb_ids: Sequence[uuid.UUID]) -> dict[str, int]:
@@ -86,3 +122,40 @@ async def count_stuck(session: AsyncSession, minutes: int) -> int:
         )
     )
     return int(row.scalar() or 0)
+
+
+async def document_page(
+    session: AsyncSession,
+    kb_id: uuid.UUID,
+    *,
+    limit: int,
+    before: tuple[datetime, uuid.UUID] | None,
+) -> list[RagDocument]:
+    query = select(RagDocument).where(RagDocument.knowledge_base_id == kb_id)
+    if before is not None:
+        stamp, ident = before
+        query = query.where(
+            or_(
+                RagDocument.created_at < stamp,
+                and_(RagDocument.created_at == stamp, RagDocument.id < ident),
+            )
+        )
+    rows = await session.execute(
+        query.order_by(RagDocument.created_at.desc(), RagDocument.id.desc()).limit(limit)
+    )
+    return list(rows.scalars())
+
+
+async def document_count(session: AsyncSession, kb_id: uuid.UUID) -> int:
+    row = await session.execute(
+        select(func.count()).select_from(RagDocument).where(RagDocument.knowledge_base_id == kb_id)
+    )
+    return int(row.scalar() or 0)
+
+
+async def delete_grant(session: AsyncSession, kb_id: uuid.UUID, user_id: str) -> None:
+    await session.execute(
+        delete(CollectionGrant).where(
+            CollectionGrant.knowledge_base_id == kb_id, CollectionGrant.user_id == user_id
+        )
+    )

@@ -118,5 +118,53 @@ class SyncAccepted(BaseModel):
 class CollectionDeletedOut(BaseModel):
     collection_name: str
     knowledge_bases_deleted: int
+    knowledge_bases_emptied: int = 0
     documents_deleted: int
     table_dropped: bool
+
+
+class DocumentOut(BaseModel):
+    id: uuid.UUID
+    collection_name: str
+    knowledge_base_id: uuid.UUID | None
+    filename: str
+    filesize: int
+    filetype: str
+    status: str
+    error_message: str | None
+    chunk_count: int
+    source: str
+    source_path: str | None
+    organizational_unit: str | None
+    has_file: bool
+    created_at: datetime
+    completed_at: datetime | None
+
+
+class DocumentPage(BaseModel):
+    items: list[DocumentOut]
+    total: int
+    next_cursor: str | None
+
+
+class GrantIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: str = Field(min_length=1, max_length=200)
+    permission: Literal["view", "edit"]
+
+
+class CollectionCreate(BaseModel):
+    """``POST /rag/collections/{name}``: a knowledge base whose collection name is the path."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(default=None, max_length=200)
+    scope: Literal["personal", "org", "app"] | None = None
+    embedding_provider: str
+    embedding_model: str
+    ingestion_config: IngestionConfig = IngestionConfig()
+
+
+class FilterValues(BaseModel):
+    organizational_unit: list[str]

@@ -13,7 +13,6 @@ from docproc_common.access import Access, resolve_collection, resolve_kb
 from docproc_common.auth import EDIT, Principal
 from docproc_common.bus.outbox import enqueue
 from docproc_common.db.models import (
-    CollectionTeardown,
     DocumentStatus,
     KnowledgeBase,
     RagDocument,
@@ -31,7 +30,7 @@ from docproc_common.errors import (
     NotFound,
     PayloadTooLarge,
 )
-from docproc_common.events import CollectionDeleted, DocumentAccepted, SyncRequested
+from docproc_common.events import DocumentAccepted, SyncRequested
 from docproc_common.ingestion import merge_config
 from docproc_common.processor import check_supported
 from docproc_common.runtime import Runtime
@@ -43,7 +42,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from docproc_upload import repository
 from docproc_upload.metrics import REJECTIONS, UPLOAD_BYTES
 from docproc_upload.schemas import (
-    CollectionDeletedOut,
     CollectionInfo,
     IngestionStatus,
     KnowledgeBaseCreate,
@@ -90,13 +88,18 @@ async def create_kb(
         name = validate_collection_name(body.collection_name)
     else:
         name = _derive_name(body.name)
-    await repository.lock_name(session, name)
+    await repository.lock_name(session, name, wait_s=1.0)
     if await repository.is_reserved(session, name):
         raise Conflict(
             f"The collection name '{name}' is being torn down; try again later",
             fields=[FieldError("collection_name", "reserved by a pending deletion")],
         )
     existing = await repository.kbs_named(session, name)
+    if not existing and not principal.app_admin and await repository.unowned_content(session, name):
+        raise Conflict(
+            f"The collection name '{name}' is already taken",
+            fields=[FieldError("collection_name", "already taken")],
+        )
     if existing:
         reachable = [await _reaches(session, principal, kb) for kb in existing]
         if not all(reachable):
@@ -316,6 +319,7 @@ async def search(
                 knowledge_base_ids=[kb.id for kb in kbs],
                 top_k=req.top_k,
                 filters=filters,
+                include_operator=any(kb.scope == Scope.APP for kb in kbs),
             ):
                 hits.append(
                     SearchHit(
@@ -369,40 +373,3 @@ async def local_sync(runtime: Runtime, principal: Principal, req: LocalSyncReque
             ),
         )
         return sync_log.id
-
-
-async def delete_collection(
-    runtime: Runtime, principal: Principal, name: str
-) -> CollectionDeletedOut:
-    """Delete the caller's knowledge bases on ``name`` in this transaction; files and table after commit.
-
-    The reservation row commits with the delete, so a rollback keeps everything
-    and a crash after commit is finished by the teardown sweep.
-    """
-    validate_collection_name(name)
-    async with runtime.sessionmaker() as session, session.begin():
-        await repository.lock_name(session, name)
-        kbs = await resolve_collection(session, principal, name, Access.EDIT)
-        kb_ids = [kb.id for kb in kbs]
-        docs = await repository.documents_of(session, kb_ids)
-        siblings = [
-            kb for kb in await repository.kbs_named(session, name) if kb.id not in set(kb_ids)
-        ]
-        await repository.delete_documents(session, [d.id for d in docs])
-        await repository.delete_kbs(session, kb_ids)
-        teardown = CollectionTeardown(
-            collection_name=name,
-            knowledge_base_id=kb_ids[0] if len(kb_ids) == 1 else None,
-            drop_table=not siblings,
-            storage_paths=[p for d in docs for p in (d.storage_path, d.parsed_path) if p],
-            vector_document_ids=[str(d.vector_document_id) for d in docs if d.vector_document_id],
-        )
-        session.add(teardown)
-        await session.flush()
-        await enqueue(session, CollectionDeleted(teardown_id=teardown.id, collection_name=name))
-    return CollectionDeletedOut(
-        collection_name=name,
-        knowledge_bases_deleted=len(kb_ids),
-        documents_deleted=len(docs),
-        table_dropped=not siblings,
-    )

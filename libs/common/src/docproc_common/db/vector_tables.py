@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import re
 
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from docproc_common.db.models import Base
 from docproc_common.errors import FieldError, InvalidInput
 
@@ -64,3 +67,13 @@ def validate_collection_name(name: str, *, field: str = "collection_name") -> st
 def vector_table_name(collection_name: str) -> str:
     """The physical table of a collection; refuses an unusable name before any SQL is built."""
     return VECTOR_TABLE_PREFIX + validate_collection_name(collection_name)
+
+
+async def list_runtime_tables(session: AsyncSession) -> list[str]:
+    """The collection names that have a runtime table (never ``rag_documents``)."""
+    rows = await session.execute(
+        text(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'rag\\_%'"
+        )
+    )
+    return sorted(t[len(VECTOR_TABLE_PREFIX) :] for (t,) in rows if is_vector_table(t))

@@ -1,0 +1,203 @@
+"""Operator commands run from the server shell: they talk to the database directly.
+
+``rag-ingest`` writes *operator* chunks no knowledge base owns (``writer_kind =
+operator``, no organization): an app-scoped knowledge base on the name reads
+them, nothing else does. It holds the name's lock until it commits, so a create
+on the name waits and then asks to retry, and a delete waits for it.
+``rag-drop`` goes through the same teardown as the API.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from docproc_common.auth import EDIT, VIEW, Principal
+from docproc_common.bus.outbox import enqueue
+from docproc_common.db.models import (
+    CollectionTeardown,
+    DocumentStatus,
+    KnowledgeBase,
+    RagDocument,
+    WriterKind,
+)
+from docproc_common.db.vector_tables import list_runtime_tables, validate_collection_name
+from docproc_common.embedding.catalog import catalog
+from docproc_common.embedding.client import EmbeddingClients
+from docproc_common.errors import Conflict, InvalidInput
+from docproc_common.events import CollectionDeleted
+from docproc_common.ingestion import IngestionConfig
+from docproc_common.processor import check_supported, extract_text
+from docproc_common.runtime import Runtime
+from docproc_common.splitters import split_text
+from docproc_common.vectorstore import ChunkStamp, ensure_table, write_chunks
+from docproc_upload import repository
+from docproc_upload.collections import _tear_down
+from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+OPERATOR = Principal(user_id="operator", permissions=frozenset({VIEW, EDIT}), app_admin=True)
+LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionRow:
+    name: str
+    knowledge_bases: int
+    documents: int
+    has_table: bool
+
+
+async def rag_collections(runtime: Runtime) -> list[CollectionRow]:
+    async with runtime.sessionmaker() as session:
+        tables = set(await list_runtime_tables(session))
+        kb_counts = dict(
+            (
+                await session.execute(
+                    select(KnowledgeBase.collection_name, func.count()).group_by(
+                        KnowledgeBase.collection_name
+                    )
+                )
+            ).all()
+        )
+        doc_counts = dict(
+            (
+                await session.execute(
+                    select(RagDocument.collection_name, func.count()).group_by(
+                        RagDocument.collection_name
+                    )
+                )
+            ).all()
+        )
+    names = sorted(tables | set(kb_counts) | set(doc_counts))
+    return [CollectionRow(n, kb_counts.get(n, 0), doc_counts.get(n, 0), n in tables) for n in names]
+
+
+async def rag_ingest(
+    runtime: Runtime,
+    clients: EmbeddingClients,
+    paths: list[Path],
+    collection: str,
+    progress: Callable[[Path, str], None],
+) -> tuple[int, int]:
+    """Ingest files as operator chunks; returns (ingested, failed)."""
+    validate_collection_name(collection)
+    config = IngestionConfig()
+    ingested = failed = 0
+    for path in paths:
+        try:
+            check_supported(path.name, config.parser)
+        except InvalidInput:
+            progress(path, "skipped: unsupported type")
+            continue
+        data = path.read_bytes()
+        try:
+            doc = await runtime.pool.run(extract_text, data, path.name, config.parser)
+        except InvalidInput as exc:
+            progress(path, f"failed: {exc.message}")
+            failed += 1
+            continue
+        chunks = [
+            c.text
+            for c in split_text(
+                doc.text, chunk_size=config.chunk_size, chunk_overlap=config.chunk_overlap
+            )
+        ]
+        async with runtime.sessionmaker() as session, session.begin():
+            kbs = await repository.kbs_named(session, collection)
+        provider, model = (
+            (kbs[0].embedding_provider, kbs[0].embedding_model) if kbs else ("local", LOCAL_MODEL)
+        )
+        embeddings = await clients.for_collection(provider, model).embed(chunks)
+        dims = catalog()[provider].models[model].dimensions
+        async with runtime.sessionmaker() as session, session.begin():
+            await repository.lock_name(session, collection)
+            if await repository.is_reserved(session, collection):
+                raise Conflict(
+                    f"The collection name '{collection}' is reserved by a pending deletion"
+                )
+            vdid = uuid.uuid4()
+            row = RagDocument(
+                collection_name=collection,
+                filename=path.name[:1024],
+                filesize=len(data),
+                filetype=path.suffix.lower().lstrip("."),
+                status=DocumentStatus.DONE,
+                source="cli",
+                source_path=str(path.resolve()),
+                content_hash=hashlib.sha256(data).hexdigest(),
+                writer_kind=WriterKind.OPERATOR,
+                vector_document_id=vdid,
+                chunk_count=len(chunks),
+                completed_at=func.now(),
+            )
+            session.add(row)
+            await session.flush()
+            await ensure_table(session, collection, dims)
+            stamp = ChunkStamp(
+                knowledge_base_id=None,
+                organization_id=None,
+                tracking_id=row.id,
+                source="cli",
+                document_type=row.filetype,
+                organizational_unit=None,
+                document_date=None,
+                source_path=row.source_path,
+                filename=row.filename,
+                content_hash=row.content_hash,
+                writer_kind=WriterKind.OPERATOR,
+            )
+            await write_chunks(session, collection, vdid, chunks, embeddings, stamp)
+        ingested += 1
+        progress(path, f"{len(chunks)} chunks")
+    return ingested, failed
+
+
+async def rag_drop(runtime: Runtime, collection: str, knowledge_base_id: uuid.UUID | None) -> str:
+    validate_collection_name(collection)
+    async with runtime.sessionmaker() as session, session.begin():
+        await repository.lock_name(session, collection)
+        kbs = await repository.kbs_named(session, collection)
+        if knowledge_base_id is not None:
+            chosen = [kb for kb in kbs if kb.id == knowledge_base_id]
+            if not chosen:
+                raise InvalidInput(f"No knowledge base {knowledge_base_id} holds '{collection}'")
+            out = await _tear_down(session, OPERATOR, collection, chosen)
+            return (
+                f"tore down knowledge base {knowledge_base_id}; table dropped: {out.table_dropped}"
+            )
+        if len(kbs) > 1:
+            ids = ", ".join(str(kb.id) for kb in kbs)
+            raise InvalidInput(
+                f"Several knowledge bases hold '{collection}': {ids}; choose one with --knowledge-base"
+            )
+        if kbs:
+            out = await _tear_down(session, OPERATOR, collection, kbs)
+            return f"tore down knowledge base {kbs[0].id}; table dropped: {out.table_dropped}"
+        return await _drop_unowned(session, collection)
+
+
+async def _drop_unowned(session: AsyncSession, collection: str) -> str:
+    """A name no knowledge base holds (filled by rag-ingest): its rows and its table."""
+    rows = list(
+        (
+            await session.execute(
+                select(RagDocument).where(RagDocument.collection_name == collection)
+            )
+        ).scalars()
+    )
+    await session.execute(delete(RagDocument).where(RagDocument.collection_name == collection))
+    reservation = CollectionTeardown(
+        collection_name=collection,
+        drop_table=True,
+        storage_paths=[p for d in rows for p in (d.storage_path, d.parsed_path) if p],
+    )
+    session.add(reservation)
+    await session.flush()
+    await enqueue(
+        session, CollectionDeleted(teardown_id=reservation.id, collection_name=collection)
+    )
+    return f"removed {len(rows)} document rows; the table is dropped by the teardown service"

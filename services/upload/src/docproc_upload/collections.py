@@ -1,0 +1,288 @@
+"""Collection lifecycle: deletion through durable teardown, documents, retries, grants, facets.
+
+Deleting removes rows inside the request and commits a ``collection_teardowns``
+reservation with them; the physical table and the files go only after commit,
+in the teardown service. A rollback therefore keeps the table next to the rows
+it restores, and a crash after commit is finished by redelivery or the hourly
+sweep. While the reservation exists the name is not free: a claim, an upload and
+a worker's vector write all refuse it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+
+from docproc_common.access import Access, resolve_collection, resolve_kb
+from docproc_common.auth import Principal
+from docproc_common.bus.outbox import enqueue
+from docproc_common.db.models import (
+    CollectionGrant,
+    CollectionTeardown,
+    DocumentStatus,
+    KnowledgeBase,
+    RagDocument,
+)
+from docproc_common.db.vector_tables import validate_collection_name
+from docproc_common.errors import CollectionNotFound, Conflict, FieldError, InvalidInput, NotFound
+from docproc_common.events import CollectionDeleted, DocumentAccepted, DocumentDeleted
+from docproc_common.runtime import Runtime
+from docproc_common.vectorstore import filter_values as vector_filter_values
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from docproc_upload import repository
+from docproc_upload.audit import record
+from docproc_upload.schemas import CollectionDeletedOut, DocumentOut, DocumentPage
+
+DOCUMENT_NOT_FOUND = "Document not found"
+
+
+def _files(docs: Sequence[RagDocument]) -> list[str]:
+    return [p for d in docs for p in (d.storage_path, d.parsed_path) if p]
+
+
+async def _tear_down(
+    session: AsyncSession,
+    principal: Principal,
+    name: str,
+    kbs: Sequence[KnowledgeBase],
+) -> CollectionDeletedOut:
+    """Remove ``kbs`` (emptying a default one instead) and reserve the name for the teardown."""
+    gone = {kb.id for kb in kbs}
+    docs = await repository.documents_of(session, list(gone))
+    siblings = [kb for kb in await repository.kbs_named(session, name) if kb.id not in gone]
+    await repository.delete_documents(session, [d.id for d in docs])
+    emptied = [kb.id for kb in kbs if kb.is_default]
+    await repository.delete_kbs(session, [kb.id for kb in kbs if not kb.is_default])
+    reservations: list[CollectionTeardown] = []
+    if not siblings:
+        reservations.append(
+            CollectionTeardown(collection_name=name, drop_table=True, storage_paths=_files(docs))
+        )
+    else:
+        for kb in kbs:
+            own = [d for d in docs if d.knowledge_base_id == kb.id]
+            reservations.append(
+                CollectionTeardown(
+                    collection_name=name,
+                    knowledge_base_id=kb.id,
+                    drop_table=False,
+                    storage_paths=_files(own),
+                    vector_document_ids=[
+                        str(d.vector_document_id) for d in own if d.vector_document_id
+                    ],
+                )
+            )
+    session.add_all(reservations)
+    await session.flush()
+    for reservation in reservations:
+        await enqueue(session, CollectionDeleted(teardown_id=reservation.id, collection_name=name))
+    for kb in kbs:
+        await record(
+            session,
+            principal,
+            "knowledge_base.emptied" if kb.is_default else "knowledge_base.deleted",
+            target=str(kb.id),
+            organization_id=kb.organization_id,
+            details={
+                "collection_name": name,
+                "documents": sum(d.knowledge_base_id == kb.id for d in docs),
+            },
+        )
+    return CollectionDeletedOut(
+        collection_name=name,
+        knowledge_bases_deleted=len(kbs) - len(emptied),
+        knowledge_bases_emptied=len(emptied),
+        documents_deleted=len(docs),
+        table_dropped=not siblings,
+    )
+
+
+async def delete_collection(
+    runtime: Runtime, principal: Principal, name: str
+) -> CollectionDeletedOut:
+    """``DELETE /rag/collections/{name}``: every knowledge base on the name the caller may edit."""
+    validate_collection_name(name)
+    async with runtime.sessionmaker() as session, session.begin():
+        await repository.lock_name(session, name)
+        kbs = await resolve_collection(session, principal, name, Access.EDIT)
+        return await _tear_down(session, principal, name, kbs)
+
+
+async def delete_kb(
+    runtime: Runtime, principal: Principal, kb_id: uuid.UUID
+) -> CollectionDeletedOut:
+    """``DELETE /kb/{id}``: this knowledge base; a sibling on the same name keeps the table."""
+    async with runtime.sessionmaker() as session, session.begin():
+        kb = await resolve_kb(session, principal, kb_id, Access.EDIT)
+        await repository.lock_name(session, kb.collection_name)
+        kb = await resolve_kb(session, principal, kb_id, Access.EDIT)
+        return await _tear_down(session, principal, kb.collection_name, [kb])
+
+
+async def _document_for(
+    session: AsyncSession, principal: Principal, document_id: uuid.UUID, access: Access
+) -> RagDocument:
+    """The document if its knowledge base is reachable; a denial looks like absence."""
+    doc = await session.get(RagDocument, document_id, with_for_update=access is Access.EDIT)
+    if doc is None or doc.knowledge_base_id is None:
+        raise NotFound(DOCUMENT_NOT_FOUND)
+    try:
+        await resolve_kb(session, principal, doc.knowledge_base_id, access)
+    except CollectionNotFound as exc:
+        raise NotFound(DOCUMENT_NOT_FOUND) from exc
+    return doc
+
+
+def document_out(doc: RagDocument) -> DocumentOut:
+    return DocumentOut(
+        id=doc.id,
+        collection_name=doc.collection_name,
+        knowledge_base_id=doc.knowledge_base_id,
+        filename=doc.filename,
+        filesize=doc.filesize,
+        filetype=doc.filetype,
+        status=doc.status,
+        error_message=doc.error_message,
+        chunk_count=doc.chunk_count,
+        source=doc.source,
+        source_path=doc.source_path,
+        organizational_unit=doc.organizational_unit,
+        has_file=doc.storage_path is not None,
+        created_at=doc.created_at,
+        completed_at=doc.completed_at,
+    )
+
+
+async def list_documents(
+    session: AsyncSession,
+    principal: Principal,
+    kb_id: uuid.UUID,
+    *,
+    limit: int,
+    before: tuple[datetime, uuid.UUID] | None,
+) -> DocumentPage:
+    """One page, newest first, by keyset on (created_at, id): an index range, never a full scan."""
+    kb = await resolve_kb(session, principal, kb_id, Access.VIEW)
+    docs = await repository.document_page(session, kb.id, limit=limit + 1, before=before)
+    total = await repository.document_count(session, kb.id)
+    more = len(docs) > limit
+    docs = docs[:limit]
+    cursor = f"{docs[-1].created_at.isoformat()}|{docs[-1].id}" if more and docs else None
+    return DocumentPage(items=[document_out(d) for d in docs], total=total, next_cursor=cursor)
+
+
+def parse_cursor(raw: str | None) -> tuple[datetime, uuid.UUID] | None:
+    if not raw:
+        return None
+    try:
+        stamp, _, ident = raw.partition("|")
+        return datetime.fromisoformat(stamp), uuid.UUID(ident)
+    except ValueError as exc:
+        raise InvalidInput("Invalid cursor", fields=[FieldError("cursor", "not a cursor")]) from exc
+
+
+async def delete_document(runtime: Runtime, principal: Principal, document_id: uuid.UUID) -> None:
+    """The row goes now; its chunks and files durably after commit (``DocumentDeleted``).
+
+    A document still indexing has no vector id yet: the embedder, finding its row
+    gone under lock, writes nothing, so no chunk survives either way.
+    """
+    async with runtime.sessionmaker() as session, session.begin():
+        doc = await _document_for(session, principal, document_id, Access.EDIT)
+        await session.delete(doc)
+        await enqueue(
+            session,
+            DocumentDeleted(
+                collection_name=doc.collection_name,
+                vector_document_ids=[doc.vector_document_id] if doc.vector_document_id else [],
+                storage_paths=[p for p in (doc.storage_path, doc.parsed_path) if p],
+            ),
+        )
+
+
+async def retry_document(
+    runtime: Runtime, principal: Principal, document_id: uuid.UUID
+) -> DocumentOut:
+    """Re-dispatch a failed upload from its stored original, replacing what the failed attempt indexed."""
+    async with runtime.sessionmaker() as session, session.begin():
+        doc = await _document_for(session, principal, document_id, Access.EDIT)
+        if doc.status != DocumentStatus.ERROR:
+            raise InvalidInput("Only a failed document can be retried")
+        if not doc.storage_path:
+            raise InvalidInput(
+                "This document has no stored original to retry from; upload it again "
+                "(a synced document is retried by running its sync again)"
+            )
+        if await repository.is_reserved(session, doc.collection_name):
+            raise Conflict("The collection is being deleted; the retry was not queued")
+        doc.attempt_id = uuid.uuid4()
+        doc.status = DocumentStatus.PROCESSING
+        doc.error_message = None
+        doc.completed_at = None
+        await enqueue(
+            session,
+            DocumentAccepted(
+                document_id=doc.id,
+                attempt_id=doc.attempt_id,
+                collection_name=doc.collection_name,
+                knowledge_base_id=doc.knowledge_base_id,
+                storage_path=doc.storage_path,
+                filename=doc.filename,
+                filetype=doc.filetype,
+                ingestion_config=doc.ingestion_config,
+            ),
+        )
+        await session.flush()
+        return document_out(doc)
+
+
+async def filter_values(session: AsyncSession, principal: Principal, name: str) -> list[str]:
+    validate_collection_name(name)
+    kbs = await resolve_collection(session, principal, name, Access.VIEW)
+    return await vector_filter_values(session, name, [kb.id for kb in kbs])
+
+
+async def grant(
+    session: AsyncSession, principal: Principal, kb_id: uuid.UUID, user_id: str, permission: str
+) -> None:
+    """An explicit grant widens what a user's role allows on this one collection."""
+    kb = await resolve_kb(session, principal, kb_id, Access.EDIT)
+    existing = (
+        await session.execute(
+            select(CollectionGrant).where(
+                CollectionGrant.knowledge_base_id == kb.id, CollectionGrant.user_id == user_id
+            )
+        )
+    ).scalar_one_or_none()
+    if existing is None:
+        session.add(
+            CollectionGrant(knowledge_base_id=kb.id, user_id=user_id, permission=permission)
+        )
+    else:
+        existing.permission = permission
+    await record(
+        session,
+        principal,
+        "knowledge_base.granted",
+        target=str(kb.id),
+        organization_id=kb.organization_id,
+        details={"user_id": user_id, "permission": permission},
+    )
+
+
+async def revoke(
+    session: AsyncSession, principal: Principal, kb_id: uuid.UUID, user_id: str
+) -> None:
+    kb = await resolve_kb(session, principal, kb_id, Access.EDIT)
+    await repository.delete_grant(session, kb.id, user_id)
+    await record(
+        session,
+        principal,
+        "knowledge_base.revoked",
+        target=str(kb.id),
+        organization_id=kb.organization_id,
+        details={"user_id": user_id},
+    )
