@@ -215,8 +215,7 @@ def _runtime() -> Runtime:
 
 
 def _embedding_clients(runtime: Runtime) -> EmbeddingClients:
-    e = runtime.settings.embedder
-    return EmbeddingClients(runtime.pool, e.model_cache_dir, e.threads, e.batch_size)
+    return EmbeddingClients(runtime.settings)
 
 
 def _operator(work: Callable[[Runtime], Awaitable[T]]) -> T:

@@ -26,7 +26,7 @@ from docproc_common.db.models import (
 )
 from docproc_common.db.vector_tables import list_runtime_tables, validate_collection_name
 from docproc_common.embedding.catalog import catalog
-from docproc_common.embedding.client import EmbeddingClients
+from docproc_common.embedding.client import EmbeddingClients, EmbeddingTarget
 from docproc_common.errors import Conflict, InvalidInput
 from docproc_common.events import CollectionDeleted
 from docproc_common.ingestion import IngestionConfig
@@ -106,13 +106,22 @@ async def rag_ingest(
                 doc.text, chunk_size=config.chunk_size, chunk_overlap=config.chunk_overlap
             )
         ]
-        async with runtime.sessionmaker() as session, session.begin():
+        async with runtime.sessionmaker() as session:
             kbs = await repository.kbs_named(session, collection)
-        provider, model = (
-            (kbs[0].embedding_provider, kbs[0].embedding_model) if kbs else ("local", LOCAL_MODEL)
-        )
-        embeddings = await clients.for_collection(provider, model).embed(chunks)
-        dims = catalog()[provider].models[model].dimensions
+            target = (
+                kbs[0]
+                if kbs
+                else EmbeddingTarget(
+                    collection_name=collection,
+                    organization_id=None,
+                    provider="local",
+                    model=LOCAL_MODEL,
+                    dimensions=catalog()["local"].models[LOCAL_MODEL].dimensions,
+                )
+            )
+            client = await clients.for_collection(target, session)
+            dims = target.embedding_dim if isinstance(target, KnowledgeBase) else target.dimensions
+        embeddings = await client.embed(chunks)
         async with runtime.sessionmaker() as session, session.begin():
             await repository.lock_name(session, collection)
             if await repository.is_reserved(session, collection):
