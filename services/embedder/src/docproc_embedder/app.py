@@ -8,14 +8,18 @@ from docproc_common.events import DocumentParsed
 from docproc_common.runtime import Runtime, ServiceSpec
 
 from docproc_embedder.handler import EmbedderHandler
+from docproc_embedder.openai_api import build_openai_router
 
 NAME = "embedder"
 
 
 def build(runtime: Runtime) -> ServiceSpec:
     e = runtime.settings.embedder
-    clients = EmbeddingClients(runtime.pool, e.model_cache_dir, e.threads, e.batch_size)
+    clients = EmbeddingClients(runtime.settings)
+    token = e.openai_api_token.get_secret_value() if e.openai_api_token else None
     return ServiceSpec(
         name=NAME,
         subscriptions=[Subscription(DocumentParsed.TOPIC, EmbedderHandler(runtime, clients))],
+        routers=[build_openai_router(clients, token)] if e.serve_openai_api else [],
+        on_shutdown=[clients.aclose],
     )

@@ -76,7 +76,7 @@ class EmbedderHandler:
             return
         chunks: list[str] = json.loads(await runtime.storage.get(event.chunks_path))
         try:
-            client = self._clients.for_collection(kb.embedding_provider, kb.embedding_model)
+            client = await self._clients.for_collection(kb, runtime.sessionmaker)
             started = time.perf_counter()
             embeddings = await client.embed(chunks)
             STAGE_SECONDS.labels("embed").observe(time.perf_counter() - started)

@@ -22,8 +22,7 @@ NAME = "upload"
 
 
 def embedding_clients(runtime: Runtime) -> EmbeddingClients:
-    e = runtime.settings.embedder
-    return EmbeddingClients(runtime.pool, e.model_cache_dir, e.threads, e.batch_size)
+    return EmbeddingClients(runtime.settings)
 
 
 class BodySizeLimit:
@@ -91,9 +90,11 @@ def stuck_gauge(runtime: Runtime) -> Any:
 
 
 def build(runtime: Runtime) -> ServiceSpec:
+    clients = embedding_clients(runtime)
     return ServiceSpec(
         name=NAME,
-        routers=[build_router(runtime, embedding_clients(runtime))],
+        routers=[build_router(runtime, clients)],
         tasks=[stuck_gauge(runtime)],
         middleware=[(BodySizeLimit, {"max_bytes": runtime.settings.limits.max_request_bytes})],
+        on_shutdown=[clients.aclose],
     )

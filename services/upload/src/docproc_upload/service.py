@@ -310,7 +310,7 @@ async def search(
             resolved.append((name, await resolve_collection(session, principal, name, Access.VIEW)))
         hits: list[SearchHit] = []
         for name, kbs in resolved:
-            client = clients.for_collection(kbs[0].embedding_provider, kbs[0].embedding_model)
+            client = await clients.for_collection(kbs[0], session)
             query = (await client.embed([req.query]))[0]
             for h in await vector_search(
                 session,

@@ -1,18 +1,230 @@
-"""Embedding clients: what the embedder and the search path call, whatever the provider."""
+"""Embedding clients: what the embedder and the search path call, whatever the provider.
+
+Resolution (``resolve_embedding``) turns a collection into what to call: provider,
+model, width, endpoint and key. It refuses nothing: a key that was deleted, cannot
+be opened or holds no API key resolves to *no* key, because which key pays must
+never decide whether the collection's row can be read. The client it yields then
+refuses to embed with a message naming the collection, its provider and which case
+happened; there is no deployment-wide key to fall back to. Every degraded
+resolution is logged with the case it landed in (``CredentialSource``).
+
+HTTP providers (``openai``, ``openrouter``, ``ollama``) speak the OpenAI
+``POST {base_url}/embeddings`` protocol:
+
+* **Batching.** One request carries at most the provider's ``max_inputs_per_request``
+  inputs and, when the catalog says so, about ``max_tokens_per_request`` tokens.
+* **Long inputs.** A text longer than the model's ``max_input_tokens`` (estimated at
+  ``CHARS_PER_TOKEN`` characters per token, a deliberately low figure so that an
+  estimate errs towards smaller pieces) is cut into pieces at whitespace, each piece
+  is embedded, and the pieces' (unit) vectors are averaged weighted by their length
+  in characters, then L2-normalized: the same windowing and pooling as the local
+  model, with characters standing in for word-pieces.
+* **Errors** become docproc's own messages (``failures.failure_message`` passes an
+  ``AppError`` whole, never the HTTP client's text, which may hold hosts and keys):
+  401/403 the credential was rejected, 404 the endpoint does not serve the model,
+  other 4xx a refused request; 429, 5xx, timeouts and connection failures are a
+  ``RetryableError`` so the bus tries again. The provider's answer goes to the log.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import math
 import threading
-from pathlib import Path
-from typing import Protocol
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
 
+import httpx
 import numpy as np
 import numpy.typing as npt
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from docproc_common.blocking import BlockingPool
-from docproc_common.embedding.catalog import model_spec
+from docproc_common.db.models import EmbeddingEndpoint, KnowledgeBase
+from docproc_common.embedding.catalog import Catalog, catalog
 from docproc_common.embedding.local_model import LocalMiniLM
-from docproc_common.errors import InvalidInput
+from docproc_common.errors import AppError, RetryableError
+from docproc_common.settings import Settings
+from docproc_common.vault import SecretKind, VaultError, secret_in_org, unseal
+
+log = logging.getLogger(__name__)
+
+#: Characters per token assumed when cutting long inputs for an HTTP model (see module doc).
+CHARS_PER_TOKEN = 3
+
+
+class EmbeddingNotConfiguredError(AppError):
+    """The collection has no usable credential or service: docproc refuses before any call."""
+
+    status_code = 409
+    code = "EMBEDDING_NOT_CONFIGURED"
+
+
+class EmbeddingProviderError(AppError):
+    """The provider answered, and the answer was a refusal docproc can name."""
+
+    status_code = 502
+    code = "EMBEDDING_PROVIDER_ERROR"
+
+
+class EmbeddingCredentialRejectedError(EmbeddingProviderError):
+    code = "EMBEDDING_CREDENTIAL_REJECTED"
+
+
+class EmbeddingModelNotServedError(EmbeddingProviderError):
+    code = "EMBEDDING_MODEL_NOT_SERVED"
+
+
+class CredentialSource(StrEnum):
+    """Where a resolution found (or failed to find) what pays for the embeddings."""
+
+    COLLECTION_SECRET = "collection_secret"  # the collection's vault key, opened
+    KEYLESS = "keyless"  # a provider that needs no key (local, ollama)
+    NO_SECRET = "no_secret"  # degraded: the collection names no key
+    SECRET_DELETED = "secret_deleted"  # degraded: the named key is gone (from this org)
+    SECRET_UNOPENABLE = "secret_unopenable"  # degraded: the key cannot be decrypted
+    SECRET_WITHOUT_KEY = "secret_without_key"  # degraded: not an API key of this provider
+    ENDPOINT_MISSING = "endpoint_missing"  # degraded: the keyless service is gone or unnamed
+    UNKNOWN_PROVIDER = "unknown_provider"  # degraded: the catalog no longer has the provider
+
+
+_DEGRADED_TEXT = {
+    CredentialSource.NO_SECRET: "the collection names no key",
+    CredentialSource.SECRET_DELETED: "the secret was deleted",
+    CredentialSource.SECRET_UNOPENABLE: "the secret could not be opened",
+    CredentialSource.SECRET_WITHOUT_KEY: "the secret holds no API key for this provider",
+    CredentialSource.ENDPOINT_MISSING: "its registered embedding service was deleted",
+    CredentialSource.UNKNOWN_PROVIDER: "this deployment does not offer the provider",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingTarget:
+    """What a collection says about its embeddings (a ``KnowledgeBase`` row, detached)."""
+
+    collection_name: str
+    organization_id: str | None
+    provider: str
+    model: str
+    dimensions: int
+    secret_id: uuid.UUID | None = None
+    base_url: str | None = None
+    endpoint_id: uuid.UUID | None = None
+
+    @classmethod
+    def of(cls, kb: KnowledgeBase | EmbeddingTarget) -> EmbeddingTarget:
+        if isinstance(kb, EmbeddingTarget):
+            return kb
+        return cls(
+            collection_name=kb.collection_name,
+            organization_id=kb.organization_id,
+            provider=kb.embedding_provider,
+            model=kb.embedding_model,
+            dimensions=kb.embedding_dim,
+            secret_id=kb.embedding_secret_id,
+            base_url=kb.embedding_base_url,
+            endpoint_id=kb.embedding_endpoint_id,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedEmbedding:
+    collection_name: str
+    provider: str
+    model: str
+    dims: int
+    base_url: str | None
+    api_key: str | None = field(repr=False)
+    source: CredentialSource
+    max_input_tokens: int = 8191
+    max_inputs_per_request: int = 64
+    max_tokens_per_request: int | None = None
+
+    @property
+    def degraded_reason(self) -> str | None:
+        return _DEGRADED_TEXT.get(self.source)
+
+    def refusal(self) -> EmbeddingNotConfiguredError:
+        what = "credential" if self.source.value.startswith(("secret", "no_")) else "service"
+        return EmbeddingNotConfiguredError(
+            f"No embedding {what} is configured for this collection '{self.collection_name}' "
+            f"({self.provider}): {self.degraded_reason}"
+        )
+
+
+async def resolve_embedding(
+    session: AsyncSession,
+    kb: KnowledgeBase | EmbeddingTarget,
+    settings: Settings,
+    cat: Catalog | None = None,
+) -> ResolvedEmbedding:
+    """What ``kb`` embeds with, opening its key for the collection's own organization."""
+    target = EmbeddingTarget.of(kb)
+    providers = cat if cat is not None else catalog(settings.embedder.catalog_path)
+    pspec = providers.get(target.provider)
+
+    def resolved(
+        source: CredentialSource, base_url: str | None = None, key: str | None = None
+    ) -> ResolvedEmbedding:
+        spec = pspec.models.get(target.model) if pspec else None
+        out = ResolvedEmbedding(
+            collection_name=target.collection_name,
+            provider=target.provider,
+            model=target.model,
+            dims=target.dimensions,
+            base_url=base_url,
+            api_key=key,
+            source=source,
+            max_input_tokens=spec.max_input_tokens if spec else 8191,
+            max_inputs_per_request=pspec.max_inputs_per_request if pspec else 64,
+            max_tokens_per_request=pspec.max_tokens_per_request if pspec else None,
+        )
+        if out.degraded_reason is not None:
+            log.warning(
+                "embedding resolution degraded for collection %s (%s, org %s): %s [%s]",
+                target.collection_name,
+                target.provider,
+                target.organization_id,
+                out.degraded_reason,
+                source.value,
+            )
+        return out
+
+    if pspec is None:
+        return resolved(CredentialSource.UNKNOWN_PROVIDER)
+    if pspec.credential == "none":
+        return resolved(CredentialSource.KEYLESS)
+    if pspec.credential == "endpoint":
+        endpoint = (
+            await session.get(EmbeddingEndpoint, target.endpoint_id) if target.endpoint_id else None
+        )
+        if endpoint is None or endpoint.organization_id not in (None, target.organization_id):
+            return resolved(CredentialSource.ENDPOINT_MISSING)
+        return resolved(CredentialSource.KEYLESS, endpoint.base_url)
+    base_url = target.base_url or pspec.base_url
+    if target.secret_id is None:
+        return resolved(CredentialSource.NO_SECRET, base_url)
+    secret = await secret_in_org(session, target.secret_id, target.organization_id)
+    if secret is None:
+        return resolved(CredentialSource.SECRET_DELETED, base_url)
+    try:
+        value = unseal(secret, settings.vault.master_key.get_secret_value())
+    except VaultError as exc:
+        log.warning("secret %s of collection %s: %s", secret.id, target.collection_name, exc)
+        return resolved(CredentialSource.SECRET_UNOPENABLE, base_url)
+    key = value.get("api_key")
+    if (
+        secret.kind != SecretKind.API_KEY
+        or secret.provider != target.provider
+        or not isinstance(key, str)
+        or not key
+    ):
+        return resolved(CredentialSource.SECRET_WITHOUT_KEY, base_url)
+    return resolved(CredentialSource.COLLECTION_SECRET, base_url, key)
 
 
 class EmbeddingClient(Protocol):
@@ -22,7 +234,12 @@ class EmbeddingClient(Protocol):
 
 
 class LocalEmbeddingClient:
-    """The in-process model, run on its own bounded pool so inference never blocks the loop."""
+    """The in-process model on its own single-worker pool.
+
+    onnxruntime already spreads one inference over its intra-op threads; a second
+    worker would only oversubscribe the cores, and sharing the file-I/O pool would
+    queue storage reads behind inference.
+    """
 
     def __init__(self, model: LocalMiniLM, pool: BlockingPool) -> None:
         self._model = model
@@ -33,26 +250,238 @@ class LocalEmbeddingClient:
         return await self._pool.run(self._model.embed, texts)
 
 
-class EmbeddingClients:
-    """Resolves a collection's provider and model to a client; one local model per process."""
+class RefusingClient:
+    """What an unresolvable collection gets: every call raises the resolution's refusal."""
 
-    def __init__(
-        self, pool: BlockingPool, cache_dir: Path, threads: int | None, batch_size: int
-    ) -> None:
-        self._pool = pool
-        self._cache_dir = cache_dir
-        self._threads = threads
-        self._batch_size = batch_size
+    def __init__(self, error: AppError, dimensions: int) -> None:
+        self._error = error
+        self.dimensions = dimensions
+
+    async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:  # noqa: ARG002
+        raise self._error
+
+
+def split_text(text: str, max_chars: int) -> list[str]:
+    """``text`` cut into pieces of at most ``max_chars``, at whitespace when one is near."""
+    if len(text) <= max_chars:
+        return [text if text.strip() else " "]  # an empty input is a 400 at OpenAI
+    pieces: list[str] = []
+    start = 0
+    while start < len(text):
+        end = min(start + max_chars, len(text))
+        if end < len(text):
+            floor = start + max_chars // 2
+            cut = max(text.rfind(" ", floor, end), text.rfind("\n", floor, end))
+            if cut > start:
+                end = cut + 1
+        piece = text[start:end]
+        if piece.strip():
+            pieces.append(piece)
+        start = end
+    return pieces or [" "]
+
+
+class HttpEmbeddingClient:
+    """An OpenAI-compatible ``/embeddings`` endpoint (see the module docstring)."""
+
+    def __init__(self, resolved: ResolvedEmbedding, http: httpx.AsyncClient) -> None:
+        if resolved.base_url is None:
+            raise ValueError("an HTTP client needs a base URL")
+        self._r = resolved
+        self._http = http
+        self._url = resolved.base_url.rstrip("/") + "/embeddings"
+        self.dimensions = resolved.dims
+
+    async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        r = self._r
+        if not texts:
+            return np.zeros((0, r.dims), dtype=np.float32)
+        max_chars = max(1, r.max_input_tokens * CHARS_PER_TOKEN)
+        owners: list[int] = []
+        pieces: list[str] = []
+        for index, text in enumerate(texts):
+            for piece in split_text(text, max_chars):
+                owners.append(index)
+                pieces.append(piece)
+        vectors = np.zeros((len(pieces), r.dims), dtype=np.float64)
+        for begin, end in self._batches(pieces):
+            vectors[begin:end] = await self._request(pieces[begin:end])
+        weights = np.array([len(p) for p in pieces], dtype=np.float64)[:, None]
+        sums = np.zeros((len(texts), r.dims), dtype=np.float64)
+        np.add.at(sums, owners, vectors * weights)
+        norms = np.linalg.norm(sums, axis=1, keepdims=True)
+        result: npt.NDArray[np.float32] = (sums / np.maximum(norms, 1e-12)).astype(np.float32)
+        return result
+
+    def _batches(self, pieces: Sequence[str]) -> list[tuple[int, int]]:
+        limit_inputs = max(1, self._r.max_inputs_per_request)
+        limit_tokens = self._r.max_tokens_per_request
+        out: list[tuple[int, int]] = []
+        begin, tokens = 0, 0
+        for i, piece in enumerate(pieces):
+            estimate = math.ceil(len(piece) / CHARS_PER_TOKEN)
+            full = i - begin >= limit_inputs or (
+                limit_tokens is not None and i > begin and tokens + estimate > limit_tokens
+            )
+            if full:
+                out.append((begin, i))
+                begin, tokens = i, 0
+            tokens += estimate
+        out.append((begin, len(pieces)))
+        return out
+
+    async def _request(self, inputs: list[str]) -> npt.NDArray[np.float64]:
+        r = self._r
+        headers = {"Authorization": f"Bearer {r.api_key}"} if r.api_key else {}
+        body = {"model": r.model, "input": inputs, "encoding_format": "float"}
+        try:
+            response = await self._http.post(self._url, json=body, headers=headers)
+        except httpx.TimeoutException:
+            log.warning("embedding provider %s timed out (%s)", r.provider, r.collection_name)
+            raise RetryableError(
+                f"The embedding provider '{r.provider}' did not answer in time"
+            ) from None
+        except httpx.TransportError as exc:
+            log.warning("embedding provider %s unreachable: %r", r.provider, exc)
+            raise RetryableError(
+                f"The embedding provider '{r.provider}' could not be reached"
+            ) from None
+        status = response.status_code
+        payload: Any = None
+        try:
+            payload = response.json()
+        except ValueError:
+            payload = None
+        if status == 200 and isinstance(payload, dict) and "data" not in payload:
+            # OpenRouter may answer 200 with {"error": {"code": 4xx, ...}}
+            error = payload.get("error")
+            code = error.get("code") if isinstance(error, dict) else None
+            status = code if isinstance(code, int) and 400 <= code < 600 else 502
+        if status != 200:
+            self._raise_for(status, response.text)
+        return self._vectors(payload, len(inputs))
+
+    def _raise_for(self, status: int, text: str) -> None:
+        r = self._r
+        log.warning(
+            "embedding provider %s answered HTTP %s for collection %s: %s",
+            r.provider,
+            status,
+            r.collection_name,
+            text[:1000],
+        )
+        if status in (401, 403):
+            raise EmbeddingCredentialRejectedError(
+                f"The embedding provider '{r.provider}' rejected the credential of collection "
+                f"'{r.collection_name}' (HTTP {status}) - replace the key in the vault or bind "
+                "another one to the collection"
+            )
+        if status == 404:
+            raise EmbeddingModelNotServedError(
+                f"The embedding endpoint of collection '{r.collection_name}' ({r.provider}) does "
+                f"not serve the model '{r.model}' (HTTP 404) - move the collection to a provider "
+                "or endpoint that serves it"
+            )
+        if status in (408, 409, 425, 429) or status >= 500:
+            raise RetryableError(
+                f"The embedding provider '{r.provider}' is unavailable (HTTP {status})"
+            )
+        raise EmbeddingProviderError(
+            f"The embedding provider '{r.provider}' refused the request of collection "
+            f"'{r.collection_name}' (HTTP {status}); the worker log has its answer"
+        )
+
+    def _vectors(self, payload: Any, count: int) -> npt.NDArray[np.float64]:
+        r = self._r
+        data = payload.get("data") if isinstance(payload, dict) else None
+        unreadable = EmbeddingProviderError(
+            f"The embedding provider '{r.provider}' answered collection '{r.collection_name}' "
+            "with something that is not an embedding list"
+        )
+        if not isinstance(data, list) or len(data) != count:
+            log.warning("embedding provider %s: unreadable answer %.500r", r.provider, payload)
+            raise unreadable
+        out = np.zeros((count, r.dims), dtype=np.float64)
+        seen: set[int] = set()
+        for position, item in enumerate(data):
+            if not isinstance(item, dict) or not isinstance(item.get("embedding"), list):
+                raise unreadable
+            index = item.get("index", position)
+            if not isinstance(index, int) or not 0 <= index < count or index in seen:
+                raise unreadable
+            vector = item["embedding"]
+            if len(vector) != r.dims:
+                raise EmbeddingProviderError(
+                    f"The embedding provider '{r.provider}' returned vectors of width "
+                    f"{len(vector)} for the model '{r.model}'; collection '{r.collection_name}' "
+                    f"stores {r.dims}"
+                )
+            seen.add(index)
+            out[index] = np.asarray(vector, dtype=np.float64)
+        return out
+
+
+class EmbeddingClients:
+    """Resolves a collection to a client; one local model and one HTTP pool per process."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        e = settings.embedder
+        self._cache_dir = e.model_cache_dir
+        self._threads = e.threads
+        self._batch_size = e.batch_size
         self._local: LocalEmbeddingClient | None = None
+        self._local_pool: BlockingPool | None = None
+        self._http: httpx.AsyncClient | None = None
         self._lock = threading.Lock()
 
-    def for_collection(self, provider: str, model: str) -> EmbeddingClient:
-        spec = model_spec(provider, model)
-        if spec.provider == "local":
-            return self.local()
-        raise InvalidInput(
-            f"The embedding provider '{provider}' is not available in this deployment"
-        )
+    @property
+    def catalog(self) -> Catalog:
+        return catalog(self._settings.embedder.catalog_path)
+
+    async def resolve(
+        self,
+        kb: KnowledgeBase | EmbeddingTarget,
+        session: AsyncSession | async_sessionmaker[AsyncSession],
+    ) -> ResolvedEmbedding:
+        if isinstance(session, AsyncSession):
+            return await resolve_embedding(session, kb, self._settings, self.catalog)
+        async with session() as own:
+            return await resolve_embedding(own, kb, self._settings, self.catalog)
+
+    async def for_collection(
+        self,
+        kb: KnowledgeBase | EmbeddingTarget,
+        session: AsyncSession | async_sessionmaker[AsyncSession],
+    ) -> EmbeddingClient:
+        """The client for ``kb``; ``session`` (or a sessionmaker) is used to open its key."""
+        return self.client(await self.resolve(EmbeddingTarget.of(kb), session))
+
+    def client(self, resolved: ResolvedEmbedding) -> EmbeddingClient:
+        if resolved.degraded_reason is not None:
+            return RefusingClient(resolved.refusal(), resolved.dims)
+        if resolved.provider == "local":
+            local = self.local()
+            if local.dimensions != resolved.dims:
+                return RefusingClient(
+                    EmbeddingProviderError(
+                        f"The built-in model embeds at width {local.dimensions}; collection "
+                        f"'{resolved.collection_name}' stores {resolved.dims}"
+                    ),
+                    resolved.dims,
+                )
+            return local
+        return HttpEmbeddingClient(resolved, self.http())
+
+    def http(self) -> httpx.AsyncClient:
+        if self._http is None:
+            e = self._settings.embedder
+            self._http = httpx.AsyncClient(
+                timeout=httpx.Timeout(e.request_timeout_s, connect=min(10.0, e.request_timeout_s)),
+                follow_redirects=False,  # a redirect must not carry the key elsewhere
+                limits=httpx.Limits(max_connections=16, max_keepalive_connections=8),
+            )
+        return self._http
 
     def local(self) -> LocalEmbeddingClient:
         with self._lock:
@@ -60,5 +489,14 @@ class EmbeddingClients:
                 model = LocalMiniLM(
                     cache_dir=self._cache_dir, threads=self._threads, batch_size=self._batch_size
                 )
-                self._local = LocalEmbeddingClient(model, self._pool)
+                self._local_pool = BlockingPool(1, name="docproc-embed-local")
+                self._local = LocalEmbeddingClient(model, self._local_pool)
             return self._local
+
+    async def aclose(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+        if self._local_pool is not None:
+            pool, self._local_pool, self._local = self._local_pool, None, None
+            await asyncio.to_thread(pool.shutdown)

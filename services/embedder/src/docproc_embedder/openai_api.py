@@ -1,0 +1,123 @@
+"""The local model as an OpenAI-compatible ``POST /v1/embeddings`` (and ``GET /v1/models``).
+
+Off unless ``EMBEDDER__SERVE_OPENAI_API=true``. It is what tests the HTTP provider
+path for real: a collection on the ``openai`` provider whose ``embedding_base_url``
+names this service gets its vectors through the same client, batching and error
+mapping as one on api.openai.com. When ``EMBEDDER__OPENAI_API_TOKEN`` is set, a
+request must carry it as its bearer token (401 otherwise, like OpenAI). Answers and
+errors have OpenAI's shapes, not docproc's envelope, because OpenAI clients read them.
+
+Inputs are embedded whole: the local model windows a long text itself rather than
+truncating it (``LocalMiniLM``).
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Annotated, Any
+
+from docproc_common.embedding.client import EmbeddingClients
+from docproc_common.embedding.local_model import LocalMiniLM
+from fastapi import APIRouter, Header
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+
+MAX_INPUTS = 2048
+MAX_INPUT_CHARS = 100_000
+
+#: The names this endpoint answers to: the model's full and short names.
+MODEL_NAMES = frozenset({LocalMiniLM.MODEL_NAME, LocalMiniLM.MODEL_NAME.split("/", 1)[1]})
+
+
+class EmbeddingsRequest(BaseModel):
+    model: str
+    input: str | list[str] = Field(union_mode="left_to_right")
+    encoding_format: str | None = None
+    dimensions: int | None = None
+    user: str | None = None
+
+
+def _error(status: int, message: str, kind: str, code: str | None = None) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"message": message, "type": kind, "param": None, "code": code}},
+        status_code=status,
+    )
+
+
+def build_openai_router(clients: EmbeddingClients, token: str | None) -> APIRouter:
+    router = APIRouter(prefix="/v1", tags=["openai-compatible"])
+
+    def unauthorized(authorization: str | None) -> JSONResponse | None:
+        if token is None:
+            return None
+        given = (
+            (authorization or "")[7:].strip()
+            if (authorization or "")[:7].lower() == "bearer "
+            else ""
+        )
+        if not given or not hmac.compare_digest(given.encode(), token.encode()):
+            return _error(
+                401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key"
+            )
+        return None
+
+    @router.get("/models", response_model=None)
+    async def models(
+        authorization: Annotated[str | None, Header()] = None,
+    ) -> JSONResponse | dict[str, Any]:
+        refused = unauthorized(authorization)
+        if refused is not None:
+            return refused
+        return {
+            "object": "list",
+            "data": [{"id": LocalMiniLM.MODEL_NAME, "object": "model", "owned_by": "docproc"}],
+        }
+
+    @router.post("/embeddings", response_model=None)
+    async def embeddings(
+        body: EmbeddingsRequest,
+        authorization: Annotated[str | None, Header()] = None,
+    ) -> JSONResponse | dict[str, Any]:
+        refused = unauthorized(authorization)
+        if refused is not None:
+            return refused
+        if body.model not in MODEL_NAMES:
+            return _error(
+                404,
+                f"The model '{body.model}' does not exist or you do not have access to it.",
+                "invalid_request_error",
+                "model_not_found",
+            )
+        texts = [body.input] if isinstance(body.input, str) else body.input
+        if not texts or len(texts) > MAX_INPUTS:
+            return _error(
+                400, f"'input' must hold 1 to {MAX_INPUTS} texts", "invalid_request_error"
+            )
+        if any(not t or len(t) > MAX_INPUT_CHARS for t in texts):
+            return _error(
+                400,
+                f"each input must be a non-empty string of at most {MAX_INPUT_CHARS} characters",
+                "invalid_request_error",
+            )
+        if body.dimensions not in (None, LocalMiniLM.DIMENSIONS):
+            return _error(
+                400,
+                f"this model only embeds at {LocalMiniLM.DIMENSIONS} dimensions",
+                "invalid_request_error",
+            )
+        if body.encoding_format not in (None, "float"):
+            return _error(400, "only encoding_format 'float' is served", "invalid_request_error")
+        local = clients.local()
+        vectors = await local.embed(texts)
+        tokens = sum(max(1, len(t) // 4) for t in texts)
+        return {
+            "object": "list",
+            "data": [
+                {"object": "embedding", "index": i, "embedding": v.tolist()}
+                for i, v in enumerate(vectors)
+            ],
+            "model": LocalMiniLM.MODEL_NAME,
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+
+    return router
