@@ -19,6 +19,7 @@ class KnowledgeBaseCreate(BaseModel):
     embedding_provider: str
     embedding_model: str
     ingestion_config: IngestionConfig = IngestionConfig()
+    is_default: bool = False
 
 
 class KnowledgeBaseOut(BaseModel):
@@ -26,6 +27,7 @@ class KnowledgeBaseOut(BaseModel):
     name: str
     collection_name: str
     scope: str
+    is_default: bool
     organization_id: str | None
     embedding_provider: str
     embedding_model: str

@@ -124,6 +124,7 @@ async def create_kb(
         embedding_model=spec.model,
         embedding_dim=spec.dimensions,
         ingestion_config=body.ingestion_config.model_dump(mode="json"),
+        is_default=body.is_default,
     )
     session.add(kb)
     await session.flush()
