@@ -13,6 +13,8 @@ from docproc_common.errors import PayloadTooLarge
 from docproc_common.runtime import Runtime, ServiceSpec
 
 from docproc_upload import repository
+from docproc_upload.chat.endpoints import build_router as build_chat_router
+from docproc_upload.chat.service import ChatFiles
 from docproc_upload.endpoints import build_router
 from docproc_upload.metrics import REJECTIONS, STUCK
 
@@ -91,10 +93,11 @@ def stuck_gauge(runtime: Runtime) -> Any:
 
 def build(runtime: Runtime) -> ServiceSpec:
     clients = embedding_clients(runtime)
+    chat = ChatFiles(runtime)
     return ServiceSpec(
         name=NAME,
-        routers=[build_router(runtime, clients)],
+        routers=[build_router(runtime, clients), build_chat_router(chat)],
         tasks=[stuck_gauge(runtime)],
         middleware=[(BodySizeLimit, {"max_bytes": runtime.settings.limits.max_request_bytes})],
-        on_shutdown=[clients.aclose],
+        on_shutdown=[clients.aclose, chat.close],
     )

@@ -18,3 +18,11 @@ STUCK = gauge(
     "docproc_upload_documents_stuck",
     "Documents in processing for longer than STUCK_AFTER_MINUTES",
 )
+CHAT_UPLOADS = counter(
+    "docproc_upload_chat_files_total", "Chat attachments accepted, by file type", ("file_type",)
+)
+CHAT_RENDERS = counter(
+    "docproc_upload_chat_renders_total",
+    "Chat attachments rendered for an agent, by route (inline|workspace|inline_fallback|...)",
+    ("mode",),
+)

@@ -1,0 +1,1 @@
+"""Chat attachments: upload, download, linking to a message, rendering for an agent."""

@@ -1,0 +1,162 @@
+"""Reading the upload's multipart body as it streams in, with the size limit on the file.
+
+The file part is counted as it arrives and the upload is refused with 413 the moment
+it passes ``CHAT_MAX_UPLOAD_SIZE_MB``: nothing is spooled to disk through the shared
+thread pool first, and nothing past the limit is kept. (``BodySizeLimit`` in app.py
+caps the whole body before this runs.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from docproc_common.errors import FieldError, InvalidInput, PayloadTooLarge
+from python_multipart.exceptions import MultipartParseError
+from python_multipart.multipart import MultipartParser, parse_options_header
+
+MAX_FIELD_BYTES = 4096
+MAX_PARTS = 16
+
+
+@dataclass
+class ChatForm:
+    filename: str | None = None
+    content_type: str | None = None
+    data: bytes = b""
+    organizational_unit: str | None = None
+
+
+@dataclass
+class _Part:
+    headers: dict[bytes, bytes] = field(default_factory=dict)
+    name: str | None = None
+    filename: str | None = None
+    content_type: str | None = None
+    chunks: list[bytes] = field(default_factory=list)
+    size: int = 0
+
+
+def _decode(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+class _Collector:
+    def __init__(self, max_file_bytes: int, limit_mb: int) -> None:
+        self.max_file_bytes = max_file_bytes
+        self.limit_mb = limit_mb
+        self.form = ChatForm()
+        self.part = _Part()
+        self.parts = 0
+        self.has_file = False
+        self._field = b""
+        self._value = b""
+
+    # python-multipart callbacks
+    def on_part_begin(self) -> None:
+        self.parts += 1
+        if self.parts > MAX_PARTS:
+            raise InvalidInput("The upload has too many form fields")
+        self.part = _Part()
+
+    def on_header_field(self, data: bytes, start: int, end: int) -> None:
+        self._field += data[start:end]
+
+    def on_header_value(self, data: bytes, start: int, end: int) -> None:
+        self._value += data[start:end]
+
+    def on_header_end(self) -> None:
+        self.part.headers[self._field.strip().lower()] = self._value.strip()
+        self._field = self._value = b""
+
+    def on_headers_finished(self) -> None:
+        disposition, options = parse_options_header(
+            self.part.headers.get(b"content-disposition", b"")
+        )
+        if disposition != b"form-data" or b"name" not in options:
+            raise InvalidInput("A form part has no name")
+        self.part.name = _decode(options[b"name"])
+        if b"filename" in options:
+            self.part.filename = _decode(options[b"filename"])
+        content_type = self.part.headers.get(b"content-type")
+        if content_type is not None:
+            self.part.content_type = _decode(content_type)
+
+    def on_part_data(self, data: bytes, start: int, end: int) -> None:
+        part = self.part
+        part.size += end - start
+        if part.name == "file":
+            if part.size > self.max_file_bytes:
+                raise PayloadTooLarge(
+                    f"The file is larger than the {self.limit_mb} MB limit for chat attachments",
+                    fields=[FieldError("file", "too large")],
+                    details={"rule": "too_large"},
+                )
+        elif part.size > MAX_FIELD_BYTES:
+            raise InvalidInput(
+                f"The form field {part.name!r} is too long",
+                fields=[FieldError(part.name or "form", "too long")],
+            )
+        elif part.name != "organizational_unit":
+            return  # an unknown field: read past it, keep nothing
+        part.chunks.append(data[start:end])
+
+    def on_part_end(self) -> None:
+        part = self.part
+        if part.name == "file":
+            if self.has_file:
+                raise InvalidInput(
+                    "Send one file per upload", fields=[FieldError("file", "more than one file")]
+                )
+            if part.filename is None:
+                raise InvalidInput(
+                    "The file part has no file name", fields=[FieldError("file", "not a file")]
+                )
+            self.has_file = True
+            self.form.filename = part.filename
+            self.form.content_type = part.content_type
+            self.form.data = b"".join(part.chunks)
+        elif part.name == "organizational_unit":
+            self.form.organizational_unit = _decode(b"".join(part.chunks))
+
+
+async def read_chat_form(
+    content_type: str | None, stream: AsyncIterator[bytes], max_file_bytes: int, limit_mb: int
+) -> ChatForm:
+    """The ``file`` part (bytes, name, declared type) and ``organizational_unit``."""
+    mime, options = parse_options_header((content_type or "").encode("latin-1", "replace"))
+    boundary = options.get(b"boundary")
+    if mime != b"multipart/form-data" or not boundary:
+        raise InvalidInput(
+            "Send the file as multipart/form-data in a part named 'file'",
+            fields=[FieldError("file", "required")],
+        )
+    collector = _Collector(max_file_bytes, limit_mb)
+    parser = MultipartParser(
+        boundary,
+        {
+            "on_part_begin": collector.on_part_begin,
+            "on_header_field": collector.on_header_field,
+            "on_header_value": collector.on_header_value,
+            "on_header_end": collector.on_header_end,
+            "on_headers_finished": collector.on_headers_finished,
+            "on_part_data": collector.on_part_data,
+            "on_part_end": collector.on_part_end,
+        },
+    )
+    try:
+        async for chunk in stream:
+            if chunk:
+                parser.write(chunk)
+        parser.finalize()
+    except MultipartParseError as exc:
+        raise InvalidInput("The multipart body is malformed") from exc
+    if not collector.has_file:
+        raise InvalidInput(
+            "Send the file in a multipart part named 'file'",
+            fields=[FieldError("file", "required")],
+        )
+    return collector.form

@@ -1,0 +1,119 @@
+"""Request and response bodies of the chat-attachment API."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Literal
+
+from docproc_common.parsing import FileType
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+MAX_FILES_PER_CALL = 100
+_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+
+
+class ChatFileOut(BaseModel):
+    """The upload's answer: what the card shows."""
+
+    id: uuid.UUID
+    filename: str
+    mime_type: str
+    size: int
+    file_type: str
+    preview: str | None = Field(
+        description="First three lines of the extracted text (at most 240 characters); "
+        "null for an image or a file no parser could read"
+    )
+
+
+class AttachRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    file_ids: list[uuid.UUID] = Field(min_length=1, max_length=MAX_FILES_PER_CALL)
+
+
+class AttachOut(BaseModel):
+    message_id: uuid.UUID
+    file_ids: list[uuid.UUID]
+
+
+class AgentIn(BaseModel):
+    """The agent a turn runs, as the chat runner knows it after ``prepare``.
+
+    ``runtime_reads`` lists the file types its workspace runtime opens by itself;
+    without it, ``described_runtime_has_lit`` says whether the deployment described the
+    runtime to the model as having ``lit`` (PDF, office and OpenDocument formats).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    has_workspace: bool = False
+    agent_id: str = Field(default="", max_length=128)
+    conversation_id: str = Field(default="", max_length=128)
+    runtime_reads: list[FileType] | None = None
+    described_runtime_has_lit: bool = False
+
+    @model_validator(mode="after")
+    def _ids(self) -> AgentIn:
+        for name in ("agent_id", "conversation_id"):
+            value = getattr(self, name)
+            if value and not re.fullmatch(_ID_PATTERN, value):
+                raise ValueError(f"{name} may only hold letters, digits, '.', '_' and '-'")
+            if self.has_workspace and not value:
+                raise ValueError(f"{name} is required for an agent with a workspace")
+        return self
+
+
+class RenderRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    file_ids: list[uuid.UUID] = Field(min_length=1, max_length=MAX_FILES_PER_CALL)
+    agent: AgentIn
+
+
+class TextPartOut(BaseModel):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class BinaryPartOut(BaseModel):
+    type: Literal["binary"] = "binary"
+    media_type: str
+    data: str = Field(description="base64")
+    file_id: uuid.UUID
+    name: str
+
+
+class RenderedFileOut(BaseModel):
+    file_id: uuid.UUID
+    filename: str
+    file_type: str
+    mode: str
+    workspace_path: str | None
+    sibling_path: str | None
+
+
+class RenderOut(BaseModel):
+    parts: list[TextPartOut | BinaryPartOut]
+    files: list[RenderedFileOut]
+    notices: list[str]
+
+
+class HistoryFileOut(BaseModel):
+    file_id: uuid.UUID
+    filename: str
+    mime_type: str
+    size: int
+    file_type: str
+    mode: str | None
+    workspace_path: str | None
+    history: str | None = Field(
+        description="What the attachment added to the prompt when it was rendered; null "
+        "when it was never rendered"
+    )
+
+
+class MessageAttachmentsOut(BaseModel):
+    message_id: uuid.UUID
+    files: list[HistoryFileOut]

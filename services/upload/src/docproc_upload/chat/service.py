@@ -1,0 +1,428 @@
+"""Chat attachments: validate, classify, parse, store, record; serve, link, render for an agent.
+
+Every refusal of an upload happens before anything is stored: the bytes are detected
+against the allow-list and the declared type, then parsed (an archive's parse is its
+safety check), and only then written to the file store and recorded. A failure after
+the write removes the file again, and a cancelled write removes what it wrote
+(``AsyncStorage.put``).
+
+Where the blocking work runs (docs/chat-uploads.md, "Where the work runs"): detection,
+text decoding and file I/O on the runtime's bounded file-I/O pool; parsing of binary
+formats (PDF, office, mail, archives) in child processes (``isolation``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import re
+import unicodedata
+import uuid
+from dataclasses import dataclass
+
+from botocore.exceptions import ClientError
+from docproc_common.attachments import (
+    LIT_READS,
+    Agent,
+    AttachmentFile,
+    BinaryPart,
+    RenderLimits,
+    StorageWorkspace,
+    render_attachments,
+    workspace_root,
+)
+from docproc_common.auth import Principal
+from docproc_common.db.models import ChatFile
+from docproc_common.errors import FieldError, InvalidInput, NotFound, PayloadTooLarge
+from docproc_common.parsing import (
+    ArchiveLimits,
+    Detected,
+    FileType,
+    ParsedText,
+    ParseLimits,
+    ParsingRefused,
+    detect,
+    parse,
+    preview,
+)
+from docproc_common.runtime import Runtime
+from docproc_common.settings import LimitSettings
+from docproc_common.storage import new_storage_path
+
+from docproc_upload.chat import repository
+from docproc_upload.chat.isolation import IsolatedParser
+from docproc_upload.chat.multipart import ChatForm
+from docproc_upload.chat.schemas import (
+    AgentIn,
+    AttachOut,
+    BinaryPartOut,
+    ChatFileOut,
+    HistoryFileOut,
+    MessageAttachmentsOut,
+    RenderedFileOut,
+    RenderOut,
+    RenderRequest,
+    TextPartOut,
+)
+from docproc_upload.metrics import CHAT_RENDERS, CHAT_UPLOADS, REJECTIONS, UPLOAD_BYTES
+
+log = logging.getLogger(__name__)
+
+MiB = 1024 * 1024
+MAX_FILENAME_CHARS = 255
+MAX_UNIT_CHARS = 200
+_SAFE_OWNER = re.compile(r"^[A-Za-z0-9@+_-][A-Za-z0-9@+._-]{0,127}$")
+#: Served inline by the browser; everything else (TIFF included) is a download.
+INLINE_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
+
+
+def archive_limits(limits: LimitSettings) -> ArchiveLimits:
+    return ArchiveLimits(
+        max_entries=limits.workspace_archive_max_entries,
+        max_bytes=limits.workspace_archive_max_bytes,
+        max_ratio=limits.workspace_archive_max_ratio,
+        max_member_bytes=limits.workspace_archive_max_member_bytes,
+    )
+
+
+def parse_limits(limits: LimitSettings) -> ParseLimits:
+    return ParseLimits(max_chars=limits.chat_parsed_text_max_chars, archive=archive_limits(limits))
+
+
+def render_limits(limits: LimitSettings) -> RenderLimits:
+    return RenderLimits(
+        tiff_max_inline_pages=limits.chat_tiff_max_inline_pages,
+        inline_image_max_bytes=limits.sandbox_inline_image_max_bytes,
+        inline_turn_max_chars=limits.chat_inline_turn_max_chars,
+        archive=archive_limits(limits),
+    )
+
+
+def owner_segment(user_id: str) -> str:
+    """The user id as one storage path segment; anything unusual is hashed, never trusted."""
+    if _SAFE_OWNER.fullmatch(user_id) and user_id not in {".", ".."}:
+        return user_id
+    return "u-" + hashlib.sha256(user_id.encode()).hexdigest()[:32]
+
+
+def clean_filename(raw: str | None) -> str:
+    """The name the person sees: control and format characters (NUL, bidi overrides) removed.
+
+    It stays a label: the storage path and a workspace path derive their own safe names
+    from it. A long name is cut keeping its extension.
+    """
+    name = unicodedata.normalize("NFC", raw or "")
+    name = "".join(c for c in name if unicodedata.category(c)[0] != "C").strip()
+    if len(name) > MAX_FILENAME_CHARS:
+        stem, dot, ext = name.rpartition(".")
+        if dot and stem and len(ext) <= 16:
+            name = f"{stem[: MAX_FILENAME_CHARS - len(ext) - 1]}.{ext}"
+        else:
+            name = name[:MAX_FILENAME_CHARS]
+    return name or "file"
+
+
+def clean_unit(raw: str | None) -> str | None:
+    """A blank unit is no unit (the facet never offers ``""``)."""
+    unit = " ".join((raw or "").split())
+    if not unit:
+        return None
+    if len(unit) > MAX_UNIT_CHARS:
+        raise InvalidInput(
+            f"organizational_unit may be at most {MAX_UNIT_CHARS} characters",
+            fields=[FieldError("organizational_unit", "too long")],
+        )
+    return unit
+
+
+def storable(text: str | None) -> str | None:
+    """Text PostgreSQL accepts: no NUL, no lone surrogates."""
+    if text is None:
+        return None
+    return text.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+
+
+def refuse(exc: ParsingRefused) -> ParsingRefused:
+    REJECTIONS.labels(exc.rule).inc()
+    return exc
+
+
+def _unknown_files(ids: list[uuid.UUID], reasons: dict[uuid.UUID, str], what: str) -> InvalidInput:
+    bad = [i for i in dict.fromkeys(ids) if i in reasons]
+    return InvalidInput(
+        f"These files cannot be {what}: {', '.join(str(i) for i in bad)}",
+        fields=[FieldError(f"file_ids.{n}", reasons[i]) for n, i in enumerate(ids) if i in reasons],
+        details={"file_ids": [str(i) for i in bad]},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Download:
+    filename: str
+    mime_type: str
+    data: bytes
+
+    @property
+    def inline(self) -> bool:
+        return self.mime_type in INLINE_TYPES
+
+
+class ChatFiles:
+    """The chat-attachment API's logic, built once per process by ``app.build``."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        limits = runtime.settings.limits
+        self.parse_limits = parse_limits(limits)
+        self.render_limits = render_limits(limits)
+        self.isolated = IsolatedParser(
+            limits.chat_parse_workers,
+            limits.chat_parse_max_queue,
+            limits.chat_parse_timeout_s,
+            limits.chat_parse_memory_mb,
+        )
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self.isolated.close)
+
+    @property
+    def max_bytes(self) -> int:
+        return self.runtime.settings.limits.chat_max_upload_size_mb * MiB
+
+    # --- upload -----------------------------------------------------------------------
+
+    async def _parse(self, data: bytes, detected: Detected) -> ParsedText:
+        if detected.file_type in (FileType.IMAGE, FileType.TIFF):
+            return ParsedText(text=None)
+        if detected.file_type is FileType.TEXT:  # decoding only: cheap, in a thread
+            return await self.runtime.pool.run(parse, data, detected, self.parse_limits)
+        return await self.isolated.parse(data, detected, self.parse_limits)
+
+    async def upload(self, principal: Principal, form: ChatForm) -> ChatFileOut:
+        runtime = self.runtime
+        if len(form.data) > self.max_bytes:
+            REJECTIONS.labels("too_large").inc()
+            raise PayloadTooLarge(
+                f"The file is larger than the {runtime.settings.limits.chat_max_upload_size_mb} "
+                "MB limit for chat attachments",
+                fields=[FieldError("file", "too large")],
+                details={"rule": "too_large"},
+            )
+        if not form.data:
+            REJECTIONS.labels("empty_file").inc()
+            raise InvalidInput(
+                "The file is empty",
+                fields=[FieldError("file", "empty")],
+                details={"rule": "empty_file"},
+            )
+        filename = clean_filename(form.filename)
+        unit = clean_unit(form.organizational_unit)
+        try:
+            detected = await runtime.pool.run(detect, form.data, filename, form.content_type)
+            parsed = await self._parse(form.data, detected)
+        except ParsingRefused as exc:
+            raise refuse(exc) from None
+        text = storable(parsed.text)
+        path = new_storage_path(owner_segment(principal.user_id), filename)
+        await runtime.storage.put(path, form.data, detected.mime_type)
+        try:
+            async with runtime.sessionmaker() as session, session.begin():
+                row = ChatFile(
+                    user_id=principal.user_id,
+                    filename=filename,
+                    mime_type=detected.mime_type,
+                    size=len(form.data),
+                    storage_path=path,
+                    organizational_unit=unit,
+                    file_type=detected.file_type.value,
+                    parsed_content=text,
+                )
+                session.add(row)
+                await session.flush()
+                file_id = row.id
+        except BaseException:
+            await asyncio.shield(runtime.storage.delete(path))
+            raise
+        CHAT_UPLOADS.labels(detected.file_type.value).inc()
+        UPLOAD_BYTES.labels("chat").observe(len(form.data))
+        return ChatFileOut(
+            id=file_id,
+            filename=filename,
+            mime_type=detected.mime_type,
+            size=len(form.data),
+            file_type=detected.file_type.value,
+            preview=preview(text),
+        )
+
+    # --- download -----------------------------------------------------------------------
+
+    async def download(self, principal: Principal, file_id: uuid.UUID) -> Download:
+        async with self.runtime.sessionmaker() as session:
+            row = await repository.own_file(session, principal.user_id, file_id)
+        if row is None:
+            raise NotFound("File not found")
+        try:
+            data = await self.runtime.storage.get(row.storage_path)
+        except (FileNotFoundError, ClientError) as exc:
+            if isinstance(exc, ClientError) and exc.response.get("Error", {}).get("Code") not in {
+                "404",
+                "NoSuchKey",
+                "NotFound",
+            }:
+                raise
+            log.warning("chat file %s has no bytes at %s", row.id, row.storage_path)
+            raise NotFound("File not found") from None
+        return Download(row.filename, row.mime_type, data)
+
+    # --- link to a message ----------------------------------------------------------------
+
+    async def attach(
+        self, principal: Principal, message_id: uuid.UUID, file_ids: list[uuid.UUID]
+    ) -> AttachOut:
+        """All or nothing, under row locks: only the caller's own files not on another message."""
+        unique = list(dict.fromkeys(file_ids))
+        async with self.runtime.sessionmaker() as session, session.begin():
+            found = await repository.lock_own_files(session, principal.user_id, unique)
+            reasons: dict[uuid.UUID, str] = {}
+            for file_id in unique:
+                row = found.get(file_id)
+                if row is None:
+                    reasons[file_id] = "not found"
+                elif row.message_id is not None and row.message_id != message_id:
+                    reasons[file_id] = "already attached to another message"
+            if reasons:
+                REJECTIONS.labels("attach_refused").inc()
+                raise _unknown_files(file_ids, reasons, "attached")
+            await repository.link(
+                session, [i for i in unique if found[i].message_id is None], message_id
+            )
+        return AttachOut(message_id=message_id, file_ids=unique)
+
+    # --- rendering for an agent ------------------------------------------------------------
+
+    async def render(self, principal: Principal, request: RenderRequest) -> RenderOut:
+        runtime = self.runtime
+        agent_in = request.agent
+        unique = list(dict.fromkeys(request.file_ids))
+        async with runtime.sessionmaker() as session:
+            found = await repository.own_files(session, principal.user_id, unique)
+            missing = {i: "not found" for i in unique if i not in found}
+            if missing:
+                raise _unknown_files(request.file_ids, missing, "rendered")
+            used = 0
+            if agent_in.has_workspace:
+                used = await repository.workspace_usage(
+                    session, principal.user_id, agent_in.agent_id, agent_in.conversation_id
+                )
+        files = [found[i] for i in unique]
+        workspace = None
+        if agent_in.has_workspace:
+            root = workspace_root(
+                owner_segment(principal.user_id), agent_in.agent_id, agent_in.conversation_id
+            )
+            quota = runtime.settings.limits.workspace_max_bytes
+            workspace = StorageWorkspace(runtime.storage, root, quota, used)
+
+        async def load(f: AttachmentFile) -> bytes:
+            return await runtime.storage.get(f.storage_path)
+
+        rendered = await render_attachments(
+            [
+                AttachmentFile(
+                    id=f.id,
+                    filename=f.filename,
+                    mime_type=f.mime_type,
+                    size=f.size,
+                    file_type=f.file_type,
+                    parsed_content=f.parsed_content,
+                    storage_path=f.storage_path,
+                )
+                for f in files
+            ],
+            _agent(agent_in),
+            self.render_limits,
+            load=load,
+            pool=runtime.pool,
+            workspace=workspace,
+        )
+        async with runtime.sessionmaker() as session, session.begin():
+            await repository.save_renders(
+                session,
+                principal.user_id,
+                agent_in.agent_id,
+                agent_in.conversation_id,
+                [
+                    repository.RenderRow(
+                        file_id=o.file_id,
+                        message_id=found[o.file_id].message_id,
+                        mode=o.mode.value,
+                        workspace_path=o.workspace_path,
+                        workspace_bytes=o.workspace_bytes,
+                        history_text=o.history,
+                    )
+                    for o in rendered.files
+                ],
+            )
+        for o in rendered.files:
+            CHAT_RENDERS.labels(o.mode.value).inc()
+        return RenderOut(
+            parts=[
+                BinaryPartOut(
+                    media_type=p.media_type, data=p.base64(), file_id=p.file_id, name=p.name
+                )
+                if isinstance(p, BinaryPart)
+                else TextPartOut(text=p.text)
+                for p in rendered.parts
+            ],
+            files=[
+                RenderedFileOut(
+                    file_id=o.file_id,
+                    filename=found[o.file_id].filename,
+                    file_type=found[o.file_id].file_type,
+                    mode=o.mode.value,
+                    workspace_path="/" + o.workspace_path if o.workspace_path else None,
+                    sibling_path="/" + o.sibling_path if o.sibling_path else None,
+                )
+                for o in rendered.files
+            ],
+            notices=rendered.notices,
+        )
+
+    async def message_attachments(
+        self,
+        principal: Principal,
+        message_id: uuid.UUID,
+        agent_id: str | None,
+        conversation_id: str | None,
+    ) -> MessageAttachmentsOut:
+        async with self.runtime.sessionmaker() as session:
+            rows = await repository.message_files(
+                session, principal.user_id, message_id, agent_id, conversation_id
+            )
+        return MessageAttachmentsOut(
+            message_id=message_id,
+            files=[
+                HistoryFileOut(
+                    file_id=f.id,
+                    filename=f.filename,
+                    mime_type=f.mime_type,
+                    size=f.size,
+                    file_type=f.file_type,
+                    mode=r.mode if r else None,
+                    workspace_path=("/" + r.workspace_path) if r and r.workspace_path else None,
+                    history=r.history_text if r else None,
+                )
+                for f, r in rows
+            ],
+        )
+
+
+def _agent(agent: AgentIn) -> Agent:
+    if agent.runtime_reads is not None:
+        reads = frozenset(str(t) for t in agent.runtime_reads)
+    elif agent.described_runtime_has_lit:
+        reads = frozenset(str(t) for t in LIT_READS)
+    else:
+        reads = frozenset()
+    return Agent(has_workspace=agent.has_workspace, runtime_reads=reads)
