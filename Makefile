@@ -1,15 +1,20 @@
 # The only entry point. `make help` lists the targets.
 SHELL := /bin/bash
-UV ?= uv
+# uv from PATH, else the PyPI package run as a module (installed on first use by ensure-uv).
+UV ?= $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
+export UV
 PORT ?= 8000
 export UV_LINK_MODE ?= copy
 
-.PHONY: help sync fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint dev demo bench dev-k8s
+.PHONY: help ensure-uv sync fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint dev demo bench dev-k8s
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-sync: ## install every workspace package from the lock
+ensure-uv:
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+
+sync: ensure-uv ## install every workspace package from the lock
 	$(UV) sync --locked --all-packages
 
 fmt: ## format and autofix

@@ -6,9 +6,10 @@ PORT="${PORT:-8000}"
 URL="http://127.0.0.1:${PORT}"
 export DOCPROC_HOME="${DOCPROC_HOME:-$HOME/.local/share/docproc}"
 LOG="$DOCPROC_HOME/dev.log"
+UV="${UV:-uv}"
 mkdir -p "$DOCPROC_HOME"
 
-uv run docproc dev --port "$PORT" >"$LOG" 2>&1 &
+$UV run docproc dev --port "$PORT" >"$LOG" 2>&1 &
 DEV=$!
 trap 'kill $DEV 2>/dev/null; wait $DEV 2>/dev/null || true' EXIT
 echo "docproc dev starting (log: $LOG) ..."
@@ -19,8 +20,8 @@ for _ in $(seq 1 240); do
 done
 curl -fsS "$URL/readyz" >/dev/null
 
-uv run docproc ingest samples --collection demo --url "$URL"
+$UV run docproc ingest samples --collection demo --url "$URL"
 for q in "how long do I have to return a product?" "when do new engineers join on-call?"; do
   echo; echo "search: $q"
-  uv run docproc search "$q" --collection demo --top-k 3 --url "$URL"
+  $UV run docproc search "$q" --collection demo --top-k 3 --url "$URL"
 done
