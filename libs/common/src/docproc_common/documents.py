@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from sqlalchemy import func, update
+from sqlalchemy import delete, func, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_common.bus.outbox import enqueue
@@ -41,6 +41,7 @@ async def fail_document(
     )
     changed = bool(getattr(result, "rowcount", 0))
     if changed:
+        await retire_failed_attempts(session, document_id)
         await enqueue(
             session,
             DocumentFailed(
@@ -51,3 +52,34 @@ async def fail_document(
             ),
         )
     return changed
+
+
+async def retire_failed_attempts(session: AsyncSession, document_id: uuid.UUID) -> int:
+    """Remove earlier *failed* rows for the same address in the same scope as ``document_id``.
+
+    By address (``source_path``), never by filename: ``a/readme.md`` and
+    ``b/readme.md`` share a name. ``error`` rows only: a ``processing`` row is a
+    live attempt of an overlapping ingest. In the row's own knowledge base (or,
+    for a row filed under none, among the unfiled rows of its organization).
+    An upload has no address and retires nothing. Failed rows wrote no vectors,
+    so removing the row is all there is to do.
+    """
+    doc = await session.get(RagDocument, document_id)
+    if doc is None or doc.source_path is None:
+        return 0
+    scope = (
+        RagDocument.knowledge_base_id == doc.knowledge_base_id
+        if doc.knowledge_base_id is not None
+        else (RagDocument.knowledge_base_id.is_(None))
+        & (RagDocument.organization_id.is_not_distinct_from(doc.organization_id))
+    )
+    result = await session.execute(
+        delete(RagDocument).where(
+            RagDocument.collection_name == doc.collection_name,
+            RagDocument.source_path == doc.source_path,
+            RagDocument.status == DocumentStatus.ERROR,
+            RagDocument.id != doc.id,
+            scope,
+        )
+    )
+    return int(getattr(result, "rowcount", 0) or 0)

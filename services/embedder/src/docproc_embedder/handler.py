@@ -19,7 +19,7 @@ import uuid
 from docproc_common.bus.delivery import Delivery
 from docproc_common.bus.outbox import enqueue
 from docproc_common.db.models import WriterKind
-from docproc_common.documents import fail_document
+from docproc_common.documents import fail_document, retire_failed_attempts
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import AppError, InvalidInput
 from docproc_common.events import DocumentIndexed, DocumentParsed
@@ -130,6 +130,7 @@ class EmbedderHandler:
                 session, event.collection_name, vdid, chunks, embeddings, stamp
             )
             await repository.complete(session, doc.id, vdid, written)
+            await retire_failed_attempts(session, doc.id)
             await enqueue(
                 session,
                 DocumentIndexed(

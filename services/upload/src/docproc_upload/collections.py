@@ -25,7 +25,14 @@ from docproc_common.db.models import (
     RagDocument,
 )
 from docproc_common.db.vector_tables import validate_collection_name
-from docproc_common.errors import CollectionNotFound, Conflict, FieldError, InvalidInput, NotFound
+from docproc_common.errors import (
+    CollectionNotFound,
+    Conflict,
+    FieldError,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+)
 from docproc_common.events import CollectionDeleted, DocumentAccepted, DocumentDeleted
 from docproc_common.runtime import Runtime
 from docproc_common.vectorstore import filter_values as vector_filter_values
@@ -120,6 +127,37 @@ async def delete_kb(
         await repository.lock_name(session, kb.collection_name)
         kb = await resolve_kb(session, principal, kb_id, Access.EDIT)
         return await _tear_down(session, principal, kb.collection_name, [kb])
+
+
+async def delete_owner(
+    runtime: Runtime,
+    principal: Principal,
+    *,
+    organization_id: str | None = None,
+    user_id: str | None = None,
+) -> list[CollectionDeletedOut]:
+    """An organization or an account is gone: tear down the knowledge bases it owned.
+
+    Called by the platform's identity side (app admins only). An organization takes
+    its org and personal bases; an account takes its personal bases.
+    """
+    if not principal.app_admin:
+        raise Forbidden("Only an app admin may remove an organization's or an account's data")
+    async with runtime.sessionmaker() as session:
+        kbs = await repository.kbs_owned(session, organization_id=organization_id, user_id=user_id)
+    by_name: dict[str, list[uuid.UUID]] = {}
+    for kb in kbs:
+        by_name.setdefault(kb.collection_name, []).append(kb.id)
+    results = []
+    for name, ids in sorted(by_name.items()):
+        async with runtime.sessionmaker() as session, session.begin():
+            await repository.lock_name(session, name)
+            rows = [kb for kb in await repository.kbs_named(session, name) if kb.id in set(ids)]
+            for kb in rows:
+                kb.is_default = False  # the owner is gone: nothing to keep a default for
+            if rows:
+                results.append(await _tear_down(session, principal, name, rows))
+    return results
 
 
 async def _document_for(

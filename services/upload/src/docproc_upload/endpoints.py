@@ -182,6 +182,20 @@ def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
             await collections.revoke(db, caller, kb_id, user_id)
 
     @router.delete(
+        "/organizations/{organization_id}",
+        response_model=list[CollectionDeletedOut],
+        tags=["admin"],
+    )
+    async def delete_organization(
+        organization_id: str, caller: Caller
+    ) -> list[CollectionDeletedOut]:
+        return await collections.delete_owner(runtime, caller, organization_id=organization_id)
+
+    @router.delete("/users/{user_id}", response_model=list[CollectionDeletedOut], tags=["admin"])
+    async def delete_account(user_id: str, caller: Caller) -> list[CollectionDeletedOut]:
+        return await collections.delete_owner(runtime, caller, user_id=user_id)
+
+    @router.delete(
         "/rag/documents/{document_id}", status_code=status.HTTP_204_NO_CONTENT, tags=["rag"]
     )
     async def delete_document(document_id: uuid.UUID, caller: Caller) -> None:

@@ -13,11 +13,10 @@ from docproc_common.db.models import (
     KnowledgeBase,
     RagDocument,
 )
+from docproc_common.errors import Conflict
 from sqlalchemy import and_, delete, func, or_, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
-
-from docproc_common.errors import Conflict
 
 
 async def kbs_named(session: AsyncSession, collection_name: str) -> list[KnowledgeBase]:
@@ -38,7 +37,9 @@ async def is_reserved(session: AsyncSession, collection_name: str) -> bool:
     return bool(row.scalar())
 
 
-async def lock_name(session: AsyncSession, collection_name: str, *, wait_s: float | None = None) -> None:
+async def lock_name(
+    session: AsyncSession, collection_name: str, *, wait_s: float | None = None
+) -> None:
     """Serialize work on one name for the rest of the transaction.
 
     A KB-less chunk write (``docproc rag-ingest``) holds this lock until it
@@ -49,7 +50,8 @@ async def lock_name(session: AsyncSession, collection_name: str, *, wait_s: floa
         await session.execute(text(f"SET LOCAL lock_timeout = '{int(wait_s * 1000)}ms'"))
     try:
         await session.execute(
-            text("SELECT pg_advisory_xact_lock(hashtextextended(:n, 7))"), {"n": f"claim:{collection_name}"}
+            text("SELECT pg_advisory_xact_lock(hashtextextended(:n, 7))"),
+            {"n": f"claim:{collection_name}"},
         )
     except DBAPIError as exc:
         if "lock timeout" in str(exc.orig) or "LockNotAvailable" in type(exc.orig).__name__:
@@ -66,11 +68,16 @@ async def unowned_content(session: AsyncSession, collection_name: str) -> bool:
     rows = await session.execute(
         select(func.count())
         .select_from(RagDocument)
-        .where(RagDocument.collection_name == collection_name, RagDocument.vector_document_id.is_not(None))
+        .where(
+            RagDocument.collection_name == collection_name,
+            RagDocument.vector_document_id.is_not(None),
+        )
     )
     if rows.scalar():
         return True
-    exists = await session.execute(text("SELECT to_regclass(:t) IS NOT NULL"), {"t": f"public.rag_{collection_name}"})
+    exists = await session.execute(
+        text("SELECT to_regclass(:t) IS NOT NULL"), {"t": f"public.rag_{collection_name}"}
+    )
     if not exists.scalar():
         return False
     chunks = await session.execute(text(f"SELECT EXISTS (SELECT 1 FROM rag_{collection_name})"))
@@ -159,3 +166,15 @@ async def delete_grant(session: AsyncSession, kb_id: uuid.UUID, user_id: str) ->
             CollectionGrant.knowledge_base_id == kb_id, CollectionGrant.user_id == user_id
         )
     )
+
+
+async def kbs_owned(
+    session: AsyncSession, *, organization_id: str | None, user_id: str | None
+) -> list[KnowledgeBase]:
+    if organization_id is not None:
+        clause = KnowledgeBase.organization_id == organization_id
+    elif user_id is not None:
+        clause = and_(KnowledgeBase.owner_id == user_id, KnowledgeBase.scope == "personal")
+    else:
+        return []
+    return list((await session.execute(select(KnowledgeBase).where(clause))).scalars())

@@ -40,6 +40,7 @@ from docproc_common.vectorstore import search as vector_search
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload import repository
+from docproc_upload.audit import record
 from docproc_upload.metrics import REJECTIONS, UPLOAD_BYTES
 from docproc_upload.schemas import (
     CollectionInfo,
@@ -128,6 +129,14 @@ async def create_kb(
     )
     session.add(kb)
     await session.flush()
+    await record(
+        session,
+        principal,
+        "knowledge_base.created",
+        target=str(kb.id),
+        organization_id=kb.organization_id,
+        details={"collection_name": name, "scope": kb.scope},
+    )
     return kb
 
 
