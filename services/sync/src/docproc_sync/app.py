@@ -1,17 +1,25 @@
-"""The sync service as a ``ServiceSpec``."""
+"""The sync service as a ``ServiceSpec``: the run consumer, the scheduler and the reconciler."""
 
 from __future__ import annotations
 
 from docproc_common.bus.delivery import Subscription
+from docproc_common.connectors.settings import get_sync_settings
 from docproc_common.events import SyncRequested
 from docproc_common.runtime import Runtime, ServiceSpec
 
 from docproc_sync.handler import SyncHandler
+from docproc_sync.service import periodic, reconcile_once, schedule_once
 
 NAME = "sync"
 
 
 def build(runtime: Runtime) -> ServiceSpec:
+    settings = get_sync_settings()
     return ServiceSpec(
-        name=NAME, subscriptions=[Subscription(SyncRequested.TOPIC, SyncHandler(runtime))]
+        name=NAME,
+        subscriptions=[Subscription(SyncRequested.TOPIC, SyncHandler(runtime, settings))],
+        tasks=[
+            periodic("scheduler", lambda: schedule_once(runtime), settings.scheduler_interval_s),
+            periodic("reconciler", lambda: reconcile_once(runtime), settings.reconcile_interval_s),
+        ],
     )

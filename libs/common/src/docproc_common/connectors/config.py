@@ -1,0 +1,103 @@
+"""Checking a source's configuration where it is submitted, with refusals rooted at the document.
+
+Three questions, in this order: does the document carry a credential (refused
+with "a credential does not go in a source's configuration"), does it fit the
+connector's ``CONFIG_MODEL``, and does ``validate_config`` accept it. Each
+refusal names its input rooted at the submitted document, ``folder_id`` ->
+``config.folder_id``, so a form can mark the box.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ValidationError
+
+from docproc_common.connectors import CONNECTORS
+from docproc_common.connectors.base import BaseSyncConnector, ConnectorOptions
+from docproc_common.errors import FieldError, InvalidInput
+
+ROOT = "config"
+CREDENTIAL_REFUSAL = "a credential does not go in a source's configuration"
+_CREDENTIAL_KEY = re.compile(
+    r"(password|passwd|secret|token|credential|private_?key|api_?key|access_?key|"
+    r"service_?account|client_?secret|authorization|bearer|session_?key|^auth$|^key$)",
+    re.IGNORECASE,
+)
+
+
+def connector_class(name: str, field: str = "connector") -> type[BaseSyncConnector[Any]]:
+    try:
+        return CONNECTORS[name]
+    except KeyError:
+        known = ", ".join(sorted(CONNECTORS))
+        raise InvalidInput(
+            f"Unknown connector '{name[:50]}' (known: {known})",
+            fields=[FieldError(field, "unknown connector")],
+        ) from None
+
+
+def _credentials(value: Any, path: str) -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            here = f"{path}.{key}"
+            if _CREDENTIAL_KEY.search(str(key)):
+                yield here
+            else:
+                yield from _credentials(inner, here)
+    elif isinstance(value, list):
+        for n, inner in enumerate(value):
+            yield from _credentials(inner, f"{path}.{n}")
+    elif isinstance(value, str) and "://" in value:
+        try:
+            parts = urlsplit(value.strip())
+            if parts.username or parts.password:
+                yield path
+        except ValueError:
+            return
+
+
+def check_config(name: str, raw: Any, options: ConnectorOptions, *, root: str = ROOT) -> BaseModel:
+    """The connector's config model for ``raw``, or ``InvalidInput`` naming the refused inputs."""
+    cls = connector_class(name)
+    if not isinstance(raw, dict):
+        raise InvalidInput(
+            "The configuration must be an object", fields=[FieldError(root, "must be an object")]
+        )
+    found = list(_credentials(raw, root))
+    if found:
+        raise InvalidInput(
+            f"{CREDENTIAL_REFUSAL[0].upper()}{CREDENTIAL_REFUSAL[1:]}: "
+            f"store it in the vault as a {cls.SECRET_KIND or 'secret'} and name it in secret_id",
+            fields=[FieldError(f, CREDENTIAL_REFUSAL) for f in found],
+        )
+    try:
+        config = cls.CONFIG_MODEL.model_validate(raw)
+    except ValidationError as exc:
+        fields = [
+            FieldError(".".join([root, *(str(p) for p in err["loc"])]), err["msg"])
+            for err in exc.errors()
+        ]
+        raise InvalidInput(f"The {cls.NAME} configuration is not valid", fields=fields) from exc
+    refusal = cls.validate_config(config, options)
+    if refusal is not None:
+        fields = [FieldError(f"{root}.{refusal.field}", refusal.message)] if refusal.field else []
+        raise InvalidInput(refusal.message, fields=fields)
+    return config
+
+
+def describe(name: str) -> dict[str, Any]:
+    cls = connector_class(name)
+    return {
+        "name": cls.NAME,
+        "title": cls.TITLE,
+        "description": cls.DESCRIPTION,
+        "config_schema": cls.CONFIG_MODEL.model_json_schema(),
+        "secret_kind": cls.SECRET_KIND,
+        "secret_required": bool(cls.SECRET_KIND and cls.SECRET_REQUIRED),
+        "admin_only": cls.ADMIN_ONLY,
+        "change_signal": cls.CHANGE_SIGNAL,
+    }

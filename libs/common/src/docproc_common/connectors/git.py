@@ -1,0 +1,259 @@
+"""``git``: the documentation of a repository, fetched over HTTPS with the source's ``git_token``.
+
+The repository is fetched (depth 1, one branch, no tags) into a bare cache kept
+between runs of the source and never checked out: files are listed with
+``git ls-tree`` and read with ``git cat-file``, so nothing in the repository
+(a symlink, a hook, a ``.gitattributes`` filter) runs or resolves on this
+machine. Symbolic links and submodules are skipped.
+
+Change signal: the branch's commit sha, read with ``git ls-remote`` before any
+fetch (an unchanged branch costs one round trip and no transfer), and each
+file's blob id, which is its content address (an unchanged file is never read).
+
+The token travels in an ``Authorization`` header set through git's environment,
+never in the URL, the command line or the cache's config; git's own helpers and
+the machine's git configuration are switched off.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from docproc_common.connectors.base import (
+    BaseSyncConnector,
+    ConfigRefusal,
+    ConnectorOptions,
+    RemoteFile,
+    RemoteListing,
+)
+from docproc_common.connectors.errors import ConnectorError
+from docproc_common.connectors.network import check_url, literal_refusal
+from docproc_common.connectors.remote_names import open_landing
+
+BRANCH = re.compile(r"^(?!-)(?!.*\.\.)(?!.*//)(?!.*\.lock$)[A-Za-z0-9._/-]{1,200}(?<!/)$")
+DEFAULT_INCLUDE = ["**/*.md", "**/*.txt"]
+
+
+class GitConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", title="Git repository")
+
+    repo_url: str = Field(max_length=1000, description="The repository's https:// clone URL")
+    branch: str = Field(default="main", max_length=200)
+    include: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_INCLUDE),
+        min_length=1,
+        max_length=50,
+        description="Glob patterns of the files to sync (** crosses directories)",
+    )
+    max_file_bytes: int = Field(default=20 * 1024 * 1024, ge=1, le=200 * 1024 * 1024)
+
+
+class GitSecret(BaseModel):
+    """The ``git_token`` secret's value."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    token: str = Field(min_length=1)
+    username: str = "x-access-token"
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """``**/`` any directories (or none), ``*`` and ``?`` within one path segment."""
+    out, i = "", 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out, i = out + "(?:.*/)?", i + 3
+        elif pattern.startswith("**", i):
+            out, i = out + ".*", i + 2
+        elif pattern[i] == "*":
+            out, i = out + "[^/]*", i + 1
+        elif pattern[i] == "?":
+            out, i = out + "[^/]", i + 1
+        else:
+            out, i = out + re.escape(pattern[i]), i + 1
+    return re.compile(out + r"\Z", re.DOTALL)
+
+
+def parse_tree(raw: bytes) -> list[tuple[str, str, int, str]]:
+    """``git ls-tree -r -l -z`` output as (mode, blob id, size, path) of regular files only."""
+    entries: list[tuple[str, str, int, str]] = []
+    for record in raw.split(b"\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition(b"\t")
+        mode, kind, obj, size = meta.decode().split()
+        if kind != "blob" or mode not in {"100644", "100755"}:
+            continue  # 120000 symlink, 160000 submodule
+        entries.append((mode, obj, int(size), path.decode("utf-8", errors="surrogateescape")))
+    return entries
+
+
+class GitConnector(BaseSyncConnector[GitConfig]):
+    NAME = "git"
+    TITLE = "Git repository"
+    DESCRIPTION = "Documentation files of one branch of a repository, over HTTPS"
+    CONFIG_MODEL = GitConfig
+    SECRET_KIND = "git_token"
+    SECRET_REQUIRED = False  # a public repository needs none
+    CHANGE_SIGNAL = "commit sha, then blob id"
+
+    def __init__(
+        self, config: GitConfig, secret: Mapping[str, Any] | None, options: ConnectorOptions
+    ) -> None:
+        super().__init__(config, secret, options)
+        self._token: GitSecret | None = None
+        if self.secret:
+            try:
+                self._token = GitSecret.model_validate(dict(self.secret))
+            except ValueError as exc:
+                raise ConnectorError("The source's git_token secret has no token") from exc
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if options.cache_dir is not None:
+            base = Path(options.cache_dir)
+        else:
+            self._tmp = tempfile.TemporaryDirectory(prefix="docproc-git-")
+            base = Path(self._tmp.name)
+        base.mkdir(parents=True, exist_ok=True)
+        self.repo = base / "repo.git"
+        self.home = base / "home"
+        self.home.mkdir(exist_ok=True)
+        self.patterns = [glob_regex(p) for p in config.include]
+
+    @classmethod
+    def validate_config(cls, config: object, options: ConnectorOptions) -> ConfigRefusal | None:
+        assert isinstance(config, GitConfig)
+        parts = urlsplit(config.repo_url)
+        schemes = {"https", "http"} if options.allow_plain_http else {"https"}
+        if parts.scheme not in schemes or not parts.hostname:
+            return ConfigRefusal("The repository URL must be an https:// URL", "repo_url")
+        if parts.username or parts.password:
+            return ConfigRefusal(
+                "a credential does not go in a source's configuration: "
+                "put the token in the vault as a git_token secret",
+                "repo_url",
+            )
+        if parts.query or parts.fragment:
+            return ConfigRefusal("The repository URL has no query or fragment", "repo_url")
+        reason = literal_refusal(config.repo_url)
+        if reason and not options.allow_private_networks:
+            return ConfigRefusal(f"The repository URL is refused: {reason}", "repo_url")
+        if not BRANCH.fullmatch(config.branch):
+            return ConfigRefusal("Not a branch name", "branch")
+        for pattern in config.include:
+            if not pattern or pattern.startswith("/") or ".." in pattern.split("/"):
+                return ConfigRefusal(f"The pattern {pattern!r} is not a relative glob", "include")
+        return None
+
+    def _env(self) -> dict[str, str]:
+        settings = [
+            ("http.followRedirects", "false"),
+            ("credential.helper", ""),
+            ("protocol.file.allow", "never"),
+            ("core.hooksPath", os.devnull),
+        ]
+        if self._token is not None:
+            pair = f"{self._token.username}:{self._token.token}".encode()
+            header = f"Authorization: Basic {base64.b64encode(pair).decode()}"
+            settings.append(("http.extraHeader", header))
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.home),
+            "LC_ALL": "C",
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_ALLOW_PROTOCOL": "https:http" if self.options.allow_plain_http else "https",
+            "GIT_CONFIG_COUNT": str(len(settings)),
+        }
+        for n, (key, value) in enumerate(settings):
+            env[f"GIT_CONFIG_KEY_{n}"] = key
+            env[f"GIT_CONFIG_VALUE_{n}"] = value
+        return env
+
+    def _git(self, *args: str, stdout: int | None = None) -> bytes:
+        """Blocking: run git; its stderr (never holding the token) becomes the error message."""
+        try:
+            done = subprocess.run(
+                ["git", *args],
+                env=self._env(),
+                stdin=subprocess.DEVNULL,
+                stdout=stdout if stdout is not None else subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                timeout=max(self.options.timeout_s, 60.0),
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise ConnectorError(f"git {args[0]} timed out") from exc
+        if done.returncode != 0:
+            tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["failed"]
+            raise ConnectorError(f"git {args[0]} failed: {tail[0][:300]}")
+        return done.stdout or b""
+
+    def _list(self) -> RemoteListing:
+        url, branch = self.config.repo_url, self.config.branch
+        remote = self._git("ls-remote", "--", url, f"refs/heads/{branch}").split()
+        if not remote:
+            raise ConnectorError(f"The branch {branch!r} does not exist in {url}")
+        if not (self.repo / "HEAD").exists():
+            self._git("init", "--bare", "--quiet", str(self.repo))
+        commit = remote[0].decode()
+        has = subprocess.run(
+            ["git", "-C", str(self.repo), "cat-file", "-e", f"{commit}^{{commit}}"],
+            env=self._env(),
+            capture_output=True,
+            check=False,
+        )
+        if has.returncode != 0:
+            self._git(
+                "-C", str(self.repo), "fetch", "--quiet", "--depth=1", "--no-tags", "--",
+                url, f"+refs/heads/{branch}:refs/heads/synced",
+            )  # fmt: skip
+            commit = self._git("-C", str(self.repo), "rev-parse", "refs/heads/synced").decode()
+            commit = commit.strip()
+        tree = self._git("-C", str(self.repo), "ls-tree", "-r", "-l", "-z", "--full-tree", commit)
+        files: list[RemoteFile] = []
+        for _mode, blob, size, path in parse_tree(tree):
+            if size > self.config.max_file_bytes:
+                continue
+            if not any(p.match(path) for p in self.patterns):
+                continue
+            files.append(
+                RemoteFile(
+                    address=f"git+{url}#{branch}:{path}",
+                    name=path,
+                    size=size,
+                    version=blob,
+                    key=blob,
+                )
+            )
+        return RemoteListing(files, complete=True, signal=commit)
+
+    async def list_files(self) -> RemoteListing:
+        await check_url(self.config.repo_url, allow_private=self.options.allow_private_networks)
+        return await self.blocking(self._list)
+
+    def _cat(self, blob: str, dest: Path) -> None:
+        if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", blob):
+            raise ConnectorError("Not a blob id")
+        fd = open_landing(dest)
+        try:
+            self._git("-C", str(self.repo), "cat-file", "blob", blob, stdout=fd)
+        finally:
+            os.close(fd)
+
+    async def _fetch(self, remote: RemoteFile, dest: Path) -> None:
+        await self.blocking(self._cat, remote.key, dest)
+
+    async def aclose(self) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()

@@ -1,0 +1,103 @@
+"""``local``: a directory of the *server*. App admins only: no tenant owns the server's disk."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from docproc_common.connectors.base import (
+    BaseSyncConnector,
+    ConfigRefusal,
+    ConnectorOptions,
+    RemoteFile,
+    RemoteListing,
+)
+from docproc_common.connectors.errors import ConnectorError
+from docproc_common.connectors.remote_names import open_landing
+
+
+class LocalConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", title="Server directory")
+
+    path: str = Field(
+        min_length=1, max_length=4096, description="An absolute directory on the server"
+    )
+
+
+def _walk(root: Path) -> list[RemoteFile]:
+    files: list[RemoteFile] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            try:
+                st = path.lstat()
+            except OSError:
+                continue
+            if path.is_symlink() or not path.is_file():
+                continue
+            files.append(
+                RemoteFile(
+                    address=str(path),
+                    name=str(path.relative_to(root)),
+                    size=st.st_size,
+                    version=f"{st.st_mtime_ns}-{st.st_size}",
+                    key=str(path),
+                )
+            )
+    return files
+
+
+def _copy(root: Path, source: Path, dest: Path) -> None:
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        src_fd = os.open(source, flags)
+    except OSError as exc:
+        raise ConnectorError(f"The file {source} could not be read ({exc.strerror})") from exc
+    with open(src_fd, "rb") as src:
+        # the file was swapped for one outside the directory since the listing
+        if not Path(os.path.realpath(source)).is_relative_to(root):
+            raise ConnectorError(f"The file {source} is no longer inside {root}")
+        with open(open_landing(dest), "wb") as out:
+            while chunk := src.read(1 << 20):
+                out.write(chunk)
+
+
+class LocalConnector(BaseSyncConnector[LocalConfig]):
+    """Every regular file under ``path`` (symbolic links are skipped, never followed).
+
+    Change signal: the file's mtime and size, read by the listing, before any byte.
+    """
+
+    NAME = "local"
+    TITLE = "Server directory"
+    DESCRIPTION = "A directory on the docproc server itself; app admins only"
+    CONFIG_MODEL = LocalConfig
+    SECRET_KIND = None
+    ADMIN_ONLY = True
+    CHANGE_SIGNAL = "mtime and size"
+
+    @classmethod
+    def validate_config(cls, config: object, options: ConnectorOptions) -> ConfigRefusal | None:  # noqa: ARG003
+        assert isinstance(config, LocalConfig)
+        path = Path(config.path)
+        if not path.is_absolute() or not path.is_dir():
+            return ConfigRefusal(
+                "The path must be an existing absolute directory on the server", "path"
+            )
+        return None
+
+    @property
+    def root(self) -> Path:
+        return Path(self.config.path).resolve()
+
+    async def list_files(self) -> RemoteListing:
+        root = self.root
+        if not root.is_dir():
+            raise ConnectorError(f"The directory {self.config.path} does not exist")
+        return RemoteListing(await self.blocking(_walk, root), complete=True)
+
+    async def _fetch(self, remote: RemoteFile, dest: Path) -> None:
+        await self.blocking(_copy, self.root, Path(remote.key), dest)

@@ -1,0 +1,159 @@
+"""``s3``: a bucket and a prefix of any S3-compatible store, read with the source's own keys."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+from pydantic import BaseModel, ConfigDict, Field
+
+from docproc_common.connectors.base import (
+    ConfigRefusal,
+    ConnectorOptions,
+    RemoteListing,
+)
+from docproc_common.connectors.errors import ConnectorError
+from docproc_common.connectors.network import check_url, literal_refusal
+from docproc_common.connectors.object_store import ObjectStoreConnector, StoredObject
+from docproc_common.connectors.remote_names import open_landing
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
+
+
+class S3Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", title="Amazon S3 (or an S3-compatible store)")
+
+    bucket: str = Field(description="The bucket's name")
+    prefix: str = Field(
+        default="",
+        max_length=1024,
+        description="Only keys starting with this prefix are synced (a literal prefix, not a pattern)",
+    )
+    region: str | None = Field(default=None, max_length=64, pattern=r"^[a-z0-9-]+$")
+    endpoint_url: str | None = Field(
+        default=None,
+        max_length=500,
+        description="An S3-compatible endpoint (MinIO, Ceph); empty for AWS itself",
+    )
+
+
+class S3Secret(BaseModel):
+    """The ``aws_credentials`` secret's value."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    access_key_id: str = Field(min_length=1)
+    secret_access_key: str = Field(min_length=1)
+    session_token: str | None = None
+
+
+class S3Connector(ObjectStoreConnector[S3Config]):
+    """Objects under ``prefix`` in ``bucket``.
+
+    Change signal: the ETag from ``ListObjectsV2``, compared before ``GetObject``,
+    so a nightly run over an unchanged bucket costs a listing, not the bucket.
+    """
+
+    NAME = "s3"
+    TITLE = "Amazon S3"
+    DESCRIPTION = "Objects under a prefix of an S3 bucket (or an S3-compatible store)"
+    CONFIG_MODEL = S3Config
+    SECRET_KIND = "aws_credentials"
+    SCHEME = "s3"
+    CONTAINER_FIELD = "bucket"
+
+    def __init__(
+        self, config: S3Config, secret: Mapping[str, Any] | None, options: ConnectorOptions
+    ) -> None:
+        super().__init__(config, secret, options)
+        try:
+            keys = S3Secret.model_validate(dict(self.secret))
+        except ValueError as exc:
+            raise ConnectorError(
+                "The source's aws_credentials secret lacks access_key_id or secret_access_key"
+            ) from exc
+        # Explicit keys only: boto3's default chain (environment, instance profile) is the
+        # deployment's identity, which a tenant's bucket name must never borrow.
+        session = boto3.session.Session(
+            aws_access_key_id=keys.access_key_id,
+            aws_secret_access_key=keys.secret_access_key,
+            aws_session_token=keys.session_token,
+            region_name=config.region or "us-east-1",
+        )
+        self.client: S3Client = session.client(
+            "s3",
+            endpoint_url=config.endpoint_url or None,
+            config=Config(
+                connect_timeout=min(options.timeout_s, 10.0),
+                read_timeout=options.timeout_s,
+                retries={"mode": "standard", "max_attempts": 3},
+            ),
+        )
+
+    @classmethod
+    def validate_config(cls, config: object, options: ConnectorOptions) -> ConfigRefusal | None:
+        assert isinstance(config, S3Config)
+        if not BUCKET_NAME.fullmatch(config.bucket) or ".." in config.bucket:
+            return ConfigRefusal(
+                "A bucket name is 3-63 lowercase letters, digits, dots and hyphens", "bucket"
+            )
+        if config.endpoint_url:
+            if not re.match(r"^https?://", config.endpoint_url) or (
+                config.endpoint_url.startswith("http://") and not options.allow_plain_http
+            ):
+                return ConfigRefusal("The endpoint must be an https:// URL", "endpoint_url")
+            reason = literal_refusal(config.endpoint_url)
+            if reason and not options.allow_private_networks:
+                return ConfigRefusal(f"The endpoint is refused: {reason}", "endpoint_url")
+        return None
+
+    async def list_files(self) -> RemoteListing:
+        if self.config.endpoint_url:
+            await check_url(
+                self.config.endpoint_url, allow_private=self.options.allow_private_networks
+            )
+        return await super().list_files()
+
+    def _list_page(self, token: str | None) -> tuple[list[StoredObject], str | None]:
+        kwargs: dict[str, Any] = {"Bucket": self.container, "Prefix": self.prefix}
+        if token:
+            kwargs["ContinuationToken"] = token
+        try:
+            page = self.client.list_objects_v2(**kwargs)
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "error")
+            raise ConnectorError(f"Listing s3://{self.container} failed: {code}") from exc
+        except BotoCoreError as exc:
+            raise ConnectorError(f"Listing s3://{self.container} failed: {exc}") from exc
+        objects = [
+            StoredObject(o["Key"], int(o.get("Size", 0)), o.get("ETag"))
+            for o in page.get("Contents", [])
+        ]
+        more = page.get("IsTruncated") and page.get("NextContinuationToken")
+        return objects, str(more) if more else None
+
+    def _download(self, key: str, dest: Path) -> int:
+        try:
+            body = self.client.get_object(Bucket=self.container, Key=key)["Body"]
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "error")
+            raise ConnectorError(f"Reading {self.address(key)} failed: {code}") from exc
+        except BotoCoreError as exc:
+            raise ConnectorError(f"Reading {self.address(key)} failed: {exc}") from exc
+        written = 0
+        with open(open_landing(dest), "wb") as out:
+            for chunk in body.iter_chunks(1 << 20):
+                out.write(chunk)
+                written += len(chunk)
+        return written
+
+    async def aclose(self) -> None:
+        self.client.close()

@@ -1,0 +1,55 @@
+"""Sync settings (``SYNC__*``): read by the sync worker and by the API routes that accept sources."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from docproc_common.blocking import BlockingPool
+from docproc_common.connectors.base import ConnectorOptions
+from docproc_common.settings import docproc_home
+
+
+class SyncSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SYNC__", env_ignore_empty=True, extra="ignore")
+
+    #: How often due sources are looked for (a source's own schedule is ``schedule_seconds``).
+    scheduler_interval_s: float = Field(default=30.0, gt=0)
+    #: How often finished replacements are promoted and the documents they replaced retired.
+    reconcile_interval_s: float = Field(default=5.0, gt=0)
+    #: Files of one run fetched and dispatched at once.
+    concurrency: int = Field(default=4, ge=1, le=64)
+    #: Let sources reach loopback/private addresses (an on-premises store, tests). Off by default.
+    allow_private_networks: bool = False
+    #: Accept http:// (not https) for web and git sources and S3 endpoints. Off by default.
+    allow_plain_http: bool = False
+    #: Per-request timeout of a connector, seconds.
+    timeout_s: float = Field(default=30.0, gt=0)
+    #: Where per-source caches (git clones) and run scratch directories live.
+    state_dir: Path = Field(default_factory=lambda: docproc_home() / "sync")
+    #: The shortest schedule a source may ask for, seconds.
+    min_schedule_seconds: int = Field(default=300, ge=1)
+
+    def connector_options(
+        self,
+        *,
+        work_dir: Path | None = None,
+        cache_dir: Path | None = None,
+        pool: BlockingPool | None = None,
+    ) -> ConnectorOptions:
+        return ConnectorOptions(
+            allow_private_networks=self.allow_private_networks,
+            allow_plain_http=self.allow_plain_http,
+            timeout_s=self.timeout_s,
+            work_dir=work_dir,
+            cache_dir=cache_dir,
+            pool=pool,
+        )
+
+
+@lru_cache(maxsize=1)
+def get_sync_settings() -> SyncSettings:
+    return SyncSettings()

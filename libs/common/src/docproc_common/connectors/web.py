@@ -1,0 +1,288 @@
+"""``web``: a crawler over one site, its pages indexed as text.
+
+Scope is the start URL's site (same scheme, host and port), optionally narrowed
+to a path prefix; robots.txt is obeyed (a site whose robots.txt cannot be read
+is not crawled at all, and that listing is incomplete). The listing is
+``complete=False`` when the crawl stops at ``max_pages`` with pages left to
+visit, or when a page timed out or answered 5xx: such a run deletes nothing.
+
+Change signal: a page's ``ETag`` (or ``Last-Modified``), compared before the
+page is converted, parsed and embedded. A crawler has to read a page to find its
+links, so the signal saves the embedding, not the transfer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import shutil
+import tempfile
+from collections import deque
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
+from urllib.robotparser import RobotFileParser
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field
+
+from docproc_common.connectors.base import (
+    BaseSyncConnector,
+    ConfigRefusal,
+    ConnectorOptions,
+    RemoteFile,
+    RemoteListing,
+    copy_into,
+)
+from docproc_common.connectors.errors import ConnectorError
+from docproc_common.connectors.html_text import parse_html
+from docproc_common.connectors.network import check_url, literal_refusal
+
+USER_AGENT = "docproc-sync"
+MAX_PAGE_BYTES = 10 * 1024 * 1024
+MAX_REDIRECTS = 5
+MAX_CRAWL_DELAY_S = 5.0
+DOCUMENT_TYPES = {
+    "application/pdf": "pdf",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "text/markdown": "md",
+    "text/plain": "txt",
+}
+DOCUMENT_EXTENSIONS = {"pdf", "docx", "md", "txt"}
+
+
+class WebConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", title="Website")
+
+    start_url: str = Field(max_length=2000, description="Where the crawl starts (http or https)")
+    max_pages: int = Field(default=200, ge=1, le=5000, description="Pages fetched at most per run")
+    path_prefix: str | None = Field(
+        default=None,
+        max_length=1000,
+        description="Only pages whose path starts with this (default: the whole site)",
+    )
+    include_documents: bool = Field(
+        default=True, description="Also sync PDF, DOCX, Markdown and text files the pages link to"
+    )
+    page_timeout_s: float = Field(default=15.0, gt=0, le=120)
+
+
+def normalize(url: str) -> str | None:
+    """The crawl's identity for a URL: no fragment, lowercase scheme and host, no default port."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    if scheme not in {"http", "https"} or not parts.hostname:
+        return None
+    host = parts.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"
+    port = parts.port
+    if port and not ((scheme == "http" and port == 80) or (scheme == "https" and port == 443)):
+        host = f"{host}:{port}"
+    return urlunsplit((scheme, host, parts.path or "/", parts.query, ""))
+
+
+def page_name(url: str, extension: str) -> str:
+    """A label for a page: its last path segment (decoded), ``index`` for a directory."""
+    segment = unquote(urlsplit(url).path.rsplit("/", 1)[-1])
+    if extension == "md" and not segment.lower().endswith((".md", ".markdown")):
+        stem = segment
+        for ext in (".html", ".htm", ".php", ".aspx", ".asp", ".jsp"):
+            if stem.lower().endswith(ext):
+                stem = stem[: -len(ext)]
+        return f"{stem or 'index'}.md"
+    return segment or f"index.{extension}"
+
+
+class WebConnector(BaseSyncConnector[WebConfig]):
+    NAME = "web"
+    TITLE = "Website"
+    DESCRIPTION = "Crawl one site (robots.txt obeyed) and index its pages as text"
+    CONFIG_MODEL = WebConfig
+    SECRET_KIND = None
+    CHANGE_SIGNAL = "ETag / Last-Modified"
+
+    def __init__(
+        self, config: WebConfig, secret: Mapping[str, Any] | None, options: ConnectorOptions
+    ) -> None:
+        super().__init__(config, secret, options)
+        start = normalize(config.start_url)
+        if start is None:
+            raise ConnectorError("The start URL must be an http or https URL")
+        self.start = start
+        parts = urlsplit(start)
+        self.site = (parts.scheme, parts.netloc)
+        self.prefix = config.path_prefix or "/"
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if options.work_dir is not None:
+            self.cache = Path(options.work_dir) / "web-cache"
+        else:
+            self._tmp = tempfile.TemporaryDirectory(prefix="docproc-web-")
+            self.cache = Path(self._tmp.name)
+        self.cache.mkdir(parents=True, exist_ok=True)
+        self._names = itertools.count()
+
+    @classmethod
+    def validate_config(cls, config: object, options: ConnectorOptions) -> ConfigRefusal | None:
+        assert isinstance(config, WebConfig)
+        url = normalize(config.start_url)
+        if url is None:
+            return ConfigRefusal("The start URL must be an http or https URL", "start_url")
+        if urlsplit(url).scheme == "http" and not options.allow_plain_http:
+            return ConfigRefusal("The start URL must use https", "start_url")
+        reason = literal_refusal(url)
+        if reason and not options.allow_private_networks:
+            return ConfigRefusal(f"The start URL is refused: {reason}", "start_url")
+        if config.path_prefix is not None:
+            if not config.path_prefix.startswith("/"):
+                return ConfigRefusal("A path prefix starts with /", "path_prefix")
+            if not urlsplit(url).path.startswith(config.path_prefix):
+                return ConfigRefusal("The start URL is outside the path prefix", "path_prefix")
+        return None
+
+    def in_scope(self, url: str) -> bool:
+        parts = urlsplit(url)
+        return (parts.scheme, parts.netloc) == self.site and parts.path.startswith(self.prefix)
+
+    async def list_files(self) -> RemoteListing:
+        await check_url(self.start, allow_private=self.options.allow_private_networks)
+        timeout = self.config.page_timeout_s
+        async with httpx.AsyncClient(
+            timeout=timeout, follow_redirects=False, headers={"User-Agent": USER_AGENT}
+        ) as client:
+            robots, note = await self._robots(client)
+            if robots is None:
+                return RemoteListing([], complete=False, note=note)
+            delay = min(float(robots.crawl_delay(USER_AGENT) or 0), MAX_CRAWL_DELAY_S)
+            return await self._crawl(client, robots, delay)
+
+    async def _robots(self, client: httpx.AsyncClient) -> tuple[RobotFileParser | None, str]:
+        url = urlunsplit((*self.site, "/robots.txt", "", ""))
+        parser = RobotFileParser()
+        try:
+            response = await asyncio.wait_for(client.get(url), self.config.page_timeout_s)
+        except (httpx.HTTPError, TimeoutError):
+            return None, "robots.txt could not be read; nothing was crawled"
+        if response.status_code >= 500:
+            return None, f"robots.txt answered {response.status_code}; nothing was crawled"
+        if response.status_code >= 400 or response.status_code in range(300, 400):
+            parser.parse([])  # no robots.txt: everything is allowed
+        else:
+            parser.parse(response.text.splitlines())
+        return parser, ""
+
+    async def _crawl(
+        self, client: httpx.AsyncClient, robots: RobotFileParser, delay: float
+    ) -> RemoteListing:
+        frontier: deque[str] = deque([self.start])
+        seen = {self.start}
+        files: list[RemoteFile] = []
+        problems: list[str] = []
+        fetched = 0
+        while frontier:
+            if fetched >= self.config.max_pages:
+                problems.append(f"stopped at the page limit ({self.config.max_pages})")
+                break
+            url = frontier.popleft()
+            if not self.in_scope(url) or not robots.can_fetch(USER_AGENT, url):
+                continue
+            if fetched and delay:
+                await asyncio.sleep(delay)
+            fetched += 1
+            try:
+                response = await asyncio.wait_for(
+                    self._get(client, url), self.config.page_timeout_s
+                )
+            except TimeoutError:
+                problems.append(f"{url} timed out")
+                continue
+            except httpx.HTTPError as exc:
+                problems.append(f"{url} failed: {type(exc).__name__}")
+                continue
+            if response is None:
+                continue  # larger than MAX_PAGE_BYTES: not indexed
+            status, headers, body = response
+            if status in range(300, 400) and "location" in headers:
+                target = normalize(urljoin(url, headers["location"]))
+                if target and target not in seen and self.in_scope(target):
+                    seen.add(target)
+                    frontier.appendleft(target)
+                continue
+            if status >= 500 or status == 429:
+                problems.append(f"{url} answered {status}")
+                continue
+            if status != 200:
+                continue
+            version = headers.get("etag") or headers.get("last-modified")
+            ctype = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+            ext = PurePosixPath(urlsplit(url).path).suffix.lower().lstrip(".")
+            if ctype in {"text/html", "application/xhtml+xml"}:
+                page = parse_html(body.decode(_charset(headers), errors="replace"))
+                if not page.nofollow:
+                    base = urljoin(url, page.base_href) if page.base_href else url
+                    for href in page.links:
+                        target = normalize(urljoin(base, href))
+                        if target and target not in seen and self.in_scope(target):
+                            seen.add(target)
+                            frontier.append(target)
+                if page.noindex or not page.text.strip():
+                    continue
+                files.append(self._cached(url, page_name(url, "md"), page.text.encode(), version))
+            elif self.config.include_documents and (
+                ctype in DOCUMENT_TYPES or ext in DOCUMENT_EXTENSIONS
+            ):
+                kind = ext if ext in DOCUMENT_EXTENSIONS else DOCUMENT_TYPES[ctype]
+                files.append(self._cached(url, page_name(url, kind), body, version))
+        note = "; ".join(problems[:5]) + (
+            f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""
+        )
+        return RemoteListing(files, complete=not problems, note=note or None)
+
+    async def _get(
+        self, client: httpx.AsyncClient, url: str
+    ) -> tuple[int, dict[str, str], bytes] | None:
+        async with client.stream("GET", url) as response:
+            headers = {k.lower(): v for k, v in response.headers.items()}
+            if response.status_code != 200:
+                return response.status_code, headers, b""
+            declared = headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > MAX_PAGE_BYTES:
+                return None
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > MAX_PAGE_BYTES:
+                    return None
+                chunks.append(chunk)
+            return 200, headers, b"".join(chunks)
+
+    def _cached(self, url: str, name: str, data: bytes, version: str | None) -> RemoteFile:
+        path = self.cache / f"page-{next(self._names)}"
+        path.write_bytes(data)
+        return RemoteFile(address=url, name=name, size=len(data), version=version, key=str(path))
+
+    async def _fetch(self, remote: RemoteFile, dest: Path) -> None:
+        await self.blocking(copy_into, Path(remote.key), dest)
+
+    async def aclose(self) -> None:
+        if self._tmp is not None:
+            with contextlib.suppress(OSError):
+                self._tmp.cleanup()
+        elif self.cache.exists():
+            shutil.rmtree(self.cache, ignore_errors=True)
+
+
+def _charset(headers: dict[str, str]) -> str:
+    for part in headers.get("content-type", "").split(";")[1:]:
+        key, _, value = part.strip().partition("=")
+        if key.lower() == "charset" and value:
+            candidate = value.strip("\"' ")
+            try:
+                "".encode(candidate)
+            except LookupError:
+                break
+            return candidate
+    return "utf-8"
