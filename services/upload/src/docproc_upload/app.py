@@ -15,8 +15,10 @@ from docproc_common.runtime import Runtime, ServiceSpec
 from docproc_upload import repository
 from docproc_upload.chat.endpoints import build_router as build_chat_router
 from docproc_upload.chat.service import ChatFiles
+from docproc_upload.embeddings import build_embeddings_router
 from docproc_upload.endpoints import build_router
 from docproc_upload.metrics import REJECTIONS, STUCK
+from docproc_upload.secrets import build_secrets_router
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +98,12 @@ def build(runtime: Runtime) -> ServiceSpec:
     chat = ChatFiles(runtime)
     return ServiceSpec(
         name=NAME,
-        routers=[build_router(runtime, clients), build_chat_router(chat)],
+        routers=[
+            build_router(runtime, clients),
+            build_chat_router(chat),
+            build_secrets_router(runtime),
+            build_embeddings_router(runtime),
+        ],
         tasks=[stuck_gauge(runtime)],
         middleware=[(BodySizeLimit, {"max_bytes": runtime.settings.limits.max_request_bytes})],
         on_shutdown=[clients.aclose, chat.close],

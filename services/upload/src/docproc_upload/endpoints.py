@@ -78,7 +78,7 @@ def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
     )
     async def create_kb(body: KnowledgeBaseCreate, caller: Caller, db: Session) -> KnowledgeBaseOut:
         async with db.begin():
-            kb = await service.create_kb(db, caller, body)
+            kb = await service.create_kb(db, caller, body, runtime.settings)
         return KnowledgeBaseOut.model_validate(kb, from_attributes=True)
 
     @router.get("/kb", response_model=list[KnowledgeBaseOut], tags=["kb"])
@@ -138,10 +138,13 @@ def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
             scope=body.scope,
             embedding_provider=body.embedding_provider,
             embedding_model=body.embedding_model,
+            embedding_secret_id=body.embedding_secret_id,
+            embedding_base_url=body.embedding_base_url,
+            embedding_endpoint_id=body.embedding_endpoint_id,
             ingestion_config=body.ingestion_config,
         )
         async with db.begin():
-            kb = await service.create_kb(db, caller, create)
+            kb = await service.create_kb(db, caller, create, runtime.settings)
         return KnowledgeBaseOut.model_validate(kb, from_attributes=True)
 
     @router.get("/rag/collections", response_model=list[CollectionInfo], tags=["rag"])

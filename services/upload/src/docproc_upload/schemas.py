@@ -16,8 +16,15 @@ class KnowledgeBaseCreate(BaseModel):
     name: str = Field(min_length=1, max_length=200)
     collection_name: str | None = None
     scope: Literal["personal", "org", "app"] | None = None
-    embedding_provider: str
-    embedding_model: str
+    #: Required for a new collection name; adopted from the collection when the name exists.
+    embedding_provider: str | None = None
+    embedding_model: str | None = None
+    #: The vault api_key that pays (keyed providers); see docs/embeddings.md.
+    embedding_secret_id: uuid.UUID | None = None
+    #: A keyed provider's own endpoint, e.g. https://eu.openrouter.ai/api/v1.
+    embedding_base_url: str | None = None
+    #: The registered keyless service an ollama collection embeds through.
+    embedding_endpoint_id: uuid.UUID | None = None
     ingestion_config: IngestionConfig = IngestionConfig()
     is_default: bool = False
 
@@ -32,6 +39,9 @@ class KnowledgeBaseOut(BaseModel):
     embedding_provider: str
     embedding_model: str
     embedding_dim: int
+    embedding_secret_id: uuid.UUID | None = None
+    embedding_base_url: str | None = None
+    embedding_endpoint_id: uuid.UUID | None = None
     ingestion_config: dict[str, Any]
     created_at: datetime
 
@@ -163,8 +173,11 @@ class CollectionCreate(BaseModel):
 
     name: str | None = Field(default=None, max_length=200)
     scope: Literal["personal", "org", "app"] | None = None
-    embedding_provider: str
-    embedding_model: str
+    embedding_provider: str | None = None
+    embedding_model: str | None = None
+    embedding_secret_id: uuid.UUID | None = None
+    embedding_base_url: str | None = None
+    embedding_endpoint_id: uuid.UUID | None = None
     ingestion_config: IngestionConfig = IngestionConfig()
 
 

@@ -20,7 +20,6 @@ from docproc_common.db.models import (
     SyncLog,
 )
 from docproc_common.db.vector_tables import validate_collection_name
-from docproc_common.embedding.catalog import model_spec
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import (
     Conflict,
@@ -34,6 +33,7 @@ from docproc_common.events import DocumentAccepted, SyncRequested
 from docproc_common.ingestion import merge_config
 from docproc_common.processor import check_supported
 from docproc_common.runtime import Runtime
+from docproc_common.settings import Settings
 from docproc_common.storage import new_storage_path
 from docproc_common.vectorstore import SearchFilters, count_vectors
 from docproc_common.vectorstore import search as vector_search
@@ -41,6 +41,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload import repository
 from docproc_upload.audit import record
+from docproc_upload.embeddings import choose_embedding
 from docproc_upload.metrics import REJECTIONS, UPLOAD_BYTES
 from docproc_upload.schemas import (
     CollectionInfo,
@@ -81,10 +82,9 @@ def _scope_for(principal: Principal, requested: str | None) -> Scope:
 
 
 async def create_kb(
-    session: AsyncSession, principal: Principal, body: KnowledgeBaseCreate
+    session: AsyncSession, principal: Principal, body: KnowledgeBaseCreate, settings: Settings
 ) -> KnowledgeBase:
     scope = _scope_for(principal, body.scope)
-    spec = model_spec(body.embedding_provider, body.embedding_model)
     if body.collection_name is not None:
         name = validate_collection_name(body.collection_name)
     else:
@@ -108,22 +108,32 @@ async def create_kb(
                 f"The collection name '{name}' is already taken",
                 fields=[FieldError("collection_name", "already taken")],
             )
-        first = existing[0]
-        if (first.embedding_provider, first.embedding_model) != (spec.provider, spec.model):
-            raise InvalidInput(
-                f"The collection '{name}' embeds with {first.embedding_provider}/{first.embedding_model}; "
-                "a knowledge base on the same name must use the same model",
-                fields=[FieldError("embedding_model", "contradicts the existing collection")],
-            )
+    organization_id = principal.organization_id if scope is not Scope.APP else None
+    choice = await choose_embedding(
+        session,
+        principal,
+        settings,
+        scope=scope,
+        organization_id=organization_id,
+        provider=body.embedding_provider,
+        model=body.embedding_model,
+        secret_id=body.embedding_secret_id,
+        base_url=body.embedding_base_url,
+        endpoint_id=body.embedding_endpoint_id,
+        existing=existing,
+    )
     kb = KnowledgeBase(
         name=body.name,
         collection_name=name,
         scope=scope.value,
         owner_id=principal.user_id,
-        organization_id=principal.organization_id if scope is not Scope.APP else None,
-        embedding_provider=spec.provider,
-        embedding_model=spec.model,
-        embedding_dim=spec.dimensions,
+        organization_id=organization_id,
+        embedding_provider=choice.provider,
+        embedding_model=choice.model,
+        embedding_dim=choice.dimensions,
+        embedding_secret_id=choice.secret_id,
+        embedding_base_url=choice.base_url,
+        embedding_endpoint_id=choice.endpoint_id,
         ingestion_config=body.ingestion_config.model_dump(mode="json"),
         is_default=body.is_default,
     )

@@ -1,0 +1,808 @@
+"""The vault API, embedding choices at creation, provider moves, endpoints, and resolution.
+
+The upload service's routers in-process (ASGI) on a fresh database of the test
+Postgres; HTTP endpoints are a scripted stand-in on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import uuid
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
+from docproc_common.db.models import Secret
+from docproc_common.embedding.client import (
+    CredentialSource,
+    EmbeddingNotConfiguredError,
+    EmbeddingTarget,
+    resolve_embedding,
+)
+from docproc_common.runtime import Runtime, build_app
+from docproc_common.settings import AuthSettings, Settings, StorageSettings
+from docproc_common.testing.db import create_test_database
+from docproc_common.testing.embedding_standin import running_standin
+from docproc_common.testing.infra import load_infra_env
+from docproc_common.vault import create_secret, open_secret
+from docproc_upload.app import build
+from pydantic import SecretStr
+from sqlalchemy import select
+
+pytestmark = pytest.mark.integration
+
+Client = Callable[..., httpx.AsyncClient]
+SMALL = "text-embedding-3-small"
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+NO_KEY = "No openai API key with this id was found in the vault"
+
+
+def uniq(prefix: str = "c") -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="module")
+async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Runtime]:
+    infra = load_infra_env(("postgres",))
+    settings = Settings(
+        database={"url": await create_test_database(infra["DATABASE__URL"])},
+        storage=StorageSettings(media_dir=Path(tmp_path_factory.mktemp("media"))),
+        embedder={"allowed_base_urls": ["http://127.0.0.1"], "probe_timeout_s": 2},
+    )
+    rt = Runtime.create(settings)
+    yield rt
+    await rt.close()
+
+
+@pytest.fixture(scope="module")
+def client(runtime: Runtime) -> Client:
+    app = build_app(runtime, [build(runtime)], [], "docproc-test")
+
+    def make(
+        user: str, org: str | None = None, perms: tuple[str, ...] = (), admin: bool = False
+    ) -> httpx.AsyncClient:
+        token = mint_token(
+            AuthSettings(),
+            user_id=user,
+            organization_id=org,
+            permissions=list(perms),
+            app_admin=admin,
+        )
+        return httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://docproc/api/v1",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=60,
+        )
+
+    return make
+
+
+@pytest.fixture(scope="module")
+def users(client: Client) -> dict[str, httpx.AsyncClient]:
+    return {
+        # alice: member who edits collections and sees shared secrets
+        "alice": client("alice", "acme", (VIEW, EDIT, SECRETS_VIEW)),
+        # bob: sees shared secrets, cannot edit collections
+        "bob": client("bob", "acme", (VIEW, SECRETS_VIEW)),
+        # carol: edits collections, cannot see shared secrets
+        "carol": client("carol", "acme", (VIEW, EDIT)),
+        "dave": client("dave", "globex", (VIEW, EDIT, SECRETS_VIEW)),
+        "root": client("root", None, (), True),
+        "solo": client("solo"),
+    }
+
+
+async def secret(
+    c: httpx.AsyncClient,
+    value: dict[str, Any] | None = None,
+    *,
+    kind: str = "api_key",
+    provider: str | None = "openai",
+    visibility: str = "private",
+) -> str:
+    body: dict[str, Any] = {
+        "name": uniq("key"),
+        "kind": kind,
+        "value": value or {"api_key": f"sk-{uuid.uuid4().hex}"},
+        "visibility": visibility,
+    }
+    if provider:
+        body["provider"] = provider
+    r = await c.post("/secrets", json=body)
+    assert r.status_code == 201, r.text
+    return str(r.json()["id"])
+
+
+async def kb(c: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
+    body.setdefault("name", uniq("kb"))
+    body.setdefault("collection_name", body["name"])
+    r = await c.post("/kb", json=body)
+    assert r.status_code == 201, r.text
+    return dict(r.json())
+
+
+def fields(response: httpx.Response) -> set[str]:
+    return {f["field"] for f in response.json()["error"]["details"].get("fields", [])}
+
+
+class TestSecretsApi:
+    async def test_value_never_comes_back(
+        self, users: dict[str, httpx.AsyncClient], runtime: Runtime
+    ) -> None:
+        value = f"sk-{uuid.uuid4().hex}"
+        r = await users["alice"].post(
+            "/secrets",
+            json={
+                "name": "mine",
+                "kind": "api_key",
+                "provider": "openai",
+                "value": {"api_key": value},
+            },
+        )
+        assert r.status_code == 201
+        assert value not in r.text
+        assert "value" not in r.json()
+        listed = await users["alice"].get("/secrets")
+        assert value not in listed.text
+        assert r.json()["id"] in {s["id"] for s in listed.json()}
+        async with runtime.sessionmaker() as s:
+            row = await s.get(Secret, uuid.UUID(r.json()["id"]))
+            assert row is not None
+            assert value.encode() not in row.ciphertext
+            opened = await open_secret(
+                s,
+                secret_id=row.id,
+                organization_id="acme",
+                master_key=runtime.settings.vault.master_key.get_secret_value(),
+            )
+            assert opened is not None
+            assert opened.value == {"api_key": value}
+            assert opened.kind == "api_key"
+            other_org = await open_secret(
+                s,
+                secret_id=row.id,
+                organization_id="globex",
+                master_key=runtime.settings.vault.master_key.get_secret_value(),
+            )
+            assert other_org is None
+            wrong_key = await open_secret(
+                s,
+                secret_id=row.id,
+                organization_id="acme",
+                master_key=base64.b64encode(os.urandom(32)).decode(),
+            )
+            assert wrong_key is None
+
+    async def test_refused_value_is_not_echoed(self, users: dict[str, httpx.AsyncClient]) -> None:
+        r = await users["alice"].post(
+            "/secrets",
+            json={
+                "name": "bad",
+                "kind": "aws_credentials",
+                "value": {"access_key_id": "AKIA-LEAK", "secret_access_key": "", "x": "sk-leak"},
+            },
+        )
+        assert r.status_code == 400
+        assert "LEAK" not in r.text
+        assert "leak" not in r.text
+        assert fields(r) == {"value.secret_access_key", "value.x"}
+        r = await users["alice"].post(
+            "/secrets", json={"name": "k", "kind": "api_key", "value": {"api_key": "sk-x"}}
+        )
+        assert r.status_code == 400
+        assert fields(r) == {"provider"}
+        r = await users["alice"].post(
+            "/secrets", json={"name": "k", "kind": "api_key", "value": "sk-leak-string"}
+        )
+        assert r.status_code == 422
+        assert "sk-leak-string" not in r.text
+
+    async def test_sharing_needs_secrets_view_in_an_org(
+        self, users: dict[str, httpx.AsyncClient]
+    ) -> None:
+        for who in ("carol", "solo"):
+            r = await users[who].post(
+                "/secrets",
+                json={
+                    "name": "s",
+                    "kind": "git_token",
+                    "value": {"token": "t"},
+                    "visibility": "org",
+                },
+            )
+            assert r.status_code == 403, who
+
+    async def test_who_sees_what(self, users: dict[str, httpx.AsyncClient]) -> None:
+        private = await secret(users["alice"])
+        shared = await secret(users["alice"], visibility="org")
+        token = await secret(users["alice"], {"token": "t"}, kind="git_token", provider=None)
+
+        async def seen(who: str, **params: str) -> set[str]:
+            r = await users[who].get("/secrets", params=params)
+            assert r.status_code == 200
+            return {s["id"] for s in r.json()}
+
+        assert {private, shared, token} <= await seen("alice")
+        assert await seen("alice", kind="git_token") >= {token}
+        assert private not in await seen("alice", kind="git_token")
+        assert shared in await seen("bob")
+        assert private not in await seen("bob")
+        assert not {private, shared} & await seen("carol")
+        assert not {private, shared} & await seen("dave")
+        assert (
+            await users["alice"].get("/secrets", params={"kind": "password"})
+        ).status_code == 422
+
+    async def test_delete_rules(self, users: dict[str, httpx.AsyncClient]) -> None:
+        private = await secret(users["alice"])
+        shared = await secret(users["alice"], visibility="org")
+        assert (await users["bob"].delete(f"/secrets/{private}")).status_code == 404
+        assert (await users["dave"].delete(f"/secrets/{shared}")).status_code == 404
+        assert (await users["carol"].delete(f"/secrets/{shared}")).status_code == 404
+        assert (await users["bob"].delete(f"/secrets/{shared}")).status_code == 403
+        admin = await secret(users["bob"], visibility="org")
+        assert (await users["alice"].delete(f"/secrets/{admin}")).status_code == 204
+        assert (await users["alice"].delete(f"/secrets/{private}")).status_code == 204
+        assert (await users["alice"].delete(f"/secrets/{private}")).status_code == 404
+        assert (await users["alice"].delete(f"/secrets/{shared}")).status_code == 204
+
+
+class TestCatalogApi:
+    async def test_catalog(self, users: dict[str, httpx.AsyncClient]) -> None:
+        r = await users["solo"].get("/rag/embedding-models")
+        assert r.status_code == 200
+        providers = {p["name"]: p for p in r.json()["providers"]}
+        assert set(providers) == {"local", "openai", "openrouter", "ollama"}
+        assert providers["ollama"]["credential"] == "endpoint"
+        assert {"model": SMALL, "dimensions": 1536, "max_input_tokens": 8191} in providers[
+            "openai"
+        ]["models"]
+
+    async def test_endpoint_is_asked(self, users: dict[str, httpx.AsyncClient]) -> None:
+        c = users["solo"]
+        with running_standin(models=["openai/text-embedding-3-large", "some/chat-model"]) as s:
+            r = await c.get("/rag/embedding-models/openrouter", params={"base_url": s.url})
+        assert r.status_code == 200
+        assert r.json()["confirmed"] is True
+        assert [m["model"] for m in r.json()["models"]] == ["openai/text-embedding-3-large"]
+        assert r.json()["models"][0]["dimensions"] == 3072  # the width comes from the catalog
+        assert s.requests[0].path == "/v1/models"
+
+    async def test_unreachable_endpoint_is_unconfirmed(
+        self, users: dict[str, httpx.AsyncClient]
+    ) -> None:
+        with running_standin() as s:
+            url = s.url
+        r = await users["solo"].get("/rag/embedding-models/openrouter", params={"base_url": url})
+        assert r.status_code == 200
+        assert r.json()["confirmed"] is False
+        assert len(r.json()["models"]) == 2
+        with running_standin(status=500) as s:
+            r = await users["solo"].get(
+                "/rag/embedding-models/openrouter", params={"base_url": s.url}
+            )
+        assert r.json()["confirmed"] is False
+
+    async def test_base_url_outside_policy(self, users: dict[str, httpx.AsyncClient]) -> None:
+        r = await users["solo"].get(
+            "/rag/embedding-models/openrouter", params={"base_url": "https://evil.example/v1"}
+        )
+        assert r.status_code == 400
+        assert fields(r) == {"base_url"}
+        r = await users["solo"].get("/rag/embedding-models/ollama")
+        assert r.status_code == 404
+
+
+class TestCreateKb:
+    async def test_keyed_provider_needs_a_visible_key_of_its_own(
+        self, users: dict[str, httpx.AsyncClient]
+    ) -> None:
+        alice, bob, carol = users["alice"], users["bob"], users["carol"]
+        r = await alice.post(
+            "/kb", json={"name": uniq(), "embedding_provider": "openai", "embedding_model": SMALL}
+        )
+        assert r.status_code == 400
+        assert fields(r) == {"embedding_secret_id"}
+        mine = await secret(alice)
+        created = await kb(
+            alice, embedding_provider="openai", embedding_model=SMALL, embedding_secret_id=mine
+        )
+        assert created["embedding_secret_id"] == mine
+        assert created["embedding_dim"] == 1536
+
+        refusals = []
+        bobs_private = await secret(bob)
+        for who, key in [
+            (alice, bobs_private),  # another member's private key
+            (alice, await secret(users["dave"])),  # another organization's
+            (alice, await secret(alice, provider="openrouter")),  # another provider's
+            (alice, await secret(alice, {"token": "t"}, kind="git_token", provider=None)),
+            (alice, str(uuid.uuid4())),  # no such key
+            (carol, await secret(alice, visibility="org")),  # shared, but carol lacks secrets:view
+        ]:
+            r = await who.post(
+                "/kb",
+                json={
+                    "name": "same",
+                    "collection_name": "same_refusal",
+                    "embedding_provider": "openai",
+                    "embedding_model": SMALL,
+                    "embedding_secret_id": key,
+                },
+            )
+            refusals.append((r.status_code, r.json()))
+        expected = {
+            "error": {
+                "code": "INVALID_INPUT",
+                "message": NO_KEY,
+                "details": {"fields": [{"field": "embedding_secret_id", "message": "not found"}]},
+            }
+        }
+        assert refusals == [(400, expected)] * len(refusals)
+
+    async def test_shared_key_with_secrets_view(self, users: dict[str, httpx.AsyncClient]) -> None:
+        shared = await secret(users["bob"], visibility="org")
+        await kb(
+            users["alice"],
+            embedding_provider="openai",
+            embedding_model=SMALL,
+            embedding_secret_id=shared,
+        )
+
+    async def test_new_collection_has_no_default_model(
+        self, users: dict[str, httpx.AsyncClient]
+    ) -> None:
+        r = await users["solo"].post("/kb", json={"name": uniq()})
+        assert r.status_code == 400
+        assert fields(r) == {"embedding_provider", "embedding_model"}
+        r = await users["solo"].post(
+            "/kb", json={"name": uniq(), "embedding_provider": "local", "embedding_model": "nope"}
+        )
+        assert fields(r) == {"embedding_model"}
+
+    async def test_local_takes_nothing(self, users: dict[str, httpx.AsyncClient]) -> None:
+        key = await secret(users["solo"])
+        r = await users["solo"].post(
+            "/kb",
+            json={
+                "name": uniq(),
+                "embedding_provider": "local",
+                "embedding_model": MINILM,
+                "embedding_secret_id": key,
+            },
+        )
+        assert r.status_code == 400
+        assert fields(r) == {"embedding_secret_id"}
+
+    async def test_ollama(self, users: dict[str, httpx.AsyncClient]) -> None:
+        alice = users["alice"]
+        ours = (
+            await alice.post(
+                "/rag/embedding-endpoints",
+                json={"name": "o", "base_url": "http://127.0.0.1:11434/v1/"},
+            )
+        ).json()
+        assert ours["base_url"] == "http://127.0.0.1:11434/v1"
+        theirs = (
+            await users["dave"].post(
+                "/rag/embedding-endpoints", json={"name": "o", "base_url": "http://10.0.0.1/v1"}
+            )
+        ).json()
+        body = {"name": uniq(), "embedding_provider": "ollama", "embedding_model": "all-minilm"}
+        r = await alice.post("/kb", json=body)
+        assert fields(r) == {"embedding_endpoint_id"}
+        r = await alice.post("/kb", json={**body, "embedding_endpoint_id": theirs["id"]})
+        assert r.status_code == 400
+        assert (
+            r.json()["error"]["message"]
+            == "No registered embedding endpoint with this id was found"
+        )
+        r = await alice.post(
+            "/kb",
+            json={
+                **body,
+                "embedding_endpoint_id": ours["id"],
+                "embedding_secret_id": await secret(alice),
+            },
+        )
+        assert fields(r) == {"embedding_secret_id"}
+        created = await kb(alice, **body, embedding_endpoint_id=ours["id"])
+        assert created["embedding_dim"] == 384
+
+    async def test_app_scope_is_keyless_on_deployment_endpoints(
+        self, users: dict[str, httpx.AsyncClient]
+    ) -> None:
+        root = users["root"]
+        org_endpoint = (
+            await users["alice"].post(
+                "/rag/embedding-endpoints", json={"name": "o", "base_url": "http://127.0.0.1:1/v1"}
+            )
+        ).json()
+        shared = (
+            await root.post(
+                "/rag/embedding-endpoints",
+                json={"name": "d", "base_url": "http://127.0.0.1:2/v1", "scope": "deployment"},
+            )
+        ).json()
+        assert shared["organization_id"] is None
+        r = await root.post(
+            "/kb",
+            json={
+                "name": uniq(),
+                "scope": "app",
+                "embedding_provider": "openai",
+                "embedding_model": SMALL,
+                "embedding_secret_id": str(uuid.uuid4()),
+            },
+        )
+        assert r.status_code == 400
+        assert fields(r) == {"embedding_provider"}
+        ollama = {"scope": "app", "embedding_provider": "ollama", "embedding_model": "all-minilm"}
+        r = await root.post(
+            "/kb", json={"name": uniq(), **ollama, "embedding_endpoint_id": org_endpoint["id"]}
+        )
+        assert fields(r) == {"embedding_endpoint_id"}
+        await kb(root, **ollama, embedding_endpoint_id=shared["id"])
+        await kb(root, scope="app", embedding_provider="local", embedding_model=MINILM)
+
+    async def test_own_base_url(self, users: dict[str, httpx.AsyncClient]) -> None:
+        alice = users["alice"]
+        key = await secret(alice, provider="openrouter")
+        body = {
+            "embedding_provider": "openrouter",
+            "embedding_model": "openai/text-embedding-3-small",
+            "embedding_secret_id": key,
+        }
+        r = await alice.post(
+            "/kb",
+            json={
+                "name": uniq(),
+                **body,
+                "embedding_base_url": "https://openrouter.ai.evil.example/api/v1",
+            },
+        )
+        assert fields(r) == {"embedding_base_url"}
+        with running_standin(models=["openai/text-embedding-3-large"]) as s:
+            r = await alice.post("/kb", json={"name": uniq(), **body, "embedding_base_url": s.url})
+            assert r.status_code == 400
+            assert fields(r) == {"embedding_model"}
+            s.models = ["openai/text-embedding-3-small"]
+            created = await kb(alice, **body, embedding_base_url=s.url + "/")
+        assert created["embedding_base_url"] == s.url
+        # an endpoint that cannot be asked is unconfirmed, not a refusal
+        await kb(alice, **body, embedding_base_url=s.url)
+
+
+class TestAdoption:
+    async def test_same_name_adopts_model_provider_and_key(
+        self, users: dict[str, httpx.AsyncClient]
+    ) -> None:
+        alice = users["alice"]
+        key = await secret(alice, visibility="org")
+        name = uniq("shared")
+        first = await kb(
+            alice,
+            name=name,
+            embedding_provider="openai",
+            embedding_model=SMALL,
+            embedding_secret_id=key,
+        )
+        second = await kb(alice, name=uniq("kb"), collection_name=name)
+        for field in (
+            "embedding_provider",
+            "embedding_model",
+            "embedding_dim",
+            "embedding_secret_id",
+        ):
+            assert second[field] == first[field]
+        r = await alice.post(
+            "/kb",
+            json={
+                "name": uniq(),
+                "collection_name": name,
+                "embedding_provider": "local",
+                "embedding_model": MINILM,
+            },
+        )
+        assert r.status_code == 400
+        assert fields(r) == {"embedding_provider"}
+        r = await alice.post(
+            "/kb",
+            json={
+                "name": uniq(),
+                "collection_name": name,
+                "embedding_model": "text-embedding-3-large",
+            },
+        )
+        assert fields(r) == {"embedding_model"}
+        other = await secret(alice)
+        r = await alice.post(
+            "/kb", json={"name": uniq(), "collection_name": name, "embedding_secret_id": other}
+        )
+        assert fields(r) == {"embedding_secret_id"}
+        # naming the same key (or model) explicitly is no contradiction
+        await kb(
+            alice, name=uniq(), collection_name=name, embedding_model=SMALL, embedding_secret_id=key
+        )
+
+
+class TestPatch:
+    async def test_move_between_providers(self, users: dict[str, httpx.AsyncClient]) -> None:
+        alice = users["alice"]
+        created = await kb(
+            alice,
+            embedding_provider="openai",
+            embedding_model=SMALL,
+            embedding_secret_id=await secret(alice),
+        )
+        url = f"/kb/{created['id']}"
+        r = await alice.patch(url, json={"embedding_provider": "openrouter"})
+        assert r.status_code == 400
+        assert fields(r) == {"embedding_secret_id"}
+        r = await alice.patch(url, json={"embedding_provider": "local"})
+        assert fields(r) == {"embedding_provider"}
+        r = await alice.patch(url, json={"embedding_model": "text-embedding-3-large"})
+        assert fields(r) == {"embedding_model"}
+        router_key = await secret(alice, provider="openrouter")
+        with running_standin(models=["openai/text-embedding-3-large"]) as s:
+            r = await alice.patch(
+                url,
+                json={
+                    "embedding_provider": "openrouter",
+                    "embedding_secret_id": router_key,
+                    "embedding_base_url": s.url,
+                },
+            )
+            assert r.status_code == 400
+            assert fields(r) == {"embedding_base_url"}
+            s.models = ["openai/text-embedding-3-small"]
+            r = await alice.patch(
+                url,
+                json={
+                    "embedding_provider": "openrouter",
+                    "embedding_secret_id": router_key,
+                    "embedding_base_url": s.url,
+                },
+            )
+        assert r.status_code == 200, r.text
+        moved = r.json()
+        assert moved["embedding_provider"] == "openrouter"
+        assert moved["embedding_model"] == "openai/text-embedding-3-small"
+        assert moved["embedding_dim"] == 1536
+        assert moved["embedding_secret_id"] == router_key
+        assert moved["embedding_base_url"] == s.url
+        # back to the default endpoint
+        r = await alice.patch(url, json={"embedding_base_url": None})
+        assert r.status_code == 200
+        assert r.json()["embedding_base_url"] is None
+        assert r.json()["embedding_secret_id"] == router_key
+        # a key the caller cannot see cannot be bound by a move either
+        r = await alice.patch(
+            url, json={"embedding_secret_id": await secret(users["bob"], provider="openrouter")}
+        )
+        assert r.status_code == 400
+        assert (
+            r.json()["error"]["message"]
+            == "No openrouter API key with this id was found in the vault"
+        )
+
+    async def test_local_to_ollama_and_unreachable_kb(
+        self, users: dict[str, httpx.AsyncClient]
+    ) -> None:
+        alice = users["alice"]
+        created = await kb(alice, embedding_provider="local", embedding_model=MINILM)
+        endpoint = (
+            await alice.post(
+                "/rag/embedding-endpoints", json={"name": "o", "base_url": "http://127.0.0.1:3/v1"}
+            )
+        ).json()
+        r = await users["dave"].patch(f"/kb/{created['id']}", json={"embedding_provider": "ollama"})
+        assert r.status_code == 404
+        r = await alice.patch(f"/kb/{created['id']}", json={"embedding_provider": "ollama"})
+        assert fields(r) == {"embedding_endpoint_id"}
+        r = await alice.patch(
+            f"/kb/{created['id']}",
+            json={"embedding_provider": "ollama", "embedding_endpoint_id": endpoint["id"]},
+        )
+        assert r.status_code == 200
+        assert r.json()["embedding_model"] == "all-minilm"
+        assert (await alice.delete(f"/rag/embedding-endpoints/{endpoint['id']}")).status_code == 409
+
+
+class TestEndpointsApi:
+    async def test_register_list_delete(self, users: dict[str, httpx.AsyncClient]) -> None:
+        body = {"name": "ollama", "base_url": "http://127.0.0.1:11434/v1"}
+        assert (await users["bob"].post("/rag/embedding-endpoints", json=body)).status_code == 403
+        assert (await users["solo"].post("/rag/embedding-endpoints", json=body)).status_code == 403
+        assert (
+            await users["alice"].post(
+                "/rag/embedding-endpoints", json={**body, "scope": "deployment"}
+            )
+        ).status_code == 403
+        r = await users["alice"].post(
+            "/rag/embedding-endpoints", json={**body, "base_url": "http://u:p@h/v1"}
+        )
+        assert fields(r) == {"base_url"}
+        ours = (await users["alice"].post("/rag/embedding-endpoints", json=body)).json()
+        deployment = (
+            await users["root"].post(
+                "/rag/embedding-endpoints", json={**body, "scope": "deployment"}
+            )
+        ).json()
+        theirs = (await users["dave"].post("/rag/embedding-endpoints", json=body)).json()
+        seen = {e["id"] for e in (await users["bob"].get("/rag/embedding-endpoints")).json()}
+        assert {ours["id"], deployment["id"]} <= seen
+        assert theirs["id"] not in seen
+        assert (
+            await users["alice"].delete(f"/rag/embedding-endpoints/{theirs['id']}")
+        ).status_code == 404
+        assert (
+            await users["bob"].delete(f"/rag/embedding-endpoints/{ours['id']}")
+        ).status_code == 403
+        assert (
+            await users["alice"].delete(f"/rag/embedding-endpoints/{deployment['id']}")
+        ).status_code == 403
+        assert (
+            await users["alice"].delete(f"/rag/embedding-endpoints/{ours['id']}")
+        ).status_code == 204
+        assert (
+            await users["root"].delete(f"/rag/embedding-endpoints/{deployment['id']}")
+        ).status_code == 204
+
+
+class TestResolution:
+    async def _key(self, runtime: Runtime, **kw: Any) -> uuid.UUID:
+        async with runtime.sessionmaker() as s, s.begin():
+            row = await create_secret(
+                s,
+                owner_id="alice",
+                organization_id=kw.pop("organization_id", "acme"),
+                name="k",
+                kind=kw.pop("kind", "api_key"),
+                value=kw.pop("value", {"api_key": "sk-resolve"}),
+                visibility="private",
+                master_key=runtime.settings.vault.master_key.get_secret_value(),
+                provider=kw.pop("provider", "openai"),
+            )
+            return row.id
+
+    def target(self, **kw: Any) -> EmbeddingTarget:
+        base: dict[str, Any] = {
+            "collection_name": "docs",
+            "organization_id": "acme",
+            "provider": "openai",
+            "model": SMALL,
+            "dimensions": 1536,
+        }
+        return EmbeddingTarget(**{**base, **kw})
+
+    async def resolve(
+        self, runtime: Runtime, target: EmbeddingTarget, settings: Settings | None = None
+    ) -> Any:
+        async with runtime.sessionmaker() as s:
+            return await resolve_embedding(s, target, settings or runtime.settings)
+
+    async def test_cases(self, runtime: Runtime, caplog: pytest.LogCaptureFixture) -> None:
+        key = await self._key(runtime)
+        ok = await self.resolve(runtime, self.target(secret_id=key))
+        assert ok.source is CredentialSource.COLLECTION_SECRET
+        assert ok.api_key == "sk-resolve"
+        assert ok.base_url == "https://api.openai.com/v1"
+        assert ok.degraded_reason is None
+        assert "sk-resolve" not in repr(ok)
+        own_url = await self.resolve(
+            runtime, self.target(secret_id=key, base_url="http://127.0.0.1:9/v1")
+        )
+        assert own_url.base_url == "http://127.0.0.1:9/v1"
+
+        caplog.set_level(logging.WARNING, "docproc_common.embedding.client")
+        other_master = runtime.settings.model_copy(
+            update={
+                "vault": runtime.settings.vault.model_copy(
+                    update={"master_key": SecretStr(base64.b64encode(os.urandom(32)).decode())}
+                )
+            }
+        )
+        cases = {
+            CredentialSource.NO_SECRET: await self.resolve(runtime, self.target()),
+            CredentialSource.SECRET_DELETED: await self.resolve(
+                runtime, self.target(secret_id=uuid.uuid4())
+            ),
+            CredentialSource.SECRET_UNOPENABLE: await self.resolve(
+                runtime, self.target(secret_id=key), other_master
+            ),
+            CredentialSource.SECRET_WITHOUT_KEY: await self.resolve(
+                runtime, self.target(secret_id=await self._key(runtime, provider="openrouter"))
+            ),
+        }
+        # another organization's key is, for this collection, a key that is not there
+        foreign = await self.resolve(runtime, self.target(secret_id=key, organization_id="globex"))
+        assert foreign.source is CredentialSource.SECRET_DELETED
+        git = await self._key(runtime, kind="git_token", value={"token": "t"}, provider=None)
+        assert (
+            await self.resolve(runtime, self.target(secret_id=git))
+        ).source is CredentialSource.SECRET_WITHOUT_KEY
+        for source, resolved in cases.items():
+            assert resolved.source is source
+            assert resolved.api_key is None
+            assert source.value in caplog.text
+        assert "sk-resolve" not in caplog.text
+        refusal = cases[CredentialSource.SECRET_DELETED].refusal()
+        assert isinstance(refusal, EmbeddingNotConfiguredError)
+        assert refusal.message == (
+            "No embedding credential is configured for this collection 'docs' (openai): "
+            "the secret was deleted"
+        )
+
+    async def test_keyless(self, runtime: Runtime, client: Client) -> None:
+        local = await self.resolve(
+            runtime, self.target(provider="local", model=MINILM, dimensions=384)
+        )
+        assert local.source is CredentialSource.KEYLESS
+        endpoint = (
+            await client("e", "acme", (EDIT,)).post(
+                "/rag/embedding-endpoints", json={"name": "o", "base_url": "http://127.0.0.1:7/v1"}
+            )
+        ).json()
+        ollama = self.target(
+            provider="ollama",
+            model="all-minilm",
+            dimensions=384,
+            endpoint_id=uuid.UUID(endpoint["id"]),
+        )
+        resolved = await self.resolve(runtime, ollama)
+        assert (resolved.source, resolved.base_url) == (
+            CredentialSource.KEYLESS,
+            "http://127.0.0.1:7/v1",
+        )
+        elsewhere = await self.resolve(
+            runtime,
+            self.target(
+                provider="ollama",
+                model="all-minilm",
+                dimensions=384,
+                endpoint_id=uuid.UUID(endpoint["id"]),
+                organization_id="globex",
+            ),
+        )
+        assert elsewhere.source is CredentialSource.ENDPOINT_MISSING
+        gone = await self.resolve(
+            runtime,
+            self.target(
+                provider="ollama", model="all-minilm", dimensions=384, endpoint_id=uuid.uuid4()
+            ),
+        )
+        assert gone.source is CredentialSource.ENDPOINT_MISSING
+        assert gone.refusal().message.startswith(
+            "No embedding service is configured for this collection 'docs' (ollama)"
+        )
+
+
+class TestSearchRefusal:
+    async def test_search_on_a_collection_whose_key_was_deleted(
+        self, users: dict[str, httpx.AsyncClient], runtime: Runtime
+    ) -> None:
+        alice = users["alice"]
+        key = await secret(alice)
+        created = await kb(
+            alice, embedding_provider="openai", embedding_model=SMALL, embedding_secret_id=key
+        )
+        assert (await alice.delete(f"/secrets/{key}")).status_code == 204
+        r = await alice.post(
+            "/rag/search", json={"query": "q", "collections": [created["collection_name"]]}
+        )
+        assert r.status_code == 409
+        assert r.json()["error"]["message"] == (
+            f"No embedding credential is configured for this collection "
+            f"'{created['collection_name']}' (openai): the secret was deleted"
+        )
+        async with runtime.sessionmaker() as s:
+            assert (
+                await s.execute(select(Secret).where(Secret.id == uuid.UUID(key)))
+            ).first() is None
