@@ -4,32 +4,102 @@ The override carries only what changes, so two individually legal numbers can
 make an illegal pair (``chunk_overlap: 4096`` against a collection chunking at
 2500). The merge is re-validated and refused with a 400 naming the fields,
 before the file is stored and before any document row exists.
+
+Field names are the seed's (see "Opciones de LiteParse" and "Configuración de
+la fragmentación"); docs/parsing.md says what each one does on each parser.
+Credentials are never part of this document: ``llamaparse_secret_id`` and
+``vision_profile.secret_id`` name vault secrets of the collection's organization.
 """
 
 from __future__ import annotations
 
+import re
+import uuid
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from docproc_common.errors import FieldError, InvalidInput
 from docproc_common.splitters import ChunkingStrategy
 
 ROOT = "ingestion_config"
 
+Parser = Literal["pymupdf", "liteparse", "llamaparse"]
+
+#: Tesseract codes: three letters (an optional ``_script`` suffix, e.g. ``chi_sim``), ``+`` for several.
+_OCR_LANGUAGE = re.compile(r"^[a-z]{3}(?:_[a-z]+)?(?:\+[a-z]{3}(?:_[a-z]+)?)*$")
+
+
+class VisionProfile(BaseModel):
+    """An OpenAI-compatible chat endpoint with vision, and the vault key that pays for it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str = Field(min_length=1, max_length=500)
+    model: str = Field(min_length=1, max_length=200)
+    #: A vault secret of kind ``api_key`` in the collection's organization; None for a
+    #: keyless endpoint (a model served inside the deployment).
+    secret_id: uuid.UUID | None = None
+    timeout_seconds: float = Field(default=60, gt=0, le=600)
+    max_images: int = Field(default=50, ge=1, le=500)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in {"http", "https"} or not parts.hostname:
+            raise ValueError("must be an http(s) URL such as https://api.openai.com/v1")
+        if parts.username or parts.password or parts.query or parts.fragment:
+            raise ValueError("must not carry credentials, a query or a fragment")
+        return value.rstrip("/")
+
 
 class IngestionConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    parser: Literal["pymupdf", "liteparse", "llamaparse"] = "pymupdf"
+    parser: Parser = "pymupdf"
     chunk_size: int = Field(default=2500, ge=1, le=100_000)
     chunk_overlap: int = Field(default=200, ge=0)
     chunking_strategy: ChunkingStrategy = ChunkingStrategy.RECURSIVE
 
+    # LiteParse ("Opciones de LiteParse").
+    liteparse_output_format: Literal["markdown", "text"] = "markdown"
+    auto_ocr: bool = True
+    ocr_language: str = Field(default="eng", max_length=100)
+    liteparse_dpi: int = Field(default=150, ge=50, le=600)
+
+    # Every parser: what bounds a document's cost, and how long the parser may take.
+    max_pages: int = Field(default=1000, ge=1, le=10_000)
+    parse_timeout_seconds: int = Field(default=300, ge=5, le=3600)
+
+    # LlamaParse: the organization's key, named by the collection; there is no deployment key.
+    llamaparse_secret_id: uuid.UUID | None = None
+
+    # Image description (PyMuPDF): off by default; then embedded images are not even extracted.
+    image_description: bool = False
+    vision_profile: VisionProfile | None = None
+
+    @field_validator("ocr_language")
+    @classmethod
+    def _tesseract_codes(cls, value: str) -> str:
+        if not _OCR_LANGUAGE.match(value):
+            raise ValueError(
+                "must be Tesseract language codes of three letters joined with '+', e.g. eng+pol"
+            )
+        return value
+
     @model_validator(mode="after")
-    def _overlap_below_size(self) -> IngestionConfig:
+    def _pairs(self) -> IngestionConfig:
         if self.chunk_overlap >= self.chunk_size:
             raise ValueError("chunk_overlap must be smaller than chunk_size")
+        if self.parser == "llamaparse" and self.llamaparse_secret_id is None:
+            raise ValueError(
+                "the llamaparse parser needs llamaparse_secret_id, a LlamaParse key in the "
+                "organization's vault (there is no deployment key)"
+            )
+        if self.image_description and self.vision_profile is None:
+            raise ValueError("image_description needs a vision_profile")
         return self
 
 
@@ -47,6 +117,11 @@ def field_errors(exc: ValidationError, root: str = ROOT) -> list[FieldError]:
 
 
 def merge_config(base: dict[str, Any], override: dict[str, Any] | None) -> IngestionConfig:
+    """The collection's configuration with the upload's changes on top, validated as one.
+
+    A ``vision_profile`` in the override replaces the collection's whole profile
+    (it is one choice: endpoint, model and key belong together).
+    """
     try:
         return IngestionConfig.model_validate({**base, **(override or {})})
     except ValidationError as exc:

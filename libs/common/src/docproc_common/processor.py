@@ -2,50 +2,146 @@
 
 The supported sets are the routing table, not a list of hopes: the upload path
 refuses an extension the collection's parser cannot read (400, nothing stored),
-and the parser service routes by the very same table, so a file accepted at
-upload can never die later as "Unsupported file type".
+``GET /rag/supported-formats`` answers from the same table, and the parser service
+routes by it, so a file accepted at upload can never die later as "Unsupported
+file type" (the seed's ``.xlsx`` story).
+
+Routes (the seed's "Formatos admitidos"):
+
+==============  =====================================================  =====================
+route           reads                                                  needs
+==============  =====================================================  =====================
+builtin         ``.txt``, ``.md``, ``.docx`` whatever the parser is    nothing
+pymupdf         ``.pdf`` (+ embedded images, when described)           nothing
+liteparse       ``.pdf``, images; office formats through LibreOffice   LibreOffice (office)
+llamaparse      ``.pdf``, office, ``.epub``, ``.html``, images (cloud)  the org's vault key
+==============  =====================================================  =====================
+
+Every local parse runs in an isolated child process (``kbparsers.isolation``) with
+the parser's memory limit and the collection's ``parse_timeout_seconds``; a failure
+becomes a :class:`~docproc_common.kbparsers.errors.DocumentUnreadable` whose message
+is the stored three-part one (stage, exception type, advice).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TypeVar
+
+import httpx
 
 from docproc_common.errors import FieldError, InvalidInput
-from docproc_common.parsing import ParseLimits, detect, parse
-from docproc_common.parsing.types import Detected
+from docproc_common.ingestion import IngestionConfig, Parser
+from docproc_common.kbparsers import errors, liteparse, llamaparse, worker
+from docproc_common.kbparsers.isolation import ChildCrashed, ChildRaised, ChildTimeout, Isolation
+from docproc_common.kbparsers.llamaparse import JobJournal, LlamaParseClient
+from docproc_common.kbparsers.pdf import PageText
+from docproc_common.kbparsers.vision import VisionDescriber
+from docproc_common.kbparsers.worker import ParseJob, Route, WorkerOutput
 
+log = logging.getLogger(__name__)
+
+J = TypeVar("J")
+R = TypeVar("R")
+
+PARSERS: tuple[Parser, ...] = ("pymupdf", "liteparse", "llamaparse")
 # Read by the built-in parsers whatever the collection's parser is.
 BUILTIN_FORMATS = frozenset({"txt", "md", "docx"})
 PARSER_FORMATS: dict[str, frozenset[str]] = {
     "pymupdf": frozenset({"pdf"}),
+    "liteparse": liteparse.NATIVE_FORMATS | liteparse.OFFICE_FORMATS,
+    "llamaparse": llamaparse.FORMATS,
 }
+#: The most text a knowledge-base document keeps (a budget spent while reading).
+KB_MAX_CHARS = 20_000_000
+#: How long the cheap PDF check before a cloud parse may take.
+PROBE_TIMEOUT_S = 60.0
 
-KB_PARSE_LIMITS = ParseLimits(max_chars=20_000_000, max_pdf_pages=10_000)
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What this machine can run: decides which formats a parser routes *here*."""
+
+    liteparse: bool
+    libreoffice: bool
+
+    @classmethod
+    def detect(cls) -> Capabilities:
+        return _detected()
 
 
-def supported_formats(parser: str) -> frozenset[str]:
-    return BUILTIN_FORMATS | PARSER_FORMATS.get(parser, frozenset())
+@cache
+def _detected() -> Capabilities:
+    return Capabilities(
+        liteparse=liteparse.installed(), libreoffice=liteparse.libreoffice() is not None
+    )
+
+
+def unavailable_formats(parser: str, capabilities: Capabilities | None = None) -> dict[str, str]:
+    """Formats the parser reads in general but not on this machine, with the reason."""
+    caps = capabilities or Capabilities.detect()
+    if parser != "liteparse":
+        return {}
+    if not caps.liteparse:
+        return dict.fromkeys(
+            PARSER_FORMATS[parser], "the LiteParse parser is not installed on this server"
+        )
+    if not caps.libreoffice:
+        return dict.fromkeys(
+            liteparse.OFFICE_FORMATS,
+            "LiteParse converts this format with LibreOffice, which is not installed on this server",
+        )
+    return {}
+
+
+def supported_formats(parser: str, capabilities: Capabilities | None = None) -> frozenset[str]:
+    """Every extension (no dot) a collection on ``parser`` can ingest on this machine."""
+    routable = (
+        PARSER_FORMATS.get(parser, frozenset()) - unavailable_formats(parser, capabilities).keys()
+    )
+    return BUILTIN_FORMATS | routable
 
 
 def extension_of(filename: str) -> str:
-    name = filename.lower()
+    name = filename.replace("\\", "/").rsplit("/", 1)[-1].strip().lower()
     if name.endswith(".tar.gz"):
         return "tar.gz"
-    return name.rsplit(".", 1)[-1] if "." in name else ""
+    stem, dot, ext = name.rpartition(".")
+    return ext if dot and stem else ""
 
 
-def check_supported(filename: str, parser: str) -> str:
-    """The file's extension if the collection's parser routes it; a 400 naming the type otherwise."""
+def check_supported(filename: str, parser: str, capabilities: Capabilities | None = None) -> str:
+    """The file's extension if the collection's parser routes it here; a 400 naming the type otherwise."""
     ext = extension_of(filename)
-    formats = supported_formats(parser)
+    shown = f".{ext}" if ext else "a file without an extension"
+    missing = unavailable_formats(parser, capabilities).get(ext)
+    if missing is not None:
+        needs = "LibreOffice" if "LibreOffice" in missing else "LiteParse"
+        raise InvalidInput(
+            f"{shown} cannot be read by the '{parser}' parser here: {missing}. "
+            f"Install {needs} on the parser, or upload a PDF",
+            fields=[FieldError("file", f"{shown} needs {needs}, which is not installed")],
+            details={"rule": "parser_unavailable"},
+        )
+    formats = supported_formats(parser, capabilities)
     if ext not in formats:
-        shown = f".{ext}" if ext else "a file without an extension"
         raise InvalidInput(
             f"Unsupported file type: {shown} cannot be read by the '{parser}' parser "
             f"(supported: {', '.join('.' + f for f in sorted(formats))})",
             fields=[FieldError("file", f"unsupported file type {shown}")],
+            details={"rule": "unsupported_type"},
         )
     return ext
+
+
+def route_of(ext: str, parser: str) -> Route | str:
+    if ext in BUILTIN_FORMATS:
+        return "builtin"
+    return parser
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,18 +149,246 @@ class ExtractedDocument:
     text: str
     pages: int | None
     truncated: bool
+    route: str = "builtin"
+    images_described: int = 0
+    ocr: bool = False
+    billed_pages: int = 0
 
 
-class EmptyDocumentError(InvalidInput):
+@dataclass(frozen=True, slots=True)
+class ProcessorOptions:
+    max_chars: int = KB_MAX_CHARS
+    llamaparse_base_url: str = llamaparse.DEFAULT_BASE_URL
+    llamaparse_tier: str = "cost_effective"
+    vision_allowed_base_urls: tuple[str, ...] = ()
+
+
+#: Opens a vault secret of the document's organization: (secret id, kind) -> API key or None.
+SecretOpener = Callable[[uuid.UUID, str], Awaitable[str | None]]
+
+
+@dataclass
+class DocumentProcessor:
+    """Routes a knowledge-base document to its parser and returns its text (async, isolated)."""
+
+    isolation: Isolation
+    http: httpx.AsyncClient
+    options: ProcessorOptions = field(default_factory=ProcessorOptions)
+    capabilities: Capabilities = field(default_factory=Capabilities.detect)
+
+    def formats(self, parser: str) -> frozenset[str]:
+        return supported_formats(parser, self.capabilities)
+
+    async def extract(
+        self,
+        data: bytes,
+        filename: str,
+        config: IngestionConfig,
+        *,
+        secrets: SecretOpener,
+        journal: JobJournal | None = None,
+    ) -> ExtractedDocument:
+        ext = check_supported(filename, config.parser, self.capabilities)
+        route = route_of(ext, config.parser)
+        if route == "llamaparse":
+            return await self._llamaparse(data, filename, ext, config, secrets, journal)
+        job = ParseJob(
+            data=data,
+            filename=filename,
+            extension=ext,
+            route=route,  # type: ignore[arg-type]
+            max_pages=config.max_pages,
+            max_chars=self.options.max_chars,
+            describe_images=route == "pymupdf" and config.image_description,
+            max_images=config.vision_profile.max_images if config.vision_profile else 0,
+            liteparse=liteparse.LiteParseOptions(
+                output_format=config.liteparse_output_format,
+                auto_ocr=config.auto_ocr,
+                ocr_language=config.ocr_language,
+                dpi=config.liteparse_dpi,
+                max_pages=config.max_pages,
+            )
+            if route == "liteparse"
+            else None,
+        )
+        output = await self._run(worker.run, job, float(config.parse_timeout_seconds))
+        descriptions: dict[str, str] = {}
+        if output.images and config.vision_profile is not None:
+            key = None
+            if config.vision_profile.secret_id is not None:
+                key = await secrets(config.vision_profile.secret_id, "api_key")
+                if key is None:
+                    raise errors.ParserUnavailable(
+                        "No vision credential is configured for this collection: the secret named "
+                        "by vision_profile.secret_id is not in the organization's vault"
+                    )
+            describer = VisionDescriber(
+                self.http,
+                config.vision_profile,
+                key,
+                allowed_prefixes=self.options.vision_allowed_base_urls,
+            )
+            descriptions = await describer.describe_all(output.images)
+        text = compose(output.pages, descriptions)
+        if not text.strip():
+            raise _empty(route, config, output)
+        return ExtractedDocument(
+            text=text,
+            pages=output.page_count,
+            truncated=output.truncated,
+            route=route,
+            images_described=len(descriptions),
+            ocr=output.ocr,
+        )
+
+    async def _run(self, fn: Callable[[J], R], job: J, timeout_s: float) -> R:
+        try:
+            result = await self.isolation.run(fn, job, timeout_s=timeout_s)
+        except ChildTimeout as exc:
+            log.warning("parse timed out after %.0f s", timeout_s)
+            raise errors.timed_out(timeout_s) from exc
+        except ChildCrashed as exc:
+            log.warning("parse child crashed: %s", exc)
+            raise errors.crashed(exc.exitcode, exc.memory_mb) from exc
+        except ChildRaised as exc:
+            failure = exc.failure
+            if failure.refusal:
+                raise errors.DocumentRefused(failure.message) from exc
+            if failure.type_name == "MemoryError":
+                raise errors.out_of_memory(self.isolation.memory_mb) from exc
+            log.warning("parse failed: %s: %s", failure.type_name, failure.message)
+            raise errors.DocumentUnreadable(
+                failure.type_name, errors.GENERIC_ADVICE, logged=True
+            ) from exc
+        return result
+
+    async def _llamaparse(
+        self,
+        data: bytes,
+        filename: str,
+        ext: str,
+        config: IngestionConfig,
+        secrets: SecretOpener,
+        journal: JobJournal | None,
+    ) -> ExtractedDocument:
+        assert config.llamaparse_secret_id is not None  # IngestionConfig's pair rule
+        key = await secrets(config.llamaparse_secret_id, "llamaparse")
+        if key is None:
+            raise errors.ParserUnavailable(
+                "No LlamaParse credential is configured for this collection: the secret named by "
+                "llamaparse_secret_id is not a LlamaParse key in the organization's vault"
+            )
+        if ext == "pdf":
+            # Refuse a damaged or password-protected PDF here, before LlamaParse bills for it.
+            pages = await self._run(worker.probe, data, PROBE_TIMEOUT_S)
+            log.info(
+                "LlamaParse will bill at most %d of %d pages", min(pages, config.max_pages), pages
+            )
+        client = LlamaParseClient(
+            self.http,
+            key,
+            base_url=self.options.llamaparse_base_url,
+            tier=self.options.llamaparse_tier,
+        )
+        result = await client.parse(
+            data,
+            filename,
+            max_pages=config.max_pages,
+            timeout_s=float(config.parse_timeout_seconds),
+            journal=journal or _NoJournal(),
+        )
+        text = result.text[: self.options.max_chars]
+        if not text.strip():
+            raise errors.empty("LlamaParse found no text in it")
+        return ExtractedDocument(
+            text=text,
+            pages=result.pages,
+            truncated=len(result.text) > self.options.max_chars,
+            route="llamaparse",
+            billed_pages=result.pages,
+        )
+
+
+class _NoJournal:
     def __init__(self) -> None:
-        super().__init__("The document has no extractable text")
+        self._job: str | None = None
+
+    async def get(self) -> str | None:
+        return self._job
+
+    async def put(self, job_id: str) -> None:
+        self._job = job_id
+
+    async def clear(self) -> None:
+        self._job = None
+
+
+IMAGE_MARKER = "[Image: {}]"
+
+
+def compose(pages: list[PageText], descriptions: dict[str, str]) -> str:
+    """Each page's text followed by the descriptions of the images it shows; pages joined by a blank line."""
+    out: list[str] = []
+    for page in pages:
+        parts = [page.text] if page.text else []
+        parts += [IMAGE_MARKER.format(descriptions[d]) for d in page.images if descriptions.get(d)]
+        out.append("\n\n".join(parts))
+    return "\n\n".join(p for p in out if p)
+
+
+def _empty(route: str, config: IngestionConfig, output: WorkerOutput) -> errors.DocumentUnreadable:
+    if route == "liteparse":
+        if output.missing_languages:
+            codes = "+".join(output.missing_languages)
+            packages = " ".join(f"tesseract-ocr-{c}" for c in output.missing_languages)
+            return errors.empty(
+                f"OCR could not run: the language data for {codes} is not installed on the parser",
+                f"install {packages} or change ocr_language",
+            )
+        if not config.auto_ocr:
+            return errors.empty(
+                "auto_ocr is off, so scanned pages were not read", "turn auto_ocr on"
+            )
+        return errors.empty("not even OCR found text in it")
+    if route == "pymupdf":
+        return errors.empty(
+            "PyMuPDF reads only a PDF's text layer",
+            "if it is a scan, use a collection with the LiteParse parser (OCR)",
+        )
+    return errors.empty("the file is empty")
 
 
 def extract_text(data: bytes, filename: str, parser: str) -> ExtractedDocument:
-    """Blocking: detect, then parse with the knowledge-base budgets. Runs on the blocking pool."""
-    check_supported(filename, parser)
-    detected: Detected = detect(data, filename, None)
-    parsed = parse(data, detected, KB_PARSE_LIMITS)
-    if not parsed.text or not parsed.text.strip():
-        raise EmptyDocumentError()
-    return ExtractedDocument(parsed.text, parsed.pages, parsed.truncated)
+    """Blocking and in-process (no isolation, no image description, no cloud parser).
+
+    For tools that parse one trusted file at a time; the parser service uses
+    :class:`DocumentProcessor`, which bounds memory and time per document.
+    """
+    from docproc_common.parsing import PYMUPDF_LOCK
+
+    ext = check_supported(filename, parser)
+    route = route_of(ext, parser)
+    if route == "llamaparse":
+        raise errors.ParserUnavailable("The llamaparse parser runs only in the parser service")
+    config = IngestionConfig()
+    job = ParseJob(
+        data=data,
+        filename=filename,
+        extension=ext,
+        route=route,  # type: ignore[arg-type]
+        max_pages=config.max_pages,
+        max_chars=KB_MAX_CHARS,
+        liteparse=liteparse.LiteParseOptions(
+            config.liteparse_output_format,
+            config.auto_ocr,
+            config.ocr_language,
+            config.liteparse_dpi,
+            config.max_pages,
+        ),
+    )
+    with PYMUPDF_LOCK:
+        output = worker.run(job)
+    text = compose(output.pages, {})
+    if not text.strip():
+        raise _empty(route, config, output)
+    return ExtractedDocument(text, output.page_count, output.truncated, route, 0, output.ocr)

@@ -1,17 +1,60 @@
-"""The parser as a ``ServiceSpec``."""
+"""The parser as a ``ServiceSpec``: one subscription, an isolated parse per document."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
+import httpx
 from docproc_common.bus.delivery import Subscription
 from docproc_common.events import DocumentAccepted
+from docproc_common.kbparsers.isolation import Isolation
+from docproc_common.processor import DocumentProcessor, ProcessorOptions
 from docproc_common.runtime import Runtime, ServiceSpec
 
 from docproc_parser.handler import ParserHandler
+from docproc_parser.settings import ParserSettings
+
+log = logging.getLogger(__name__)
 
 NAME = "parser"
 
 
-def build(runtime: Runtime) -> ServiceSpec:
+def processor_for(settings: ParserSettings) -> DocumentProcessor:
+    isolation = Isolation(
+        memory_mb=settings.memory_limit_mb, max_concurrent=settings.max_concurrent
+    )
+    http = httpx.AsyncClient(
+        timeout=httpx.Timeout(
+            settings.http_read_timeout_s, connect=settings.http_connect_timeout_s
+        ),
+        follow_redirects=False,
+        trust_env=False,
+    )
+    options = ProcessorOptions(
+        llamaparse_base_url=settings.llamaparse_base_url,
+        llamaparse_tier=settings.llamaparse_tier,
+        vision_allowed_base_urls=tuple(settings.vision_allowed_base_urls),
+    )
+    return DocumentProcessor(isolation, http, options)
+
+
+def build(runtime: Runtime, settings: ParserSettings | None = None) -> ServiceSpec:
+    processor = processor_for(settings or ParserSettings())
+
+    async def warm_up(_stop: asyncio.Event) -> None:
+        try:
+            await processor.isolation.warm_up()
+        except Exception:  # noqa: BLE001 - the first document will start it again
+            log.warning("the parse fork server did not start ahead of time", exc_info=True)
+
+    async def close() -> None:
+        await processor.http.aclose()
+        processor.isolation.close()
+
     return ServiceSpec(
-        name=NAME, subscriptions=[Subscription(DocumentAccepted.TOPIC, ParserHandler(runtime))]
+        name=NAME,
+        subscriptions=[Subscription(DocumentAccepted.TOPIC, ParserHandler(runtime, processor))],
+        tasks=[warm_up],
+        on_shutdown=[close],
     )

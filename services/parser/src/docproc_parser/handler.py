@@ -3,6 +3,16 @@
 Parsed text and the chunk set go to storage under keys derived from the document
 and the attempt, so a redelivery overwrites the same objects. The event and the
 row update commit together with the idempotency claim.
+
+What ends a document, and what is tried again:
+
+* the document itself cannot be read (damaged, password-protected, empty, a parse
+  past its deadline or its memory limit, a refusal by the collection's parser or its
+  credential): the row turns ``error`` with the three-part message at once; the same
+  bytes would fail the same way;
+* anything else (storage, database, a cloud parser's 5xx) is retried by the bus; on
+  the last attempt the row turns ``error`` instead of dead-lettering the event, so no
+  document stays ``processing`` forever.
 """
 
 from __future__ import annotations
@@ -10,8 +20,10 @@ from __future__ import annotations
 import json
 import logging
 import time
+import uuid
 from dataclasses import dataclass
 
+from docproc_common import vault
 from docproc_common.bus.delivery import Delivery
 from docproc_common.bus.outbox import enqueue
 from docproc_common.documents import fail_document
@@ -19,12 +31,22 @@ from docproc_common.errors import AppError
 from docproc_common.events import DocumentAccepted, DocumentParsed
 from docproc_common.failures import Stage
 from docproc_common.ingestion import IngestionConfig
-from docproc_common.processor import extract_text
+from docproc_common.kbparsers import errors
+from docproc_common.processor import DocumentProcessor, ExtractedDocument, SecretOpener
 from docproc_common.runtime import Runtime
 from docproc_common.splitters import split_text
+from docproc_common.storage import AsyncStorage
+from pydantic import ValidationError
 
 from docproc_parser import repository
-from docproc_parser.metrics import DOCUMENTS, PAGES, STAGE_SECONDS
+from docproc_parser.metrics import (
+    DOCUMENTS,
+    IMAGES_DESCRIBED,
+    LLAMAPARSE_PAGES,
+    PAGES,
+    ROUTES,
+    STAGE_SECONDS,
+)
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +59,10 @@ def chunks_key(event: DocumentAccepted) -> str:
     return f"rag/{event.collection_name}/chunks/{event.document_id}/{event.attempt_id}.json"
 
 
+def journal_key(event: DocumentAccepted) -> str:
+    return f"rag/{event.collection_name}/llamaparse/{event.document_id}/{event.attempt_id}.json"
+
+
 @dataclass(frozen=True, slots=True)
 class ParsedChunks:
     text: str
@@ -44,44 +70,67 @@ class ParsedChunks:
     pages: int | None
 
 
-def parse_and_chunk(data: bytes, event: DocumentAccepted) -> ParsedChunks:
+class StorageJournal:
+    """Keeps a submitted LlamaParse job id next to the document, so a redelivery resumes it."""
+
+    def __init__(self, storage: AsyncStorage, key: str) -> None:
+        self._storage = storage
+        self._key = key
+
+    async def get(self) -> str | None:
+        if not await self._storage.exists(self._key):
+            return None
+        job = json.loads(await self._storage.get(self._key)).get("job_id")
+        return str(job) if job else None
+
+    async def put(self, job_id: str) -> None:
+        await self._storage.put(
+            self._key, json.dumps({"job_id": job_id}).encode(), "application/json"
+        )
+
+    async def clear(self) -> None:
+        await self._storage.delete(self._key)
+
+
+def chunk(text: str, config: IngestionConfig) -> list[str]:
     """Blocking: runs on the blocking pool."""
-    config = IngestionConfig.model_validate(event.ingestion_config)
-    started = time.perf_counter()
-    doc = extract_text(data, event.filename, config.parser)
-    STAGE_SECONDS.labels("parse").observe(time.perf_counter() - started)
-    started = time.perf_counter()
-    chunks = split_text(
-        doc.text,
-        chunk_size=config.chunk_size,
-        chunk_overlap=config.chunk_overlap,
-        strategy=config.chunking_strategy,
-    )
-    STAGE_SECONDS.labels("chunk").observe(time.perf_counter() - started)
-    return ParsedChunks(doc.text, [c.text for c in chunks], doc.pages)
+    return [
+        c.text
+        for c in split_text(
+            text,
+            chunk_size=config.chunk_size,
+            chunk_overlap=config.chunk_overlap,
+            strategy=config.chunking_strategy,
+        )
+    ]
 
 
 class ParserHandler:
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, processor: DocumentProcessor) -> None:
         self._runtime = runtime
+        self._processor = processor
 
     async def __call__(self, event: DocumentAccepted, delivery: Delivery) -> None:
         runtime = self._runtime
         async with runtime.sessionmaker() as session:
             if await delivery.already_processed(session):
                 return
-            if (
-                await repository.current_attempt(session, event.document_id, event.attempt_id)
-                is None
-            ):
+            row = await repository.current_attempt(session, event.document_id, event.attempt_id)
+            if row is None:
                 log.info("document %s is gone or superseded; nothing to parse", event.document_id)
                 return
-        data = await runtime.storage.get(event.storage_path)
+            organization_id = row.organization_id
         try:
-            parsed = await runtime.pool.run(parse_and_chunk, data, event)
-        except (AppError, ValueError, RuntimeError) as exc:
+            parsed = await self._parse(event, organization_id)
+        except (AppError, ValidationError) as exc:
             # The document itself cannot be read: that is final for this attempt.
-            log.warning("parsing %s failed", event.document_id, exc_info=True)
+            log.warning("parsing %s failed: %s", event.document_id, exc)
+            await self._fail(event, delivery, exc)
+            return
+        except Exception as exc:
+            if delivery.attempt < runtime.settings.kafka.max_attempts:
+                raise  # transient: the bus tries again
+            log.exception("parsing %s failed on its last attempt", event.document_id)
             await self._fail(event, delivery, exc)
             return
         await runtime.storage.put(
@@ -111,11 +160,72 @@ class ParserHandler:
                     chunk_count=len(parsed.chunks),
                 ),
             )
-        if event.staged:
-            await runtime.storage.delete(event.storage_path)
+        await self._drop_staged(event)
         if parsed.pages:
             PAGES.inc(parsed.pages)
         DOCUMENTS.labels("parse", "ok").inc()
+
+    async def _parse(self, event: DocumentAccepted, organization_id: str | None) -> ParsedChunks:
+        runtime = self._runtime
+        config = IngestionConfig.model_validate(event.ingestion_config)
+        try:
+            data = await runtime.storage.get(event.storage_path)
+        except Exception as exc:
+            if await runtime.storage.exists(event.storage_path):
+                raise  # the store hiccuped: try again
+            raise errors.DocumentUnreadable(
+                "FileNotFound", "the stored copy of the file is gone; upload the file again"
+            ) from exc
+        started = time.perf_counter()
+        doc: ExtractedDocument = await self._processor.extract(
+            data,
+            event.filename,
+            config,
+            secrets=self._secrets(organization_id),
+            journal=StorageJournal(runtime.storage, journal_key(event)),
+        )
+        STAGE_SECONDS.labels("parse").observe(time.perf_counter() - started)
+        ROUTES.labels(doc.route).inc()
+        if doc.images_described:
+            IMAGES_DESCRIBED.inc(doc.images_described)
+        if doc.billed_pages:
+            LLAMAPARSE_PAGES.inc(doc.billed_pages)
+        started = time.perf_counter()
+        chunks = await runtime.pool.run(chunk, doc.text, config)
+        STAGE_SECONDS.labels("chunk").observe(time.perf_counter() - started)
+        log.info(
+            "parsed %s via %s: %s pages, %d chars, %d chunks%s",
+            event.document_id,
+            doc.route,
+            doc.pages,
+            len(doc.text),
+            len(chunks),
+            " (truncated)" if doc.truncated else "",
+        )
+        return ParsedChunks(doc.text, chunks, doc.pages)
+
+    def _secrets(self, organization_id: str | None) -> SecretOpener:
+        runtime = self._runtime
+
+        async def open_key(secret_id: uuid.UUID, kind: str) -> str | None:
+            async with runtime.sessionmaker() as session:
+                opened = await vault.open_secret(
+                    session,
+                    secret_id=secret_id,
+                    organization_id=organization_id,
+                    master_key=runtime.settings.vault.master_key.get_secret_value(),
+                )
+            if opened is None or opened.kind != kind:
+                return None
+            key = opened.value.get("api_key")
+            return str(key) if key else None
+
+        return open_key
+
+    async def _drop_staged(self, event: DocumentAccepted) -> None:
+        """A synced file's temporary copy goes once its attempt is settled (it keeps no original)."""
+        if event.staged:
+            await self._runtime.storage.delete(event.storage_path)
 
     async def _fail(self, event: DocumentAccepted, delivery: Delivery, exc: BaseException) -> None:
         async with self._runtime.sessionmaker() as session, session.begin():
@@ -129,4 +239,5 @@ class ParserHandler:
                 exc,
                 event.collection_name,
             )
+        await self._drop_staged(event)
         DOCUMENTS.labels("parse", "error").inc()

@@ -1,0 +1,79 @@
+"""Why a knowledge-base document could not be parsed, in the words its stored row shows.
+
+A document row's ``error_message`` has three parts (the seed's "Qué dice una ingesta
+fallida"): the stage, the exception type, and advice the reader can act on. These
+refusals are written here, so ``docproc_common.failures.failure_message`` passes
+them whole; they never carry a client's text (hosts, URLs, paths).
+"""
+
+from __future__ import annotations
+
+from docproc_common.errors import InvalidInput
+
+
+class DocumentUnreadable(InvalidInput):
+    """This document cannot be read by this collection's parser; retrying the same bytes won't help.
+
+    >>> str(DocumentUnreadable("EncryptedDocument", "remove the password, then retry the upload"))
+    'The document could not be parsed (EncryptedDocument) - remove the password, then retry the upload.'
+    """
+
+    def __init__(self, kind: str, advice: str, *, logged: bool = False) -> None:
+        message = f"The document could not be parsed ({kind}) - {advice}."
+        if logged:
+            message += " The worker log has the full error."
+        super().__init__(message)
+        self.kind = kind
+
+
+class DocumentRefused(InvalidInput):
+    """A refusal written by docproc inside the parse child, passed on as it was written."""
+
+
+class ParserUnavailable(InvalidInput):
+    """The route needs something this server lacks (LibreOffice, LiteParse, a vault key)."""
+
+
+GENERIC_ADVICE = "check that the file opens and is a supported format, then retry the upload"
+
+
+def encrypted() -> DocumentUnreadable:
+    return DocumentUnreadable(
+        "EncryptedDocument",
+        "the file is password-protected; remove the password, then retry the upload",
+    )
+
+
+def empty(reason: str = "", action: str = "") -> DocumentUnreadable:
+    """No text came out: ``reason`` says why that may be, ``action`` what to do about it."""
+    advice = "it has no extractable text"
+    if reason:
+        advice += f" ({reason})"
+    advice += f"; {action or 'upload a file that contains text'}, then retry the upload"
+    return DocumentUnreadable("EmptyDocument", advice)
+
+
+def timed_out(seconds: float) -> DocumentUnreadable:
+    return DocumentUnreadable(
+        "ParseTimeout",
+        f"parsing took longer than {seconds:g} s (parse_timeout_seconds); split the document, "
+        "lower max_pages or raise the timeout, then retry the upload",
+    )
+
+
+def crashed(exitcode: int | None, memory_mb: int) -> DocumentUnreadable:
+    return DocumentUnreadable(
+        "ParserCrashed",
+        f"the parser process stopped (exit {exitcode}), most often because the document needs "
+        f"more than the parser's {memory_mb} MB memory limit; split the document, then retry the upload",
+        logged=True,
+    )
+
+
+def out_of_memory(memory_mb: int) -> DocumentUnreadable:
+    return DocumentUnreadable(
+        "MemoryError",
+        f"the document needs more than the parser's {memory_mb} MB memory limit; split the "
+        "document, then retry the upload",
+        logged=True,
+    )

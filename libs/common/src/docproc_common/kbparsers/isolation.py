@@ -1,0 +1,292 @@
+"""Run one document's parse in a child process with a memory and a time bound.
+
+One hostile file must not take the parser down: a decompression bomb, a PDF that
+makes MuPDF allocate without end, a spreadsheet LibreOffice chews on forever.
+Each parse therefore runs in its own child process that
+
+* starts its own session (``os.setsid``), so a timeout kills the whole group,
+  LibreOffice's ``soffice.bin`` included, with one ``killpg``;
+* caps its address space with ``RLIMIT_AS`` (an allocation past it fails inside
+  the child: a ``MemoryError``, or an abort in native code, never the service);
+* points every HTTP proxy variable at a closed loopback port, so a library that
+  would download something at run time (LiteParse fetches Tesseract language data
+  it cannot find) fails fast instead of reaching the internet;
+* works in a temporary directory the parent removes, whatever happened.
+
+Children come from a ``forkserver`` whose preload has already imported the parsers
+(PyMuPDF alone takes seconds to import), so a child costs a fork, not an interpreter
+start; see docs/benchmarks.md for the measured overhead. ``fork`` from the service
+itself is not safe (its threads hold locks a child would inherit held) and
+``spawn`` would pay the imports per document.
+
+The child reports through a pipe: the function's result, or a :class:`ChildFailure`
+(exception type name and message; the parent decides what to store). A child that
+dies without reporting is :class:`ChildCrashed`; one past its deadline is killed and
+reported as :class:`ChildTimeout`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import logging
+import multiprocessing
+import multiprocessing.connection
+import os
+import resource
+import shutil
+import signal
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import forkserver, popen_forkserver, spawn, util
+from multiprocessing.context import reduction, set_spawning_popen  # type: ignore[attr-defined]
+from typing import Any, Generic, TypeVar
+
+from docproc_common.errors import AppError
+
+log = logging.getLogger(__name__)
+
+J = TypeVar("J")
+R = TypeVar("R")
+
+#: Imported once by the fork server, inherited by every child.
+PRELOAD = ["docproc_common.kbparsers.worker"]
+#: Where the child's HTTP proxies point: nothing listens on the discard port.
+_NOWHERE = "http://127.0.0.1:9"
+
+
+@dataclass(frozen=True, slots=True)
+class ChildFailure:
+    """An exception raised in the child, as plain data (exceptions do not all pickle)."""
+
+    type_name: str
+    message: str
+    #: True for a refusal docproc wrote itself (an ``AppError``): its message is safe to show.
+    refusal: bool
+    status_code: int = 400
+
+
+class ChildError(Exception):
+    """Base of what :meth:`Isolation.run` raises when the child produced no result."""
+
+
+class ChildTimeout(ChildError):
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the parse did not finish within {seconds:g} s")
+        self.seconds = seconds
+
+
+class ChildCrashed(ChildError):
+    """The child ended without reporting: killed by a signal (memory, a native crash) or exit."""
+
+    def __init__(self, exitcode: int | None, memory_mb: int) -> None:
+        how = (
+            f"signal {signal.Signals(-exitcode).name}"
+            if exitcode is not None and exitcode < 0
+            else f"exit code {exitcode}"
+        )
+        super().__init__(f"the parser process ended with {how}")
+        self.exitcode = exitcode
+        self.memory_mb = memory_mb
+
+
+class ChildRaised(ChildError):
+    def __init__(self, failure: ChildFailure) -> None:
+        super().__init__(f"{failure.type_name}: {failure.message}")
+        self.failure = failure
+
+
+@dataclass(frozen=True, slots=True)
+class _Call(Generic[J]):
+    fn: Callable[[J], Any]
+    job: J
+    memory_bytes: int
+    workdir: str
+
+
+def _limit_memory(memory_bytes: int) -> None:
+    if memory_bytes <= 0:
+        return
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        memory_bytes = min(memory_bytes, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, hard))
+
+
+def _ready(_job: object) -> bool:
+    return True
+
+
+def _child_main(conn: multiprocessing.connection.Connection, call: _Call[Any]) -> None:
+    """Runs in the child: new session, limits, offline proxies, then the call; report, exit."""
+    os.setsid()
+    for name in (
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+    ):
+        os.environ[name] = _NOWHERE
+    for name in ("NO_PROXY", "no_proxy"):
+        os.environ.pop(name, None)
+    os.environ["TMPDIR"] = call.workdir
+    os.environ["HOME"] = call.workdir  # LibreOffice writes its profile under $HOME
+    tempfile.tempdir = call.workdir
+    os.chdir(call.workdir)
+    _limit_memory(call.memory_bytes)
+    report: tuple[str, Any]
+    try:
+        report = ("ok", call.fn(call.job))
+    except BaseException as exc:  # noqa: BLE001 - everything is reported, nothing escapes
+        refusal = isinstance(exc, AppError)
+        report = (
+            "error",
+            ChildFailure(
+                type(exc).__name__,
+                exc.message if isinstance(exc, AppError) else str(exc)[:2000],
+                refusal,
+                exc.status_code if isinstance(exc, AppError) else 500,
+            ),
+        )
+    try:
+        conn.send(report)
+    except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError while pickling a huge result
+        with contextlib.suppress(BaseException):
+            conn.send(("error", ChildFailure(type(exc).__name__, str(exc)[:2000], False, 500)))
+    conn.close()
+
+
+class _LeanPopen(popen_forkserver.Popen):
+    """The fork server's launcher without "re-import ``__main__`` in the child".
+
+    multiprocessing re-runs the parent's main script (as ``__mp_main__``) in every
+    child so that pickled functions defined there resolve. Nothing sent here lives in
+    ``__main__``, and that import would cost every document the start-up of whatever
+    entry point runs the service (the ``docproc`` CLI imports all five services). This
+    is ``popen_forkserver.Popen._launch`` of CPython 3.11 with those two keys dropped.
+    """
+
+    def _launch(self, process_obj: Any) -> None:
+        prep_data = spawn.get_preparation_data(process_obj._name)
+        prep_data.pop("init_main_from_name", None)
+        prep_data.pop("init_main_from_path", None)
+        buf = io.BytesIO()
+        set_spawning_popen(self)
+        try:
+            reduction.dump(prep_data, buf)
+            reduction.dump(process_obj, buf)
+        finally:
+            set_spawning_popen(None)
+        self.sentinel, w = forkserver.connect_to_new_process(self._fds)  # type: ignore[attr-defined]
+        parent_w = os.dup(w)
+        self.finalizer = util.Finalize(self, util.close_fds, (parent_w, self.sentinel))  # type: ignore[attr-defined]
+        with open(w, "wb", closefd=True) as f:
+            f.write(buf.getbuffer())
+        self.pid = forkserver.read_signed(self.sentinel)
+
+
+class _Child(multiprocessing.context.ForkServerProcess):
+    @staticmethod
+    def _Popen(process_obj: Any) -> _LeanPopen:  # noqa: N802 - multiprocessing's name
+        return _LeanPopen(process_obj)
+
+
+class Isolation:
+    """Runs calls in bounded child processes; at most ``max_concurrent`` at once.
+
+    Built once per process (the parser service's ``build``) and passed in; nothing
+    here is a module global except the fork server multiprocessing itself keeps.
+    """
+
+    def __init__(
+        self,
+        *,
+        memory_mb: int = 2048,
+        max_concurrent: int = 2,
+        preload: list[str] | None = None,
+    ) -> None:
+        self.memory_mb = memory_mb
+        self._ctx = multiprocessing.get_context("forkserver")
+        self._ctx.set_forkserver_preload(PRELOAD if preload is None else preload)
+        self._slots = asyncio.Semaphore(max_concurrent)
+        # Process start talks to the fork server and recv() copies the result: both block,
+        # so they get their own small pool instead of the file I/O pool.
+        self._executor = ThreadPoolExecutor(
+            max_workers=max_concurrent + 1, thread_name_prefix="docproc-isolation"
+        )
+
+    async def warm_up(self, timeout_s: float = 120) -> None:
+        """Start the fork server and wait until its preload (the parsers) is imported.
+
+        The first document would otherwise pay those seconds inside its own deadline.
+        """
+        await self.run(_ready, None, timeout_s=timeout_s)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def run(self, fn: Callable[[J], R], job: J, *, timeout_s: float) -> R:
+        """``fn(job)`` in a child; its result, or a :class:`ChildError` subclass."""
+        async with self._slots:
+            return await self._run(fn, job, timeout_s)
+
+    async def _run(self, fn: Callable[[J], R], job: J, timeout_s: float) -> R:
+        loop = asyncio.get_running_loop()
+        workdir = tempfile.mkdtemp(prefix="docproc-parse-")
+        receiver, sender = self._ctx.Pipe(duplex=False)
+        call = _Call(fn, job, self.memory_mb * 2**20, workdir)
+        process = _Child(target=_child_main, args=(sender, call), daemon=True)
+        try:
+            await loop.run_in_executor(self._executor, process.start)
+            sender.close()
+            ready = loop.create_future()
+
+            def on_readable() -> None:
+                if not ready.done():
+                    ready.set_result(None)
+
+            loop.add_reader(receiver.fileno(), on_readable)
+            try:
+                await asyncio.wait_for(ready, timeout_s)
+            except TimeoutError:
+                raise ChildTimeout(timeout_s) from None
+            finally:
+                loop.remove_reader(receiver.fileno())
+            try:
+                status, value = await loop.run_in_executor(self._executor, receiver.recv)
+            except (EOFError, OSError):
+                await loop.run_in_executor(self._executor, process.join, 5)
+                raise ChildCrashed(process.exitcode, self.memory_mb) from None
+            if status == "ok":
+                return value  # type: ignore[no-any-return]
+            raise ChildRaised(value)
+        finally:
+            self._kill_session(process)
+            receiver.close()
+            shutil.rmtree(workdir, ignore_errors=True)
+            # Collecting the child can wait a moment: never on the event loop.
+            loop.run_in_executor(self._executor, self._collect, process)
+
+    @staticmethod
+    def _kill_session(process: Any) -> None:
+        """Kill the child's whole session, a stray ``soffice`` included (no-op once all are gone)."""
+        if process.pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+
+    @staticmethod
+    def _collect(process: Any) -> None:
+        if process.pid is None:
+            return
+        process.join(5)
+        if process.is_alive():  # it had not reached setsid(): kill it alone
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid, signal.SIGKILL)
+            process.join(5)
+        with contextlib.suppress(ValueError):
+            process.close()

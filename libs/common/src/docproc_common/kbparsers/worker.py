@@ -1,0 +1,129 @@
+"""What runs inside the isolated parse child: one document in, its text (and images) out.
+
+The fork server imports this module once (``isolation.PRELOAD``); every child is a
+fork of it, so PyMuPDF, the office parsers and LiteParse are already loaded.
+
+Every function here takes and returns plain picklable values: the job goes to the
+child and the result comes back through a pipe.
+"""
+
+from __future__ import annotations
+
+import sys
+
+# PyMuPDF >= 1.26 imports its optional ONNX layout model on import when the package is
+# installed; nothing here uses page.get_layout(), and the model would double the child's
+# address space before the document is even opened. Only this (fork-server) process is
+# affected: the service's own processes import PyMuPDF normally.
+if "pymupdf" not in sys.modules:
+    sys.modules.setdefault("pymupdf.layout", None)  # type: ignore[arg-type]
+
+import logging  # noqa: E402
+import tempfile  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Literal  # noqa: E402
+
+from docproc_common.kbparsers import errors  # noqa: E402
+from docproc_common.kbparsers.liteparse import LiteParseOptions, parse_file  # noqa: E402
+from docproc_common.kbparsers.pdf import (  # noqa: E402
+    ExtractedImage,
+    PageText,
+    extract_pdf,
+    probe_pdf,
+)
+from docproc_common.parsing import ParseLimits, ParsingRefused, detect, parse  # noqa: E402
+from docproc_common.parsing.errors import EncryptedDocument  # noqa: E402
+
+log = logging.getLogger(__name__)
+
+Route = Literal["builtin", "pymupdf", "liteparse"]
+
+
+@dataclass(frozen=True, slots=True)
+class ParseJob:
+    data: bytes = field(repr=False)
+    filename: str
+    extension: str
+    route: Route
+    max_pages: int
+    max_chars: int
+    describe_images: bool = False
+    max_images: int = 50
+    liteparse: LiteParseOptions | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerOutput:
+    pages: list[PageText]
+    page_count: int | None
+    truncated: bool
+    images: dict[str, ExtractedImage] = field(default_factory=dict)
+    images_skipped: int = 0
+    ocr: bool = False
+    missing_languages: tuple[str, ...] = ()
+
+
+def run(job: ParseJob) -> WorkerOutput:
+    if job.route == "builtin":
+        return _builtin(job)
+    if job.route == "pymupdf":
+        pdf = extract_pdf(
+            job.data,
+            max_pages=job.max_pages,
+            max_chars=job.max_chars,
+            describe_images=job.describe_images,
+            max_images=job.max_images,
+        )
+        return WorkerOutput(
+            pdf.pages, pdf.page_count, pdf.truncated, pdf.images, pdf.images_skipped
+        )
+    return _liteparse(job)
+
+
+def probe(data: bytes) -> int:
+    """A PDF's page count, refusing damaged and password-protected files (before paying a cloud parser)."""
+    return probe_pdf(data)
+
+
+def _builtin(job: ParseJob) -> WorkerOutput:
+    """``.txt``, ``.md`` and ``.docx``: the shared parsing library, with its content checks."""
+    try:
+        detected = detect(job.data, job.filename, None)
+        parsed = parse(job.data, detected, ParseLimits(max_chars=job.max_chars))
+    except EncryptedDocument as exc:
+        raise errors.encrypted() from exc
+    except ParsingRefused as exc:
+        reason = exc.message[:1].lower() + exc.message[1:].rstrip(".")
+        raise errors.DocumentUnreadable(
+            type(exc).__name__, f"{reason}; check the file, then retry the upload"
+        ) from exc
+    if parsed.text is None:
+        raise errors.DocumentUnreadable(
+            "UnreadableDocument",
+            f"{(parsed.note or 'the file could not be read').rstrip('.')}; {errors.GENERIC_ADVICE}",
+        )
+    return WorkerOutput([PageText(parsed.text)], parsed.pages, parsed.truncated)
+
+
+def _liteparse(job: ParseJob) -> WorkerOutput:
+    assert job.liteparse is not None
+    if job.extension == "pdf":
+        probe_pdf(job.data)  # damaged / password-protected: the same refusal as PyMuPDF's
+    with tempfile.TemporaryDirectory(prefix="docproc-liteparse-") as tmp:
+        path = Path(tmp) / f"document.{job.extension}"  # LiteParse routes by the extension
+        path.write_bytes(job.data)
+        result = parse_file(path, job.extension, job.liteparse)
+    text = result.text
+    truncated = False
+    if len(text) > job.max_chars:
+        text, truncated = text[: job.max_chars], True
+    if result.page_count is not None and result.page_count > job.max_pages:
+        truncated = True
+    return WorkerOutput(
+        [PageText(text)],
+        result.page_count,
+        truncated,
+        ocr=result.ocr,
+        missing_languages=result.missing_languages,
+    )
