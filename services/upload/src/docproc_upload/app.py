@@ -15,6 +15,7 @@ from docproc_common.runtime import Runtime, ServiceSpec
 from docproc_upload import repository
 from docproc_upload.chat.endpoints import build_router as build_chat_router
 from docproc_upload.chat.service import ChatFiles
+from docproc_upload.documents import build_documents_router
 from docproc_upload.embeddings import build_embeddings_router
 from docproc_upload.endpoints import build_router
 from docproc_upload.metrics import REJECTIONS, STUCK
@@ -100,6 +101,7 @@ def build(runtime: Runtime) -> ServiceSpec:
         name=NAME,
         routers=[
             build_router(runtime, clients),
+            build_documents_router(runtime),
             build_chat_router(chat),
             build_secrets_router(runtime),
             build_embeddings_router(runtime),
