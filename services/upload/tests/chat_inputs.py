@@ -1,0 +1,363 @@
+"""Files for the chat-upload tests, generated at test time (no binary fixtures).
+
+The OLE/CFB writer (``make_msg``) and the zip-bomb builders come from the parsing
+library's own unit tests, loaded by path; the rest are small builders here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import shutil
+import struct
+import subprocess
+import sys
+import tarfile
+import tempfile
+import warnings
+import zipfile
+import zlib
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import docx
+import openpyxl
+import pptx
+import pymupdf
+from odf.draw import Frame, Page, TextBox
+from odf.opendocument import (
+    OpenDocumentPresentation,
+    OpenDocumentSpreadsheet,
+    OpenDocumentText,
+)
+from odf.style import MasterPage, PageLayout
+from odf.table import Table, TableCell, TableRow
+from odf.text import P
+from PIL import Image
+
+_PARSING_TESTS = Path(__file__).resolve().parents[3] / "libs" / "common" / "tests" / "unit"
+SOFFICE = shutil.which("soffice")
+
+
+@cache
+def parsing_tests(name: str) -> ModuleType:
+    """One of the parsing library's test modules, for its builders."""
+    path = _PARSING_TESTS / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"docproc_chat_reuse_{name}", path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+# --- documents ----------------------------------------------------------------------------
+
+
+def make_pdf(pages: Sequence[str]) -> bytes:
+    document: Any = pymupdf.open()  # type: ignore[no-untyped-call]
+    for text in pages:
+        page = document.new_page()
+        page.insert_text((72, 72), text)
+    return bytes(document.tobytes())
+
+
+def make_docx(paragraphs: Sequence[str]) -> bytes:
+    document = docx.Document()
+    for text in paragraphs:
+        document.add_paragraph(text)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def make_xlsx(rows: Sequence[Sequence[object]], title: str = "Data") -> bytes:
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    sheet.title = title
+    for row in rows:
+        sheet.append(list(row))
+    out = io.BytesIO()
+    workbook.save(out)
+    return out.getvalue()
+
+
+def make_pptx(title: str, notes: str = "") -> bytes:
+    presentation = pptx.Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[1])
+    slide.shapes.title.text = title  # type: ignore[union-attr]
+    if notes:
+        slide.notes_slide.notes_text_frame.text = notes  # type: ignore[union-attr]
+    out = io.BytesIO()
+    presentation.save(out)
+    return out.getvalue()
+
+
+def _odf(document: Any) -> bytes:
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def make_odt(paragraphs: Sequence[str]) -> bytes:
+    document = OpenDocumentText()
+    for text in paragraphs:
+        document.text.addElement(P(text=text))
+    return _odf(document)
+
+
+def make_ods(rows: Sequence[Sequence[str]]) -> bytes:
+    document = OpenDocumentSpreadsheet()
+    table = Table(name="Sheet1")
+    for values in rows:
+        row = TableRow()
+        for value in values:
+            cell = TableCell(valuetype="string")
+            cell.addElement(P(text=value))
+            row.addElement(cell)
+        table.addElement(row)
+    document.spreadsheet.addElement(table)
+    return _odf(document)
+
+
+def make_odp(text: str) -> bytes:
+    document = OpenDocumentPresentation()
+    layout = PageLayout(name="L")
+    document.automaticstyles.addElement(layout)
+    master = MasterPage(name="M", pagelayoutname=layout)
+    document.masterstyles.addElement(master)
+    page = Page(masterpagename=master)
+    frame = Frame(width="20cm", height="5cm", x="1cm", y="1cm")
+    box = TextBox()
+    box.addElement(P(text=text))
+    frame.addElement(box)
+    page.addElement(frame)
+    document.presentation.addElement(page)
+    return _odf(document)
+
+
+def make_msg() -> bytes:
+    return bytes(parsing_tests("test_parsing").make_msg())
+
+
+def soffice_convert(data: bytes, suffix: str, target: str) -> bytes:
+    """Convert with LibreOffice (``.docx`` -> ``doc``, ``.xlsx`` -> ``xls``)."""
+    assert SOFFICE is not None
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        source = work / f"in{suffix}"
+        source.write_bytes(data)
+        subprocess.run(
+            [
+                SOFFICE,
+                f"-env:UserInstallation={(work / 'profile').as_uri()}",
+                "--headless",
+                "--convert-to",
+                target,
+                "--outdir",
+                str(work / "out"),
+                str(source),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=180,
+        )
+        produced = list((work / "out").iterdir())
+        assert len(produced) == 1
+        return produced[0].read_bytes()
+
+
+# --- images ---------------------------------------------------------------------------------
+
+
+def make_image(fmt: str, size: tuple[int, int] = (16, 12)) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", size, (200, 30, 30)).save(out, format=fmt)
+    return out.getvalue()
+
+
+def make_tiff(pages: int) -> bytes:
+    frames = [Image.new("RGB", (20 + i, 10), (i * 20 % 255, 0, 0)) for i in range(pages)]
+    out = io.BytesIO()
+    frames[0].save(out, format="TIFF", save_all=True, append_images=frames[1:])
+    return out.getvalue()
+
+
+# --- archives -------------------------------------------------------------------------------
+
+
+def make_zip(members: Sequence[tuple[str | zipfile.ZipInfo, bytes]], level: int = 6) -> bytes:
+    out = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # duplicates are written on purpose
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=level) as zf:
+            for name, data in members:
+                zf.writestr(name, data)
+    return out.getvalue()
+
+
+def zip_info(name: str, mode: int) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name)
+    info.create_system = 3
+    info.external_attr = mode << 16
+    return info
+
+
+def encrypted_zip() -> bytes:
+    """A zip whose member says it is encrypted (general-purpose flag bit 0)."""
+    raw = bytearray(make_zip([("secret.txt", b"hidden")]))
+    local = raw.find(b"PK\x03\x04")
+    central = raw.find(b"PK\x01\x02")
+    struct.pack_into("<H", raw, local + 6, 1)
+    struct.pack_into("<H", raw, central + 8, 1)
+    return bytes(raw)
+
+
+def overlapping_zip(copies: int = 200) -> bytes:
+    return bytes(parsing_tests("test_archives").overlapping_zip(copies))
+
+
+def quoted_overlap_zip() -> bytes:
+    return bytes(parsing_tests("test_archives").quoted_overlap_zip())
+
+
+def deflate_bomb_zip(megabytes: int = 64) -> bytes:
+    """One member of zeros: about 1000x smaller deflated than unpacked."""
+    return make_zip([("zeros.bin", b"\x00" * (megabytes << 20))], level=9)
+
+
+def make_tgz(members: Sequence[tuple[tarfile.TarInfo, bytes | None]]) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz", format=tarfile.PAX_FORMAT) as tf:
+        for info, data in members:
+            if data is not None:
+                info.size = len(data)
+            tf.addfile(info, io.BytesIO(data) if data is not None else None)
+    return out.getvalue()
+
+
+def tar_file(name: str, data: bytes) -> tuple[tarfile.TarInfo, bytes]:
+    return tarfile.TarInfo(name), data
+
+
+def tar_special(name: str, kind: bytes, linkname: str = "") -> tuple[tarfile.TarInfo, None]:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = linkname
+    return info, None
+
+
+def tar_dir(name: str) -> tuple[tarfile.TarInfo, None]:
+    return tar_special(name, tarfile.DIRTYPE)
+
+
+def deflate_bomb_tgz(megabytes: int = 64) -> bytes:
+    return make_tgz([tar_file("zeros.bin", b"\x00" * (megabytes << 20))])
+
+
+# --- hostile office files and PDFs ------------------------------------------------------------
+
+
+def rewrite_member(data: bytes, name: str, body: bytes) -> bytes:
+    source = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            target.writestr(info.filename, body if info.filename == name else source.read(info))
+    return out.getvalue()
+
+
+EXTERNAL_ENTITY = (
+    '<?xml version="1.0"?>\n<!DOCTYPE w [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>\n'
+)
+BILLION_LAUGHS = (
+    '<?xml version="1.0"?>\n<!DOCTYPE lolz [<!ENTITY lol "lol">'
+    + "".join(
+        f'<!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">'
+        for i in range(1, 10)
+    )
+    + "]>\n"
+)
+
+
+def docx_with_prolog(prolog: str) -> bytes:
+    data = make_docx(["innocent"])
+    body = zipfile.ZipFile(io.BytesIO(data)).read("word/document.xml").decode()
+    body = body.split("?>", 1)[1] if body.startswith("<?xml") else body
+    return rewrite_member(data, "word/document.xml", (prolog + body.lstrip()).encode())
+
+
+def xlsx_with_prolog(prolog: str) -> bytes:
+    data = make_xlsx([["a", "b"]])
+    body = zipfile.ZipFile(io.BytesIO(data)).read("xl/worksheets/sheet1.xml").decode()
+    body = body.split("?>", 1)[1] if body.startswith("<?xml") else body
+    return rewrite_member(data, "xl/worksheets/sheet1.xml", (prolog + body.lstrip()).encode())
+
+
+def xlsx_huge_dimension() -> bytes:
+    """Two real cells in a sheet that declares the whole grid (A1:XFD1048576)."""
+    data = make_xlsx([["month", "total"], ["jan", 10]])
+    sheet = zipfile.ZipFile(io.BytesIO(data)).read("xl/worksheets/sheet1.xml").decode()
+    start = sheet.index("<dimension ")
+    end = sheet.index("/>", start) + 2
+    sheet = sheet[:start] + '<dimension ref="A1:XFD1048576"/>' + sheet[end:]
+    return rewrite_member(data, "xl/worksheets/sheet1.xml", sheet.encode())
+
+
+def _raw_pdf(objects: Sequence[bytes], root: int = 1) -> bytes:
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    for offset in offsets:
+        out += f"{offset:010d} 00000 n \n".encode()
+    out += (
+        f"trailer\n<< /Size {len(objects) + 1} /Root {root} 0 R >>\nstartxref\n{xref}\n%%EOF\n"
+    ).encode()
+    return bytes(out)
+
+
+def pdf_cyclic_page_tree() -> bytes:
+    """A page tree whose Pages node lists itself as its own kid (and claims a huge count)."""
+    return _raw_pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 1000000000 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>",
+        ]
+    )
+
+
+def pdf_flate_bomb(megabytes: int = 200) -> bytes:
+    """One page whose content stream inflates to ``megabytes`` of spaces."""
+    packed = zlib.compress(b" " * (megabytes << 20), 9)
+    stream = (
+        f"<< /Length {len(packed)} /Filter /FlateDecode >>\nstream\n".encode()
+        + packed
+        + b"\nendstream"
+    )
+    return _raw_pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+            stream,
+        ]
+    )
+
+
+def pdf_many_pages(count: int) -> bytes:
+    """``count`` pages sharing one tiny content stream."""
+    document: Any = pymupdf.open()  # type: ignore[no-untyped-call]
+    page = document.new_page()
+    page.insert_text((72, 72), "same page")
+    for _ in range(count - 1):
+        document.fullcopy_page(0)
+    return bytes(document.tobytes(garbage=0))

@@ -1,0 +1,130 @@
+"""Helpers of the chat-upload integration tests: an app on a fresh database, and probes."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+from docproc_common.auth import mint_token
+from docproc_common.runtime import Runtime, build_app
+from docproc_common.settings import (
+    AuthSettings,
+    DatabaseSettings,
+    LimitSettings,
+    Settings,
+    StorageBackend,
+    StorageSettings,
+)
+from docproc_common.storage import S3Storage
+from docproc_common.testing.db import plain_dsn
+from docproc_upload.app import build
+from docproc_upload.chat.service import owner_segment
+
+
+def token(user: str, **claims: Any) -> str:
+    return mint_token(AuthSettings(), user_id=user, **claims)
+
+
+def auth(user: str, **claims: Any) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token(user, **claims)}"}
+
+
+@dataclass
+class ChatApi:
+    client: httpx.AsyncClient
+    runtime: Runtime
+    backend: str
+    database_url: str
+
+    async def upload(
+        self,
+        user: str,
+        filename: str,
+        data: bytes,
+        mime: str | None = "application/octet-stream",
+        unit: str | None = None,
+    ) -> httpx.Response:
+        form = {"organizational_unit": unit} if unit is not None else None
+        part: tuple[Any, ...] = (filename, data) if mime is None else (filename, data, mime)
+        return await self.client.post(
+            "/api/v1/files/upload", files={"file": part}, data=form, headers=auth(user)
+        )
+
+    async def fetch(self, sql: str, *args: Any) -> list[asyncpg.Record]:
+        conn = await asyncpg.connect(plain_dsn(self.database_url))
+        try:
+            return list(await conn.fetch(sql, *args))
+        finally:
+            await conn.close()
+
+    async def rows(self, user: str) -> int:
+        rows = await self.fetch("SELECT count(*) AS n FROM chat_files WHERE user_id = $1", user)
+        return int(rows[0]["n"])
+
+    async def events(self) -> int:
+        rows = await self.fetch("SELECT count(*) AS n FROM outbox")
+        return int(rows[0]["n"])
+
+    def keys(self, prefix: str) -> list[str]:
+        """Every stored key under ``prefix`` (relative to the store's root)."""
+        storage = self.runtime.storage.sync
+        if isinstance(storage, S3Storage):
+            full = f"{storage.prefix}/{prefix}" if storage.prefix else prefix
+            listed = storage.client.list_objects_v2(Bucket=storage.bucket, Prefix=full)
+            cut = len(storage.prefix) + 1 if storage.prefix else 0
+            return sorted(o["Key"][cut:] for o in listed.get("Contents", []))
+        root = Path(storage.root)  # type: ignore[attr-defined]
+        base = root / prefix
+        if not base.exists():
+            return []
+        return sorted(str(p.relative_to(root)) for p in base.rglob("*") if p.is_file())
+
+    def stored(self, user: str) -> list[str]:
+        return self.keys(owner_segment(user) + "/")
+
+    def workspace(self, user: str, agent: str, conversation: str) -> list[str]:
+        root = f"workspaces/{owner_segment(user)}/{agent}/{conversation}/"
+        return [k[len(root) :] for k in self.keys(root)]
+
+
+def make_settings(
+    database_url: str, infra: dict[str, str], backend: str, tmp: Path, **limits: Any
+) -> Settings:
+    if backend == "s3":
+        storage = StorageSettings(
+            backend=StorageBackend.S3,
+            s3_bucket=infra["STORAGE__S3_BUCKET"],
+            s3_endpoint_url=infra["STORAGE__S3_ENDPOINT_URL"],
+            s3_prefix=f"chat-{uuid.uuid4().hex[:10]}",
+        )
+    else:
+        storage = StorageSettings(media_dir=tmp / f"media-{uuid.uuid4().hex[:6]}")
+    return Settings(
+        database=DatabaseSettings(url=database_url, pool_size=5, max_overflow=5),
+        storage=storage,
+        limits=LimitSettings(**limits),
+    )
+
+
+@asynccontextmanager
+async def chat_api(
+    database_url: str, infra: dict[str, str], backend: str, tmp: Path, **limits: Any
+) -> AsyncIterator[ChatApi]:
+    runtime = Runtime.create(make_settings(database_url, infra, backend, tmp, **limits))
+    spec = build(runtime)
+    app = build_app(runtime, [spec], [], "t")
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://test", timeout=120
+        ) as client:
+            yield ChatApi(client, runtime, backend, database_url)
+    finally:
+        for hook in spec.on_shutdown:
+            await hook()
+        await runtime.close()

@@ -1,0 +1,49 @@
+"""An upload-service app on a fresh database, over the local or the S3 (moto) file store."""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from docproc_common.testing.db import create_test_database
+from docproc_common.testing.infra import load_infra_env
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # chat_inputs, chat_support
+
+from chat_support import ChatApi, chat_api  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def infra() -> dict[str, str]:
+    env = load_infra_env(("postgres", "s3"))
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION"):
+        if key in env:
+            os.environ.setdefault(key, env[key])
+    return env
+
+
+@pytest_asyncio.fixture(scope="session")
+async def database_url(infra: dict[str, str]) -> str:
+    return await create_test_database(infra["DATABASE__URL"])
+
+
+@pytest_asyncio.fixture(scope="module", params=["local", "s3"])
+async def api(
+    request: pytest.FixtureRequest,
+    database_url: str,
+    infra: dict[str, str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[ChatApi]:
+    async with chat_api(database_url, infra, request.param, tmp_path_factory.mktemp("chat")) as a:
+        yield a
+
+
+@pytest.fixture
+def user() -> str:
+    """A person of one's own per test, so counts never see another test's files."""
+    return f"u-{uuid.uuid4().hex[:12]}"
