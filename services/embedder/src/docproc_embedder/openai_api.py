@@ -3,8 +3,10 @@
 Off unless ``EMBEDDER__SERVE_OPENAI_API=true``. It is what tests the HTTP provider
 path for real: a collection on the ``openai`` provider whose ``embedding_base_url``
 names this service gets its vectors through the same client, batching and error
-mapping as one on api.openai.com. When ``EMBEDDER__OPENAI_API_TOKEN`` is set, a
-request must carry it as its bearer token (401 otherwise, like OpenAI). Answers and
+mapping as one on api.openai.com. When ``EMBEDDER__OPENAI_API_TOKEN`` is set, an
+embeddings request must carry it as its bearer token (401 otherwise, like OpenAI);
+``/v1/models`` is open, as OpenRouter's is, so that a collection's endpoint can be
+asked which models it serves before a key is lent to it. Answers and
 errors have OpenAI's shapes, not docproc's envelope, because OpenAI clients read them.
 
 Inputs are embedded whole: the local model windows a long text itself rather than
@@ -61,13 +63,9 @@ def build_openai_router(clients: EmbeddingClients, token: str | None) -> APIRout
             )
         return None
 
-    @router.get("/models", response_model=None)
-    async def models(
-        authorization: Annotated[str | None, Header()] = None,
-    ) -> JSONResponse | dict[str, Any]:
-        refused = unauthorized(authorization)
-        if refused is not None:
-            return refused
+    @router.get("/models")
+    async def models() -> dict[str, Any]:
+        """Open, like OpenRouter's: a collection's endpoint is asked before any key is lent."""
         return {
             "object": "list",
             "data": [{"id": LocalMiniLM.MODEL_NAME, "object": "model", "owned_by": "docproc"}],

@@ -128,6 +128,12 @@ async def test_openai_shapes(served: tuple[str, EmbeddingClients]) -> None:
         )
         assert bad.status_code == 400
         assert bad.json()["error"]["type"] == "invalid_request_error"
-        denied = await http.get(f"{url}/models", headers={"Authorization": "Bearer nope"})
+        async with httpx.AsyncClient() as anonymous:
+            assert (await anonymous.get(f"{url}/models")).status_code == 200
+        denied = await http.post(
+            f"{url}/embeddings",
+            json={"model": LocalMiniLM.MODEL_NAME, "input": ["a"]},
+            headers={"Authorization": "Bearer nope"},
+        )
         assert denied.status_code == 401
         assert denied.json()["error"]["code"] == "invalid_api_key"

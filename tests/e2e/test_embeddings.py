@@ -1,0 +1,180 @@
+"""Embedding providers end to end, with the services as separate processes on Kafka/Postgres/S3.
+
+A collection on the ``openai`` provider is pointed (``embedding_base_url``) at the
+embedder's own OpenAI-compatible ``/v1/embeddings``, which serves the local model
+behind a bearer token kept in the vault: ingestion and search go through the real
+HTTP client. A stand-in answering 401 and a deleted vault key end the document
+``error`` with docproc's own message and no vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW
+from docproc_common.testing.embedding_standin import running_standin
+
+from tests.e2e.harness import Cluster, running_cluster, wait_for
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+TOKEN = f"sk-e2e-{uuid.uuid4().hex}"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    tmp = Path(tmp_path_factory.mktemp("embeddings"))
+    extra = tmp / "catalog.json"
+    # This deployment's "OpenAI" gateway (the embedder itself) serves the local model.
+    extra.write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "openai": {
+                        "models": {
+                            MINILM: {"dimensions": 384, "max_input_tokens": 256, "space": MINILM}
+                        }
+                    }
+                }
+            }
+        )
+    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("EMBEDDER__SERVE_OPENAI_API", "true")
+        mp.setenv("EMBEDDER__OPENAI_API_TOKEN", TOKEN)
+        mp.setenv("EMBEDDER__ALLOWED_BASE_URLS", json.dumps(["http://127.0.0.1"]))
+        mp.setenv("EMBEDDER__CATALOG_PATH", str(extra))
+        with running_cluster(tmp) as c:
+            yield c
+
+
+def member(cluster: Cluster) -> httpx.Client:
+    return cluster.client(
+        user_id="alice", organization_id="acme", permissions=[VIEW, EDIT, SECRETS_VIEW]
+    )
+
+
+def add_key(client: httpx.Client, value: str) -> str:
+    r = client.post(
+        "/secrets",
+        json={
+            "name": "gateway",
+            "kind": "api_key",
+            "provider": "openai",
+            "value": {"api_key": value},
+        },
+    )
+    assert r.status_code == 201, r.text
+    assert value not in r.text
+    return str(r.json()["id"])
+
+
+def create_kb(client: httpx.Client, secret_id: str, base_url: str) -> dict[str, Any]:
+    name = f"emb_{uuid.uuid4().hex[:8]}"
+    r = client.post(
+        "/kb",
+        json={
+            "name": name,
+            "collection_name": name,
+            "embedding_provider": "openai",
+            "embedding_model": MINILM,
+            "embedding_secret_id": secret_id,
+            "embedding_base_url": base_url,
+        },
+    )
+    assert r.status_code == 201, r.text
+    return dict(r.json())
+
+
+def upload(client: httpx.Client, kb: dict[str, Any], text: str) -> str:
+    r = client.post(
+        f"/kb/{kb['id']}/documents", files={"file": ("animals.txt", text.encode(), "text/plain")}
+    )
+    assert r.status_code == 202, r.text
+    return str(r.json()["tracking_id"])
+
+
+def settled(cluster: Cluster, document_id: str) -> tuple[str, str | None, int]:
+    def done() -> Any:
+        rows = cluster.query(
+            "SELECT status, error_message, chunk_count FROM rag_documents WHERE id = $1",
+            uuid.UUID(document_id),
+        )
+        return rows[0] if rows and rows[0]["status"] != "processing" else None
+
+    row = wait_for(done, 180, what="the document to settle")
+    return str(row["status"]), row["error_message"], int(row["chunk_count"])
+
+
+def vectors(cluster: Cluster, collection: str) -> int:
+    table = cluster.query("SELECT to_regclass($1) AS t", f"rag_{collection}")[0]["t"]
+    if table is None:
+        return 0
+    return int(cluster.query(f'SELECT count(*) AS n FROM "rag_{collection}"')[0]["n"])
+
+
+def test_openai_provider_through_the_embedders_own_endpoint(cluster: Cluster) -> None:
+    embedder = f"http://127.0.0.1:{cluster.services['embedder'].port}/v1"
+    with member(cluster) as client:
+        served = client.get("/rag/embedding-models/openai", params={"base_url": embedder}).json()
+        assert served["confirmed"] is True
+        assert [m["model"] for m in served["models"]] == [MINILM]
+        kb = create_kb(client, add_key(client, TOKEN), embedder)
+        doc = upload(
+            client,
+            kb,
+            "Penguins live in the southern hemisphere.\n\nThe capybara is the largest rodent.",
+        )
+        status, error, chunks = settled(cluster, doc)
+        assert (status, error) == ("done", None)
+        assert chunks >= 1
+        assert vectors(cluster, kb["collection_name"]) == chunks
+        hits = client.post(
+            "/rag/search",
+            json={"query": "largest rodent", "collections": [kb["collection_name"]], "top_k": 3},
+        )
+        assert hits.status_code == 200, hits.text
+        assert "capybara" in hits.json()["results"][0]["content"]
+
+
+def test_a_rejected_key_fails_the_document_with_the_credential_message(cluster: Cluster) -> None:
+    with member(cluster) as client, running_standin(status=401, dims=384) as standin:
+        kb = create_kb(client, add_key(client, "sk-revoked"), standin.url)
+        doc = upload(client, kb, "Nothing here will be embedded.")
+        status, error, chunks = settled(cluster, doc)
+        assert status == "error"
+        assert error == (
+            f"The embedding provider 'openai' rejected the credential of collection "
+            f"'{kb['collection_name']}' (HTTP 401) - replace the key in the vault or bind "
+            "another one to the collection"
+        )
+        assert chunks == 0
+        assert vectors(cluster, kb["collection_name"]) == 0
+        embedded = [r for r in standin.requests if r.path == "/v1/embeddings"]
+        assert embedded
+        assert {r.bearer for r in embedded} == {"sk-revoked"}
+
+
+def test_a_deleted_key_is_named_in_the_failure(cluster: Cluster) -> None:
+    embedder = f"http://127.0.0.1:{cluster.services['embedder'].port}/v1"
+    with member(cluster) as client:
+        key = add_key(client, TOKEN)
+        kb = create_kb(client, key, embedder)
+        assert client.delete(f"/secrets/{key}").status_code == 204
+        status, error, _ = settled(cluster, upload(client, kb, "Some text."))
+        assert status == "error"
+        assert error == (
+            f"No embedding credential is configured for this collection "
+            f"'{kb['collection_name']}' (openai): the secret was deleted"
+        )
+        assert vectors(cluster, kb["collection_name"]) == 0
+    log = cluster.services["embedder"].log_path.read_text()
+    assert "secret_deleted" in log
+    assert TOKEN not in log
