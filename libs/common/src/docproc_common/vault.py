@@ -377,3 +377,55 @@ async def list_visible_secrets(
     if kind is not None:
         query = query.where(Secret.kind == kind)
     return (await session.execute(query.order_by(Secret.created_at, Secret.id))).scalars().all()
+
+
+async def rewrap_all(session: AsyncSession, *, old_master_key: str, new_master_key: str) -> int:
+    """Re-wrap every row still wrapped with ``old_master_key``; the number re-wrapped.
+
+    Rows already under the new key are skipped, so an interrupted run can be repeated.
+    A row that opens under neither key raises ``VaultError`` and nothing is committed.
+    """
+    done = 0
+    rows = (await session.execute(select(Secret).with_for_update())).scalars().all()
+    for secret in rows:
+        if rewrap(secret, old_master_key=old_master_key, new_master_key=new_master_key):
+            done += 1
+    await session.flush()
+    return done
+
+
+def main() -> None:
+    """``python -m docproc_common.vault rewrap``: rotate the master key (docs/embeddings.md).
+
+    Reads ``VAULT__MASTER_KEY`` (the current key), ``VAULT__NEW_MASTER_KEY`` and
+    ``DATABASE__URL`` from the environment, never from arguments (which ``ps`` shows).
+    """
+    import asyncio
+    import sys
+
+    from docproc_common.db.engine import create_engine, create_sessionmaker
+    from docproc_common.settings import Settings
+
+    if sys.argv[1:] != ["rewrap"]:
+        sys.exit("usage: python -m docproc_common.vault rewrap")
+    new = os.environ.get("VAULT__NEW_MASTER_KEY", "")
+    settings = Settings()
+    if not settings.database.url:
+        sys.exit("DATABASE__URL is not set")
+    old = settings.vault.master_key.get_secret_value()
+    _master(new)  # refuse a malformed new key before touching anything
+
+    async def run() -> int:
+        engine = create_engine(settings.database)
+        try:
+            async with create_sessionmaker(engine)() as session, session.begin():
+                return await rewrap_all(session, old_master_key=old, new_master_key=new)
+        finally:
+            await engine.dispose()
+
+    count = asyncio.run(run())
+    sys.stdout.write(f"re-wrapped {count} secret(s); now deploy VAULT__NEW_MASTER_KEY\n")
+
+
+if __name__ == "__main__":
+    main()

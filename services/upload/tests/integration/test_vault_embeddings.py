@@ -29,7 +29,7 @@ from docproc_common.settings import AuthSettings, Settings, StorageSettings
 from docproc_common.testing.db import create_test_database
 from docproc_common.testing.embedding_standin import running_standin
 from docproc_common.testing.infra import load_infra_env
-from docproc_common.vault import create_secret, open_secret
+from docproc_common.vault import create_secret, open_secret, rewrap_all
 from docproc_upload.app import build
 from pydantic import SecretStr
 from sqlalchemy import select
@@ -806,3 +806,27 @@ class TestSearchRefusal:
             assert (
                 await s.execute(select(Secret).where(Secret.id == uuid.UUID(key)))
             ).first() is None
+
+
+class TestRotation:
+    async def test_rewrap_all_and_back(
+        self, runtime: Runtime, users: dict[str, httpx.AsyncClient]
+    ) -> None:
+        current = runtime.settings.vault.master_key.get_secret_value()
+        new = base64.b64encode(os.urandom(32)).decode()
+        key = uuid.UUID(await secret(users["alice"], {"api_key": "sk-rotate"}))
+        async with runtime.sessionmaker() as s, s.begin():
+            assert await rewrap_all(s, old_master_key=current, new_master_key=new) >= 1
+        async with runtime.sessionmaker() as s:
+            opened = await open_secret(s, secret_id=key, organization_id="acme", master_key=new)
+            assert opened is not None
+            assert opened.value == {"api_key": "sk-rotate"}
+            assert (
+                await open_secret(s, secret_id=key, organization_id="acme", master_key=current)
+                is None
+            )
+        async with runtime.sessionmaker() as s, s.begin():
+            assert await rewrap_all(s, old_master_key=new, new_master_key=current) >= 1
+            assert await rewrap_all(s, old_master_key=new, new_master_key=current) == 0
+        async with runtime.sessionmaker() as s:
+            assert await open_secret(s, secret_id=key, organization_id="acme", master_key=current)
