@@ -1,6 +1,12 @@
+import uuid
+
 import pytest
 from docproc_common.errors import InvalidInput
-from docproc_common.ingestion import merge_config
+from docproc_common.http import create_app
+from docproc_common.ingestion import IngestionConfig, merge_config
+from fastapi import APIRouter
+from fastapi.testclient import TestClient
+from pydantic import BaseModel
 
 
 class TestMergeConfig:
@@ -26,3 +32,123 @@ class TestMergeConfig:
         with pytest.raises(InvalidInput) as info:
             merge_config({}, {"chunk_sise": 10})
         assert info.value.fields[0].field == "ingestion_config.chunk_sise"
+
+
+class TestParserOptions:
+    def test_defaults_are_the_seeds(self) -> None:
+        config = IngestionConfig()
+        assert config.parser == "pymupdf"
+        assert (config.liteparse_output_format, config.auto_ocr, config.ocr_language) == (
+            "markdown",
+            True,
+            "eng",
+        )
+        assert (config.liteparse_dpi, config.max_pages) == (150, 1000)
+        assert config.image_description is False
+        assert config.vision_profile is None
+        assert config.llamaparse_secret_id is None
+
+    def test_llamaparse_needs_the_collections_vault_key(self) -> None:
+        with pytest.raises(InvalidInput) as info:
+            merge_config({}, {"parser": "llamaparse"})
+        assert [f.field for f in info.value.fields] == ["ingestion_config"]
+        assert "llamaparse_secret_id" in info.value.fields[0].message
+        ok = merge_config({"parser": "llamaparse", "llamaparse_secret_id": str(uuid.uuid4())}, None)
+        assert ok.parser == "llamaparse"
+
+    def test_image_description_needs_a_vision_profile(self) -> None:
+        with pytest.raises(InvalidInput) as info:
+            merge_config({}, {"image_description": True})
+        assert [f.field for f in info.value.fields] == ["ingestion_config"]
+        profile = {"base_url": "https://api.openai.com/v1/", "model": "gpt-4o-mini"}
+        config = merge_config({"vision_profile": profile}, {"image_description": True})
+        assert config.vision_profile is not None
+        assert config.vision_profile.base_url == "https://api.openai.com/v1"
+
+    @pytest.mark.parametrize("language", ["eng", "eng+pol", "chi_sim+eng"])
+    def test_ocr_language_takes_tesseract_codes(self, language: str) -> None:
+        assert merge_config({}, {"ocr_language": language}).ocr_language == language
+
+    @pytest.mark.parametrize("language", ["english", "en", "eng+", "eng pol", "ENG"])
+    def test_ocr_language_refuses_anything_else(self, language: str) -> None:
+        with pytest.raises(InvalidInput) as info:
+            merge_config({}, {"ocr_language": language})
+        assert [f.field for f in info.value.fields] == ["ingestion_config.ocr_language"]
+
+    @pytest.mark.parametrize(
+        ("override", "field"),
+        [
+            ({"liteparse_output_format": "json"}, "ingestion_config.liteparse_output_format"),
+            ({"liteparse_dpi": 10}, "ingestion_config.liteparse_dpi"),
+            ({"max_pages": 0}, "ingestion_config.max_pages"),
+            ({"parse_timeout_seconds": 1}, "ingestion_config.parse_timeout_seconds"),
+            ({"parser": "tika"}, "ingestion_config.parser"),
+            (
+                {"vision_profile": {"base_url": "ftp://host", "model": "m"}},
+                "ingestion_config.vision_profile.base_url",
+            ),
+            (
+                {"vision_profile": {"base_url": "https://u:p@host/v1", "model": "m"}},
+                "ingestion_config.vision_profile.base_url",
+            ),
+            (
+                {"vision_profile": {"base_url": "https://host", "model": "m", "api_key": "k"}},
+                "ingestion_config.vision_profile.api_key",
+            ),
+        ],
+    )
+    def test_single_fields_are_named_by_their_path(
+        self, override: dict[str, object], field: str
+    ) -> None:
+        with pytest.raises(InvalidInput) as info:
+            merge_config({}, override)
+        assert [f.field for f in info.value.fields] == [field]
+
+    def test_the_override_changes_only_what_it_carries(self) -> None:
+        base = merge_config({}, {"parser": "liteparse", "ocr_language": "eng+pol"})
+        merged = merge_config(base.model_dump(mode="json"), {"liteparse_dpi": 300})
+        assert (merged.parser, merged.ocr_language, merged.liteparse_dpi) == (
+            "liteparse",
+            "eng+pol",
+            300,
+        )
+
+
+class Body(BaseModel):
+    name: str
+    ingestion_config: IngestionConfig = IngestionConfig()
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    router = APIRouter()
+
+    @router.post("/kb")
+    async def create(body: Body) -> dict[str, str]:
+        return {"name": body.name}
+
+    return TestClient(create_app(title="test", routers=[router]))
+
+
+class TestCollectionBody422:
+    """The same pair sent as a collection's own config is a 422 naming the same fields."""
+
+    @pytest.mark.parametrize(
+        ("config", "field"),
+        [
+            ({"chunk_size": 2500, "chunk_overlap": 4096}, "ingestion_config"),
+            ({"chunk_size": 0}, "ingestion_config.chunk_size"),
+            ({"chunk_sise": 10}, "ingestion_config.chunk_sise"),
+            ({"parser": "llamaparse"}, "ingestion_config"),
+        ],
+    )
+    def test_same_fields_as_the_upload_400(
+        self, client: TestClient, config: dict[str, object], field: str
+    ) -> None:
+        response = client.post("/kb", json={"name": "kb", "ingestion_config": config})
+        assert response.status_code == 422
+        fields = [f["field"] for f in response.json()["error"]["details"]["fields"]]
+        assert fields == [field]
+        with pytest.raises(InvalidInput) as info:
+            merge_config({}, config)
+        assert [f.field for f in info.value.fields] == fields
