@@ -128,3 +128,18 @@ async def chat_api(
         for hook in spec.on_shutdown:
             await hook()
         await runtime.close()
+
+
+def raw_multipart(filename: bytes, data: bytes, content_type: str) -> tuple[bytes, str]:
+    """A multipart body with the file name's bytes exactly as given (NUL, bidi, ...)."""
+    boundary = f"chat-{uuid.uuid4().hex}"
+    body = (
+        f"--{boundary}\r\n".encode()
+        + b'Content-Disposition: form-data; name="file"; filename="'
+        + filename
+        + b'"\r\n'
+        + f"Content-Type: {content_type}\r\n\r\n".encode()
+        + data
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    return body, f"multipart/form-data; boundary={boundary}"

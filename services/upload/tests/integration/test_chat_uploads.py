@@ -255,7 +255,9 @@ async def test_parsed_text_budget_comes_from_settings(
 
 async def test_nul_characters_never_reach_the_database(api: ChatApi, user: str) -> None:
     pdf = await api.upload(user, "n.pdf", gen.make_pdf(["before\x00after"]), "application/pdf")
-    utf16 = await api.upload(user, "u.txt", "\ufeffhola\x00 mundo".encode("utf-16-le"), "text/plain")
+    utf16 = await api.upload(
+        user, "u.txt", "\ufeffhola\x00 mundo".encode("utf-16-le"), "text/plain"
+    )
     for response in (pdf, utf16):
         assert response.status_code == 201, response.text
         (row,) = await api.fetch(

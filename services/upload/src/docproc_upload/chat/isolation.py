@@ -156,7 +156,7 @@ class IsolatedParser:
                     return ("failed", "the upload was cancelled")
                 if time.monotonic() > deadline:
                     log.warning(
-                        "a %s parse missed its %.0f s deadline", detected.extension, self.timeout_s
+                        "a %s parse missed its %g s deadline", detected.extension, self.timeout_s
                     )
                     return ("failed", f"it took longer than {self.timeout_s:g} s")
         finally:
