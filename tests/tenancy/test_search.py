@@ -1,0 +1,130 @@
+"""Narrowing a search: OR within a field, AND across, fail closed, the legacy filter string."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from .conftest import Client
+from .test_tenancy import EDIT, VIEW, create, uniq, wait_complete
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+async def corpus(client: Client) -> dict[str, Any]:
+    c = client("alice", "acme", (VIEW, EDIT))
+    kb = await create(c, uniq("facets"), "org")
+    docs = {
+        "hr.txt": ("Vacation policy for employees and holidays.", "hr"),
+        "eng.md": ("# Vacation\n\nEngineering vacation rota and holidays.", "engineering"),
+        "blank.txt": ("Vacation notes without a unit.", " "),
+    }
+    ids = {}
+    for name, (body, unit) in docs.items():
+        r = await c.post(
+            f"/kb/{kb['id']}/documents",
+            files={"file": (name, body.encode())},
+            data={"organizational_unit": unit},
+        )
+        assert r.status_code == 202
+        ids[name] = r.json()["tracking_id"]
+    await wait_complete(c, kb["id"])
+    return {"client": c, "kb": kb, "ids": ids}
+
+
+async def search(c: httpx.AsyncClient, kb: dict[str, Any], **body: Any) -> httpx.Response:
+    return await c.post(
+        "/rag/search",
+        json={
+            "query": "vacation holidays",
+            "collections": [kb["collection_name"]],
+            "top_k": 10,
+            **body,
+        },
+    )
+
+
+def names(r: httpx.Response) -> set[str]:
+    assert r.status_code == 200, r.text
+    return {h["filename"] for h in r.json()["results"]}
+
+
+async def test_or_within_a_field_and_across_fields(corpus: dict[str, Any]) -> None:
+    c, kb = corpus["client"], corpus["kb"]
+    assert names(await search(c, kb)) == {"hr.txt", "eng.md", "blank.txt"}
+    assert names(await search(c, kb, filters={"organizational_unit": ["hr", "engineering"]})) == {
+        "hr.txt",
+        "eng.md",
+    }
+    assert names(
+        await search(
+            c, kb, filters={"organizational_unit": ["hr", "engineering"], "document_type": ["md"]}
+        )
+    ) == {"eng.md"}
+    assert names(await search(c, kb, filters={"source": ["upload"], "document_type": ["txt"]})) == {
+        "hr.txt",
+        "blank.txt",
+    }
+
+
+async def test_a_chunk_without_a_value_fails_closed(corpus: dict[str, Any]) -> None:
+    c, kb = corpus["client"], corpus["kb"]
+    # blank.txt was filed with a blank unit: recorded as none, so no unit filter matches it
+    assert "blank.txt" not in names(
+        await search(c, kb, filters={"organizational_unit": ["", " ", "hr"]})
+    )
+    assert names(await search(c, kb, filters={"date_from": "2000-01-01"})) == set()
+
+
+async def test_filter_values_report_what_is_really_there(corpus: dict[str, Any]) -> None:
+    c, kb = corpus["client"], corpus["kb"]
+    r = await c.get(f"/rag/collections/{kb['collection_name']}/filter-values")
+    assert r.json() == {"organizational_unit": ["engineering", "hr"]}
+
+
+async def test_an_empty_list_is_422_naming_the_field(corpus: dict[str, Any]) -> None:
+    r = await search(corpus["client"], corpus["kb"], filters={"source": []})
+    assert r.status_code == 422
+    assert r.json()["error"]["details"]["fields"][0]["field"] == "filters.source"
+
+
+async def test_the_legacy_filter_string(corpus: dict[str, Any]) -> None:
+    c, kb, ids = corpus["client"], corpus["kb"], corpus["ids"]
+    assert names(await search(c, kb, filter=f'parent_doc_id == "{ids["hr.txt"]}"')) == {"hr.txt"}
+    refused = await search(c, kb, filter="source == 'upload'")
+    assert refused.status_code == 400
+    assert refused.json()["error"]["details"]["fields"][0]["field"] == "filter"
+    conflict = await search(
+        c,
+        kb,
+        filter=f'parent_doc_id == "{ids["hr.txt"]}"',
+        filters={"parent_doc_id": ids["eng.md"]},
+    )
+    assert conflict.status_code == 400
+
+
+async def test_documents_are_paginated_by_cursor(corpus: dict[str, Any]) -> None:
+    c, kb = corpus["client"], corpus["kb"]
+    first = (await c.get(f"/kb/{kb['id']}/documents", params={"limit": 2})).json()
+    assert first["total"] == 3
+    assert len(first["items"]) == 2
+    second = (
+        await c.get(
+            f"/kb/{kb['id']}/documents", params={"limit": 2, "cursor": first["next_cursor"]}
+        )
+    ).json()
+    assert len(second["items"]) == 1
+    assert second["next_cursor"] is None
+    seen = {d["filename"] for d in first["items"] + second["items"]}
+    assert seen == {"hr.txt", "eng.md", "blank.txt"}
+    assert all(d["has_file"] for d in first["items"])
+
+
+async def test_retry_refuses_a_document_that_did_not_fail(corpus: dict[str, Any]) -> None:
+    c, ids = corpus["client"], corpus["ids"]
+    r = await c.post(f"/rag/documents/{ids['hr.txt']}/retry")
+    assert r.status_code == 400
+    assert r.json()["error"]["message"] == "Only a failed document can be retried"
