@@ -18,6 +18,7 @@ _SKIP = {
     "template",
     "svg",
     "head",
+    "title",
     "nav",
     "form",
     "iframe",
@@ -28,6 +29,7 @@ _BLOCK = {
     "table", "ul", "ol", "dl", "dt", "dd", "pre", "blockquote", "figure", "figcaption", "li",
     "h1", "h2", "h3", "h4", "h5", "h6", "title",
 }  # fmt: skip
+_PRE_NEWLINE, _PRE_SPACE = "\ue000", "\ue001"
 _VOID = {
     "br",
     "hr",
@@ -108,12 +110,16 @@ class _Extractor(HTMLParser):
             self._title.append(data)
         if self._skip_depth:
             return
-        self._out.append(data if self._in_pre else re.sub(r"\s+", " ", data))
+        if self._in_pre:  # kept verbatim: protected from the line clean-up in finish()
+            self._out.append(data.replace("\n", _PRE_NEWLINE).replace(" ", _PRE_SPACE))
+        else:
+            self._out.append(re.sub(r"\s+", " ", data))
 
     def finish(self) -> Page:
         self.close()
         lines = [line.strip() for line in "".join(self._out).splitlines()]
         text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+        text = text.replace(_PRE_NEWLINE, "\n").replace(_PRE_SPACE, " ")
         title = " ".join("".join(self._title).split())
         self.page.title = title
         if title and not text.startswith("# "):

@@ -1,0 +1,99 @@
+"""Real Postgres (a database per session, migrated to heads), moto's S3, local HTTP and git servers."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import boto3
+import pytest
+from docproc_common.blocking import BlockingPool
+from docproc_common.connectors.settings import SyncSettings
+from docproc_common.db.engine import create_engine, create_sessionmaker
+from docproc_common.db.migrate import upgrade
+from docproc_common.runtime import Runtime
+from docproc_common.settings import DatabaseSettings, Settings, StorageSettings
+from docproc_common.storage import AsyncStorage, create_storage
+from docproc_common.testing.infra import load_infra_env
+from docproc_sync.testing import SyncBed, plain_dsn
+
+
+@pytest.fixture(scope="session")
+def infra() -> dict[str, str]:
+    return load_infra_env(("postgres", "s3"))
+
+
+@pytest.fixture(scope="session")
+def database_url(infra: dict[str, str]) -> str:
+    name = f"docproc_sync_{uuid.uuid4().hex[:10]}"
+
+    async def create() -> None:
+        conn = await asyncpg.connect(plain_dsn(infra["DATABASE__URL"]))
+        try:
+            await conn.execute(f"CREATE DATABASE {name}")
+        finally:
+            await conn.close()
+
+    asyncio.run(create())
+    url = f"{infra['DATABASE__URL'].rsplit('/', 1)[0]}/{name}"
+    upgrade(url)
+    return url
+
+
+@pytest.fixture(scope="session")
+def sync_settings(tmp_path_factory: pytest.TempPathFactory) -> SyncSettings:
+    return SyncSettings(
+        allow_private_networks=True,
+        allow_plain_http=True,
+        concurrency=4,
+        timeout_s=10,
+        state_dir=tmp_path_factory.mktemp("sync-state"),
+    )
+
+
+@pytest.fixture
+async def runtime(database_url: str, tmp_path: Path) -> AsyncIterator[Runtime]:
+    settings = Settings(
+        database=DatabaseSettings(url=database_url, pool_size=5, max_overflow=5),
+        storage=StorageSettings(media_dir=tmp_path / "media"),
+    )
+    engine = create_engine(settings.database)
+    pool = BlockingPool(4, name="test-io")
+    rt = Runtime(
+        settings=settings,
+        engine=engine,
+        sessionmaker=create_sessionmaker(engine),
+        storage=AsyncStorage(create_storage(settings.storage), pool),
+        pool=pool,
+    )
+    try:
+        yield rt
+    finally:
+        await rt.close()
+
+
+@pytest.fixture(scope="session")
+def s3_client(infra: dict[str, str]) -> Any:
+    return boto3.client(
+        "s3",
+        endpoint_url=infra["STORAGE__S3_ENDPOINT_URL"],
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
+
+
+@pytest.fixture
+def bucket(s3_client: Any) -> str:
+    name = f"sync-{uuid.uuid4().hex[:12]}"
+    s3_client.create_bucket(Bucket=name)
+    return name
+
+
+@pytest.fixture
+def bed(runtime: Runtime, sync_settings: SyncSettings) -> SyncBed:
+    return SyncBed(runtime, sync_settings)

@@ -1,0 +1,240 @@
+"""The web crawler against a local HTTP server the test starts: scope, robots, limits, ETags."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from docproc_common.connectors.web import WebConfig, WebConnector
+from docproc_sync.testing import SyncBed
+
+pytestmark = pytest.mark.integration
+
+
+@dataclass
+class Page:
+    body: str | bytes
+    status: int = 200
+    content_type: str = "text/html; charset=utf-8"
+    etag: str | None = None
+    delay_s: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class Site:
+    def __init__(self) -> None:
+        self.pages: dict[str, Page] = {}
+        self.hits: list[str] = []
+        handler = self._handler()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *_args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                site.hits.append(self.path)
+                page = site.pages.get(self.path)
+                if page is None:
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if page.delay_s:
+                    time.sleep(page.delay_s)
+                body = page.body.encode() if isinstance(page.body, str) else page.body
+                self.send_response(page.status)
+                self.send_header("Content-Type", page.content_type)
+                self.send_header("Content-Length", str(len(body)))
+                if page.etag:
+                    self.send_header("ETag", page.etag)
+                for k, v in page.headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                try:
+                    self.wfile.write(body)
+                except BrokenPipeError:
+                    pass
+
+        return Handler
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def site() -> Iterator[Site]:
+    s = Site()
+    yield s
+    s.close()
+
+
+def html(title: str, body: str) -> str:
+    return f"<html><head><title>{title}</title></head><body>{body}</body></html>"
+
+
+def build_site(site: Site) -> None:
+    site.pages.update(
+        {
+            "/robots.txt": Page("User-agent: *\nDisallow: /private/\n", content_type="text/plain"),
+            "/": Page(
+                html(
+                    "Home",
+                    '<h1>Welcome</h1><p>The handbook.</p><a href="/a.html">A</a> <a href="/b/">B</a>'
+                    '<a href="https://other.example/x">elsewhere</a>'
+                    '<a href="/private/secret.html">secret</a><a href="mailto:x@y">mail</a>',
+                ),
+                etag='"home-1"',
+            ),
+            "/a.html": Page(
+                html("A", '<p>Penguins are birds.</p><a href="/notes.txt">notes</a>'),
+                etag='"a-1"',
+            ),
+            "/b/": Page(
+                '<html><head><meta name="robots" content="noindex"></head>'
+                '<body><p>hub</p><a href="/c.html">C</a></body></html>',
+                etag='"b-1"',
+            ),
+            "/c.html": Page(html("C", "<p>Capybaras are rodents.</p>"), etag='"c-1"'),
+            "/notes.txt": Page("plain notes", content_type="text/plain", etag='"n-1"'),
+            "/private/secret.html": Page(html("S", "<p>secret</p>")),
+        }
+    )
+
+
+async def web_source(bed: SyncBed, site: Site, **config: Any) -> tuple[Any, Any]:
+    kb = await bed.kb()
+    src = await bed.source(kb, "web", {"start_url": f"{site.url}/", **config})
+    return kb, src
+
+
+class TestCrawl:
+    async def test_same_site_robots_noindex_and_documents(self, bed: SyncBed, site: Site) -> None:
+        build_site(site)
+        kb, src = await web_source(bed, site)
+        log = await bed.run(src.id)
+        assert log.status == "done", log.error_message
+        assert log.listing_complete is True
+        docs = await bed.documents(kb.id)
+        assert sorted(d.filename for d in docs) == ["a.md", "c.md", "index.md", "notes.txt"]
+        assert sorted(d.source_path or "" for d in docs) == sorted(
+            f"{site.url}{p}" for p in ("/", "/a.html", "/c.html", "/notes.txt")
+        )
+        assert "/private/secret.html" not in site.hits
+        assert all(d.source == "web" for d in docs)
+
+    async def test_etag_skips_unchanged_pages(self, bed: SyncBed, site: Site) -> None:
+        build_site(site)
+        kb, src = await web_source(bed, site)
+        await bed.run(src.id)
+        await bed.finish_pipeline(kb.id)
+        second = await bed.run(src.id)
+        assert (second.ingested, second.updated, second.skipped) == (0, 0, 4)
+        assert second.bytes_fetched == 0
+        site.pages["/c.html"] = Page(html("C", "<p>Capybaras, revised.</p>"), etag='"c-2"')
+        third = await bed.run(src.id)
+        assert (third.updated, third.skipped) == (1, 3)
+
+    async def test_page_limit_makes_the_listing_incomplete_and_deletes_nothing(
+        self, bed: SyncBed, site: Site
+    ) -> None:
+        build_site(site)
+        kb, src = await web_source(bed, site)
+        await bed.run(src.id)
+        await bed.finish_pipeline(kb.id)
+        await bed.set_source(src.id, config={**src.config, "max_pages": 2})
+        cut = await bed.run(src.id)
+        assert cut.status == "done"
+        assert cut.listing_complete is False
+        assert "page limit" in (cut.error_message or "")
+        assert cut.deleted == 0
+        assert len(await bed.documents(kb.id)) == 4
+
+    async def test_a_timed_out_page_makes_the_listing_incomplete(
+        self, bed: SyncBed, site: Site
+    ) -> None:
+        build_site(site)
+        kb, src = await web_source(bed, site, page_timeout_s=1)
+        await bed.run(src.id)
+        await bed.finish_pipeline(kb.id)
+        site.pages["/a.html"] = Page(html("A", "<p>slow</p>"), delay_s=2.5)
+        log = await bed.run(src.id)
+        assert log.listing_complete is False
+        assert "timed out" in (log.error_message or "")
+        assert log.deleted == 0
+        assert "a.md" in {d.filename for d in await bed.documents(kb.id)}
+
+    async def test_a_gone_page_is_deleted_after_a_complete_crawl(
+        self, bed: SyncBed, site: Site
+    ) -> None:
+        build_site(site)
+        kb, src = await web_source(bed, site)
+        await bed.run(src.id)
+        await bed.finish_pipeline(kb.id)
+        del site.pages["/c.html"]
+        log = await bed.run(src.id)
+        assert log.listing_complete is True
+        assert log.deleted == 1
+        assert "c.md" not in {d.filename for d in await bed.documents(kb.id)}
+
+    async def test_unreadable_robots_crawls_nothing(self, bed: SyncBed, site: Site) -> None:
+        build_site(site)
+        site.pages["/robots.txt"] = Page("down", status=503, content_type="text/plain")
+        kb, src = await web_source(bed, site)
+        log = await bed.run(src.id)
+        assert log.listing_complete is False
+        assert site.hits == ["/robots.txt"]
+        assert await bed.documents(kb.id) == []
+
+    async def test_redirects_leave_the_site_never(self, bed: SyncBed, site: Site) -> None:
+        site.pages["/"] = Page(html("H", '<p>home</p><a href="/out">out</a><a href="/in">in</a>'))
+        site.pages["/out"] = Page("", status=302, headers={"Location": "https://example.org/"})
+        site.pages["/in"] = Page("", status=301, headers={"Location": "/target.html"})
+        site.pages["/target.html"] = Page(html("T", "<p>target</p>"))
+        kb, src = await web_source(bed, site)
+        log = await bed.run(src.id)
+        assert log.listing_complete is True
+        names = sorted(d.filename for d in await bed.documents(kb.id))
+        assert names == ["index.md", "target.md"]
+
+
+class TestHostileNames:
+    async def test_an_encoded_path_in_a_url_lands_inside(
+        self, bed: SyncBed, site: Site, tmp_path: Any
+    ) -> None:
+        hostile = "/x/..%2F..%2F..%2F..%2Fhome%2Fapp%2F.ssh%2Fauthorized_keys"
+        site.pages["/"] = Page(html("H", f'<p>home</p><a href="{hostile}">k</a>'))
+        site.pages[hostile] = Page(html("K", "<p>ssh-rsa AAAA attacker</p>"))
+        kb, src = await web_source(bed, site)
+        log = await bed.run(src.id)
+        assert log.ingested == 2
+        names = sorted(d.filename for d in await bed.documents(kb.id))
+        assert names == ["authorized_keys.md", "index.md"]
+
+        connector = WebConnector(
+            WebConfig(start_url=f"{site.url}/"), None, bed.settings.connector_options()
+        )
+        listing = await connector.list_files()
+        remote = next(f for f in listing.files if f.address.endswith("authorized_keys"))
+        sync_dir = tmp_path / "sync"
+        sync_dir.mkdir()
+        landed = await connector.fetch(remote, sync_dir)
+        assert landed == sync_dir.resolve() / "authorized_keys.md"
+        assert b"attacker" in landed.read_bytes()
+        await connector.aclose()

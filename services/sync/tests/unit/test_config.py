@@ -1,0 +1,145 @@
+"""A source's configuration is checked where it is submitted; refusals name the field, rooted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from docproc_common.connectors import CONNECTORS
+from docproc_common.connectors.base import ConnectorOptions
+from docproc_common.connectors.config import CREDENTIAL_REFUSAL, check_config, describe
+from docproc_common.connectors.git import GitConfig, glob_regex, parse_tree
+from docproc_common.connectors.s3 import S3Config
+from docproc_common.errors import InvalidInput
+
+STRICT = ConnectorOptions()
+LAX = ConnectorOptions(allow_private_networks=True, allow_plain_http=True)
+
+
+def refusal(connector: str, config: Any, options: ConnectorOptions = STRICT) -> dict[str, Any]:
+    with pytest.raises(InvalidInput) as caught:
+        check_config(connector, config, options)
+    envelope: dict[str, Any] = caught.value.envelope()["error"]
+    return envelope
+
+
+class TestCredentialRefused:
+    @pytest.mark.parametrize(
+        ("connector", "config", "field"),
+        [
+            ("s3", {"bucket": "b", "aws_secret_access_key": "x"}, "config.aws_secret_access_key"),
+            ("s3", {"bucket": "b", "access_key_id": "AKIA"}, "config.access_key_id"),
+            ("s3", {"bucket": "b", "credentials": {"a": 1}}, "config.credentials"),
+            ("git", {"repo_url": "https://h/r.git", "token": "ghp_x"}, "config.token"),
+            ("git", {"repo_url": "https://h/r.git", "auth": {"password": "p"}}, "config.auth"),
+            (
+                "web",
+                {"start_url": "https://h/", "headers": {"Authorization": "x"}},
+                "config.headers.Authorization",
+            ),
+            ("git", {"repo_url": "https://user:ghp_x@github.com/o/r.git"}, "config.repo_url"),
+            ("s3", {"bucket": "b", "service_account_json": "{}"}, "config.service_account_json"),
+        ],
+    )
+    def test_named_and_refused(self, connector: str, config: dict[str, Any], field: str) -> None:
+        error = refusal(connector, config)
+        assert CREDENTIAL_REFUSAL in error["message"].lower()
+        fields = error["details"]["fields"]
+        assert fields[0]["field"] == field
+        assert fields[0]["message"] == CREDENTIAL_REFUSAL
+
+
+class TestFieldsRooted:
+    def test_validate_config_names_its_field_under_config(self) -> None:
+        error = refusal("s3", {"bucket": "Bad_Bucket'"})
+        assert error["details"]["fields"] == [
+            {
+                "field": "config.bucket",
+                "message": "A bucket name is 3-63 lowercase letters, digits, dots and hyphens",
+            }
+        ]
+
+    def test_model_errors_are_rooted_too(self) -> None:
+        error = refusal("web", {"start_url": "https://example.com/", "max_pages": 0})
+        assert [f["field"] for f in error["details"]["fields"]] == ["config.max_pages"]
+
+    def test_unknown_fields_are_refused(self) -> None:
+        error = refusal("s3", {"bucket": "ok-bucket", "folder": "x"})
+        assert [f["field"] for f in error["details"]["fields"]] == ["config.folder"]
+
+    def test_unknown_connector_names_the_connector_field(self) -> None:
+        error = refusal("gdrive", {})
+        assert error["details"]["fields"][0]["field"] == "connector"
+
+    def test_local_path_must_exist(self) -> None:
+        error = refusal("local", {"path": "relative/dir"})
+        assert error["details"]["fields"][0]["field"] == "config.path"
+
+
+class TestNetworkScope:
+    @pytest.mark.parametrize(
+        ("connector", "config", "field"),
+        [
+            ("web", {"start_url": "https://127.0.0.1/"}, "config.start_url"),
+            ("web", {"start_url": "https://169.254.169.254/latest/"}, "config.start_url"),
+            ("web", {"start_url": "https://localhost:8080/"}, "config.start_url"),
+            ("web", {"start_url": "http://example.com/"}, "config.start_url"),
+            ("git", {"repo_url": "https://10.0.0.5/r.git"}, "config.repo_url"),
+            ("git", {"repo_url": "file:///etc"}, "config.repo_url"),
+            ("s3", {"bucket": "bkt", "endpoint_url": "http://[::1]:9000"}, "config.endpoint_url"),
+        ],
+    )
+    def test_internal_addresses_are_refused_by_default(
+        self, connector: str, config: dict[str, Any], field: str
+    ) -> None:
+        assert refusal(connector, config)["details"]["fields"][0]["field"] == field
+
+    def test_a_deployment_may_allow_them(self) -> None:
+        check_config("web", {"start_url": "http://127.0.0.1:8000/"}, LAX)
+        check_config("s3", {"bucket": "bkt", "endpoint_url": "http://127.0.0.1:9000"}, LAX)
+
+
+class TestGitConfig:
+    @pytest.mark.parametrize("branch", ["-x", "a..b", "a//b", "x.lock", "a/", "a b", "$(id)"])
+    def test_branch_names_are_checked(self, branch: str) -> None:
+        error = refusal("git", {"repo_url": "https://example.com/r.git", "branch": branch})
+        assert error["details"]["fields"][0]["field"] == "config.branch"
+
+    @pytest.mark.parametrize("pattern", ["/etc/*", "../*.md", "docs/../../x"])
+    def test_include_patterns_stay_relative(self, pattern: str) -> None:
+        error = refusal("git", {"repo_url": "https://example.com/r.git", "include": [pattern]})
+        assert error["details"]["fields"][0]["field"] == "config.include"
+
+    def test_globs(self) -> None:
+        md = glob_regex("**/*.md")
+        assert md.match("README.md") and md.match("docs/a/b.md") and not md.match("a.mdx")
+        docs = glob_regex("docs/**")
+        assert docs.match("docs/x/y.txt") and not docs.match("src/docs/x")
+        root = glob_regex("*.txt")
+        assert root.match("a.txt") and not root.match("d/a.txt")
+
+    def test_parse_tree_keeps_regular_files_only(self) -> None:
+        raw = (
+            b"100644 blob " + b"a" * 40 + b"     12\tdocs/a.md\0"
+            b"120000 blob " + b"b" * 40 + b"      9\tdocs/link.md\0"
+            b"160000 commit " + b"c" * 40 + b"       -\tvendor/sub\0"
+            b"100755 blob " + b"d" * 40 + b"      3\trun.sh\0"
+        )
+        assert [(p, s) for _, _, s, p in parse_tree(raw)] == [("docs/a.md", 12), ("run.sh", 3)]
+
+    def test_default_include(self) -> None:
+        assert GitConfig(repo_url="https://e.com/r.git").include == ["**/*.md", "**/*.txt"]
+
+
+class TestListing:
+    def test_every_connector_publishes_its_schema_and_secret_kind(self) -> None:
+        described = {name: describe(name) for name in CONNECTORS}
+        assert set(described) == {"local", "s3", "web", "git"}
+        assert described["s3"]["secret_kind"] == "aws_credentials"
+        assert described["git"]["secret_kind"] == "git_token"
+        assert described["web"]["secret_kind"] is None
+        assert described["local"]["admin_only"] is True
+        assert described["s3"]["config_schema"] == S3Config.model_json_schema()
+        assert "bucket" in described["s3"]["config_schema"]["properties"]
+        for d in described.values():
+            assert d["config_schema"]["type"] == "object"
