@@ -290,6 +290,8 @@ def fuse_graph(model: onnx.ModelProto, source: Path | None = None) -> onnx.Model
     from onnxruntime.transformers.optimizer import optimize_model
 
     config = json.loads(((source or model_dir()) / "config.json").read_text())
+    producer = model.producer_name
+    model.producer_name = ""  # else the optimizer warns that the producer is not "pytorch"
     optimized = optimize_model(
         model,
         model_type="bert",
@@ -299,6 +301,7 @@ def fuse_graph(model: onnx.ModelProto, source: Path | None = None) -> onnx.Model
         use_gpu=False,
     )
     fused: onnx.ModelProto = optimized.model
+    fused.producer_name = f"{producer}+onnxruntime.transformers.optimizer"
     return fused
 
 
