@@ -143,3 +143,36 @@ def raw_multipart(filename: bytes, data: bytes, content_type: str) -> tuple[byte
         + f"\r\n--{boundary}--\r\n".encode()
     )
     return body, f"multipart/form-data; boundary={boundary}"
+
+
+class HookedStorage:
+    """A real store whose ``put`` first calls ``hook(key)`` (to fail, wait or count)."""
+
+    def __init__(self, inner: Any, hook: Any) -> None:
+        self.inner = inner
+        self.backend = inner.backend
+        self.encrypted = inner.encrypted
+        self.hook = hook
+        self.puts: list[str] = []
+
+    def put(self, key: str, data: bytes, content_type: str | None = None) -> None:
+        self.hook(key)
+        self.inner.put(key, data, content_type)
+        self.puts.append(key)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+@asynccontextmanager
+async def hooked(api: ChatApi, hook: Any) -> AsyncIterator[HookedStorage]:
+    """Swap the app's store for a hooked one for the duration of the block."""
+    from docproc_common.storage import AsyncStorage
+
+    original = api.runtime.storage
+    store = HookedStorage(original.sync, hook)
+    api.runtime.storage = AsyncStorage(store, api.runtime.pool)  # type: ignore[arg-type]
+    try:
+        yield store
+    finally:
+        api.runtime.storage = original

@@ -42,7 +42,6 @@ from botocore.exceptions import BotoCoreError, ClientError
 from docproc_common.blocking import BlockingPool
 from docproc_common.parsing import (
     ArchiveLimits,
-    ArchiveMember,
     Detected,
     FileType,
     ParsingRefused,
@@ -582,10 +581,10 @@ class _Renderer:
         marker = f".docproc/unpacked/{f.id.hex}"
         try:
             if await self.workspace.exists(marker):
-                self._archive_reference(f, folder, None, 0)
+                self._archive_reference(f, folder, 0)
                 return
             data = await self._bytes(f)
-            members, cost = await self._unpack(f, data, folder)
+            cost = await self._unpack(f, data, folder)
             await self.workspace.write(marker, b"")
         except WorkspaceFull:
             self._archive_not_written(f, "the workspace is full")
@@ -597,11 +596,9 @@ class _Renderer:
         except ParsingRefused as exc:
             self._archive_not_written(f, exc.message)
             return
-        self._archive_reference(f, folder, members, cost)
+        self._archive_reference(f, folder, cost)
 
-    async def _unpack(
-        self, f: AttachmentFile, data: bytes, folder: str
-    ) -> tuple[list[ArchiveMember], int]:
+    async def _unpack(self, f: AttachmentFile, data: bytes, folder: str) -> int:
         """Member by member, one in memory at a time; the folder is removed on any failure."""
         assert self.workspace is not None
         detected = _archive_detected(f)
@@ -629,7 +626,7 @@ class _Renderer:
         except BaseException:
             await asyncio.shield(self._remove(folder))
             raise
-        return members, cost
+        return cost
 
     async def _remove(self, folder: str) -> None:
         assert self.workspace is not None
@@ -638,24 +635,18 @@ class _Renderer:
         except Exception:  # noqa: BLE001 - logged; the reference already says it failed
             log.warning("could not remove the half-unpacked folder %s", folder, exc_info=True)
 
-    def _archive_reference(
-        self,
-        f: AttachmentFile,
-        folder: str,
-        members: Sequence[ArchiveMember] | None,
-        cost: int,
-    ) -> None:
-        """The folder and the first entries of the listing (the archive's parsed text)."""
+    def _archive_reference(self, f: AttachmentFile, folder: str, cost: int) -> None:
+        """The folder, its file count and the first entries of its listing (its parsed text)."""
+        listing = (f.parsed_content or "").splitlines()
         extra = ""
-        if members is not None:
-            files = sum(1 for m in members if not m.is_dir)
-            unpacked = sum(m.size for m in members)
-            extra = f", {files} file{'s' if files != 1 else ''}, {human_size(unpacked)} unpacked"
+        if listing and not listing[-1].startswith("[... "):  # a complete listing
+            files = sum(1 for line in listing if not line.endswith("/"))
+            extra = f", {files} file{'s' if files != 1 else ''}"
         lines = [_header(f, _shown_path(folder) + "/", extra)]
-        listing = first_lines(f.parsed_content)
-        if listing:
-            lines.append(f"First {len(listing)} entries:")
-            lines.extend(listing)
+        head = first_lines(f.parsed_content)
+        if head:
+            lines.append(f"First {len(head)} entries:")
+            lines.extend(head)
         text = "\n".join(lines)
         self.out.parts.append(TextPart(text))
         self.out.files.append(FileOutcome(f.id, Mode.WORKSPACE, text, folder + "/", None, cost))
