@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+from docproc_common import vectorstore
 from docproc_common.runtime import Runtime
 from docproc_teardown import service as teardown
 from sqlalchemy import text
@@ -233,7 +234,7 @@ async def test_a_teardown_that_crashes_mid_drop_is_finished_by_its_redelivery(
     name = kb["collection_name"]
     assert (await upload(admin, kb["id"], "a.txt", "crash test")).status_code == 202
     await wait_complete(admin, kb["id"])
-    real_drop = teardown.drop_table
+    real_drop = vectorstore.drop_table
     calls = 0
 
     async def dying_drop(session: Any, collection: str) -> None:
@@ -243,7 +244,7 @@ async def test_a_teardown_that_crashes_mid_drop_is_finished_by_its_redelivery(
             raise ConnectionError("the pod died mid-drop")
         await real_drop(session, collection)
 
-    monkeypatch.setattr(teardown, "drop_table", dying_drop)
+    monkeypatch.setattr("docproc_teardown.service.drop_table", dying_drop)
     assert (await admin.delete(f"/kb/{kb['id']}")).status_code == 200
     await teardowns_done(runtime, name)
     assert calls >= 2

@@ -255,9 +255,14 @@ def rag_ingest(
     def show(path: Path, outcome: str) -> None:
         console.print(f"{path}: {outcome}")
 
-    ingested, failed = _operator(
-        lambda rt: operator.rag_ingest(rt, _embedding_clients(rt), files, collection, show)
-    )
+    async def work(rt: Runtime) -> tuple[int, int]:
+        clients = _embedding_clients(rt)
+        try:
+            return await operator.rag_ingest(rt, clients, files, collection, show)
+        finally:
+            await clients.aclose()
+
+    ingested, failed = _operator(work)
     console.print(f"{ingested} ingested, {failed} failed into [bold]{collection}[/bold]")
     if failed:
         raise typer.Exit(2)

@@ -18,7 +18,13 @@ from fastapi.responses import JSONResponse, Response
 from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from docproc_common.errors import AppError, FieldError, UnprocessableEntity
+from docproc_common.errors import (
+    AppError,
+    FieldError,
+    RetryableError,
+    Unavailable,
+    UnprocessableEntity,
+)
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +48,14 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     fields = [FieldError(_field_path(e["loc"]), e["msg"]) for e in exc.errors()]
     error = UnprocessableEntity("The request is not valid", fields=fields)
     return JSONResponse(error.envelope(), status_code=error.status_code)
+
+
+async def _retryable(_request: Request, exc: Exception) -> JSONResponse:
+    log.warning("upstream unavailable: %r", exc)
+    error = Unavailable("An upstream service is unavailable; retry in a moment")
+    return JSONResponse(
+        error.envelope(), status_code=error.status_code, headers={"Retry-After": "5"}
+    )
 
 
 async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
@@ -86,6 +100,7 @@ def create_app(
     app = FastAPI(title=title, lifespan=lifespan)
     app.add_exception_handler(AppError, _app_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(RetryableError, _retryable)
     app.add_exception_handler(Exception, _unexpected)
     app.include_router(ops_router(checks))
     for router in routers:

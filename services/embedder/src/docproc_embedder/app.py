@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from docproc_common.bus.delivery import Subscription
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.events import DocumentParsed
-from docproc_common.runtime import Runtime, ServiceSpec
+from docproc_common.runtime import Runtime, ServiceSpec, Task
 
 from docproc_embedder.handler import EmbedderHandler
 from docproc_embedder.openai_api import build_openai_router
 
 NAME = "embedder"
+
+
+def warm_model(clients: EmbeddingClients) -> Task:
+    """Load the local model at start-up, not on the first document."""
+
+    async def run(_stop: asyncio.Event) -> None:
+        await clients.warm()
+
+    return run
 
 
 def build(runtime: Runtime) -> ServiceSpec:
@@ -21,5 +32,6 @@ def build(runtime: Runtime) -> ServiceSpec:
         name=NAME,
         subscriptions=[Subscription(DocumentParsed.TOPIC, EmbedderHandler(runtime, clients))],
         routers=[build_openai_router(clients, token)] if e.serve_openai_api else [],
+        tasks=[warm_model(clients)],
         on_shutdown=[clients.aclose],
     )

@@ -1,4 +1,7 @@
-"""The upload service's logic: knowledge bases, document intake, status, search, sync, deletion."""
+"""The upload service's logic: knowledge bases, document intake, status, search, deletion.
+
+Sync sources and runs live in ``docproc_upload.sync``.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,6 @@ import logging
 import secrets
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 
 from docproc_common.access import Access, resolve_collection, resolve_kb
 from docproc_common.auth import EDIT, Principal
@@ -17,7 +19,6 @@ from docproc_common.db.models import (
     KnowledgeBase,
     RagDocument,
     Scope,
-    SyncLog,
 )
 from docproc_common.db.vector_tables import validate_collection_name
 from docproc_common.embedding.client import EmbeddingClients
@@ -29,7 +30,7 @@ from docproc_common.errors import (
     NotFound,
     PayloadTooLarge,
 )
-from docproc_common.events import DocumentAccepted, SyncRequested
+from docproc_common.events import DocumentAccepted
 from docproc_common.ingestion import merge_config
 from docproc_common.processor import check_supported
 from docproc_common.runtime import Runtime
@@ -47,7 +48,6 @@ from docproc_upload.schemas import (
     CollectionInfo,
     IngestionStatus,
     KnowledgeBaseCreate,
-    LocalSyncRequest,
     RAGIngestResponse,
     SearchHit,
     SearchRequest,
@@ -319,6 +319,22 @@ def _filters(req: SearchRequest) -> SearchFilters:
     )
 
 
+def billing_kb(principal: Principal, kbs: list[KnowledgeBase]) -> KnowledgeBase:
+    """Whose embedding configuration (and key) answers a query on a shared name.
+
+    The caller's own organization first, then an app-scoped base, never a third
+    tenant's: resolving to another organization's row would open *its* key and
+    send this caller's text through it.
+    """
+    for kb in kbs:
+        if principal.organization_id and kb.organization_id == principal.organization_id:
+            return kb
+    for kb in kbs:
+        if kb.scope == Scope.APP:
+            return kb
+    return kbs[0]
+
+
 async def search(
     runtime: Runtime, clients: EmbeddingClients, principal: Principal, req: SearchRequest
 ) -> list[SearchHit]:
@@ -330,7 +346,7 @@ async def search(
             resolved.append((name, await resolve_collection(session, principal, name, Access.VIEW)))
         hits: list[SearchHit] = []
         for name, kbs in resolved:
-            client = await clients.for_collection(kbs[0], session)
+            client = await clients.for_collection(billing_kb(principal, kbs), session)
             query = (await client.embed([req.query]))[0]
             for h in await vector_search(
                 session,
@@ -356,40 +372,3 @@ async def search(
     hits.sort(key=lambda h: h.score, reverse=True)
     return hits[: req.top_k]
 
-
-async def local_sync(runtime: Runtime, principal: Principal, req: LocalSyncRequest) -> uuid.UUID:
-    """App admins only: the path names a directory of the *server*, which no tenant owns."""
-    if not principal.app_admin:
-        raise Forbidden("Only an app admin may sync a server directory")
-    path = Path(req.path)
-    if not path.is_absolute() or not path.is_dir():
-        raise InvalidInput(
-            "The path must be an existing absolute directory on the server",
-            fields=[FieldError("path", "not an existing absolute directory")],
-        )
-    async with runtime.sessionmaker() as session, session.begin():
-        if req.knowledge_base_id is not None:
-            kb = await resolve_kb(session, principal, req.knowledge_base_id, Access.EDIT)
-        else:
-            kb = (
-                await resolve_collection(
-                    session, principal, validate_collection_name(req.collection_name), Access.EDIT
-                )
-            )[0]
-        if await repository.is_reserved(session, kb.collection_name):
-            raise Conflict("The collection is being deleted; the sync was not queued")
-        sync_log = SyncLog(collection_name=kb.collection_name, mode=req.sync_mode, status="queued")
-        session.add(sync_log)
-        await session.flush()
-        await enqueue(
-            session,
-            SyncRequested(
-                sync_log_id=sync_log.id,
-                collection_name=kb.collection_name,
-                knowledge_base_id=kb.id,
-                connector="local",
-                config={"path": str(path)},
-                sync_mode=req.sync_mode,
-            ),
-        )
-        return sync_log.id

@@ -455,7 +455,14 @@ class EmbeddingClients:
         session: AsyncSession | async_sessionmaker[AsyncSession],
     ) -> EmbeddingClient:
         """The client for ``kb``; ``session`` (or a sessionmaker) is used to open its key."""
-        return self.client(await self.resolve(EmbeddingTarget.of(kb), session))
+        resolved = await self.resolve(EmbeddingTarget.of(kb), session)
+        if resolved.provider == "local" and self._local is None:
+            await self.warm()
+        return self.client(resolved)
+
+    async def warm(self) -> None:
+        """Build (or load the cached graph of) the local model off the event loop."""
+        await asyncio.to_thread(self.local)
 
     def client(self, resolved: ResolvedEmbedding) -> EmbeddingClient:
         if resolved.degraded_reason is not None:
