@@ -20,6 +20,7 @@ from docproc_upload.embeddings import build_embeddings_router
 from docproc_upload.endpoints import build_router
 from docproc_upload.metrics import REJECTIONS, STUCK
 from docproc_upload.secrets import build_secrets_router
+from docproc_upload.sync.router import build_sync_router
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +106,7 @@ def build(runtime: Runtime) -> ServiceSpec:
             build_chat_router(chat),
             build_secrets_router(runtime),
             build_embeddings_router(runtime),
+            build_sync_router(runtime),
         ],
         tasks=[stuck_gauge(runtime)],
         middleware=[(BodySizeLimit, {"max_bytes": runtime.settings.limits.max_request_bytes})],

@@ -42,6 +42,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from docproc_upload import repository
 from docproc_upload.audit import record
 from docproc_upload.schemas import CollectionDeletedOut, DocumentOut, DocumentPage
+from docproc_upload.sync.repository import deactivate_sources_for_kb
 
 DOCUMENT_NOT_FOUND = "Document not found"
 
@@ -62,6 +63,9 @@ async def _tear_down(
     siblings = [kb for kb in await repository.kbs_named(session, name) if kb.id not in gone]
     await repository.delete_documents(session, [d.id for d in docs])
     emptied = [kb.id for kb in kbs if kb.is_default]
+    for kb in kbs:
+        if not kb.is_default:  # its sources keep their config, unlinked and inactive
+            await deactivate_sources_for_kb(session, kb.id)
     await repository.delete_kbs(session, [kb.id for kb in kbs if not kb.is_default])
     reservations: list[CollectionTeardown] = []
     if not siblings:

@@ -28,11 +28,9 @@ from docproc_upload.schemas import (
     IngestionStatus,
     KnowledgeBaseCreate,
     KnowledgeBaseOut,
-    LocalSyncRequest,
     RAGIngestResponse,
     SearchRequest,
     SearchResponse,
-    SyncAccepted,
 )
 
 ERRORS = {
@@ -211,14 +209,5 @@ def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
     @router.post("/rag/search", response_model=SearchResponse, tags=["rag"])
     async def search(body: SearchRequest, caller: Caller) -> SearchResponse:
         return SearchResponse(results=await service.search(runtime, clients, caller, body))
-
-    @router.post(
-        "/rag/sync/local",
-        status_code=status.HTTP_202_ACCEPTED,
-        response_model=SyncAccepted,
-        tags=["sync"],
-    )
-    async def sync_local(body: LocalSyncRequest, caller: Caller) -> SyncAccepted:
-        return SyncAccepted(sync_log_id=await service.local_sync(runtime, caller, body))
 
     return router

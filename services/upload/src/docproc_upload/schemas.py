@@ -113,20 +113,6 @@ class SearchResponse(BaseModel):
     results: list[SearchHit]
 
 
-class LocalSyncRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    path: str
-    collection_name: str
-    knowledge_base_id: uuid.UUID | None = None
-    sync_mode: Literal["new_only", "update_only", "full"] = "new_only"
-
-
-class SyncAccepted(BaseModel):
-    sync_log_id: uuid.UUID
-    status: Literal["queued"] = "queued"
-
-
 class CollectionDeletedOut(BaseModel):
     collection_name: str
     knowledge_bases_deleted: int

@@ -40,17 +40,21 @@ def connector_class(name: str, field: str = "connector") -> type[BaseSyncConnect
         ) from None
 
 
+def _join(root: str, *parts: object) -> str:
+    return ".".join([root, *(str(p) for p in parts)] if root else [str(p) for p in parts])
+
+
 def _credentials(value: Any, path: str) -> Iterator[str]:
     if isinstance(value, dict):
         for key, inner in value.items():
-            here = f"{path}.{key}"
+            here = _join(path, key)
             if _CREDENTIAL_KEY.search(str(key)):
                 yield here
             else:
                 yield from _credentials(inner, here)
     elif isinstance(value, list):
         for n, inner in enumerate(value):
-            yield from _credentials(inner, f"{path}.{n}")
+            yield from _credentials(inner, _join(path, n))
     elif isinstance(value, str) and "://" in value:
         try:
             parts = urlsplit(value.strip())
@@ -65,7 +69,8 @@ def check_config(name: str, raw: Any, options: ConnectorOptions, *, root: str = 
     cls = connector_class(name)
     if not isinstance(raw, dict):
         raise InvalidInput(
-            "The configuration must be an object", fields=[FieldError(root, "must be an object")]
+            "The configuration must be an object",
+            fields=[FieldError(root or "config", "must be an object")],
         )
     found = list(_credentials(raw, root))
     if found:
@@ -78,13 +83,13 @@ def check_config(name: str, raw: Any, options: ConnectorOptions, *, root: str = 
         config = cls.CONFIG_MODEL.model_validate(raw)
     except ValidationError as exc:
         fields = [
-            FieldError(".".join([root, *(str(p) for p in err["loc"])]), err["msg"])
+            FieldError(_join(root, *err["loc"]), err["msg"])
             for err in exc.errors()
         ]
         raise InvalidInput(f"The {cls.NAME} configuration is not valid", fields=fields) from exc
     refusal = cls.validate_config(config, options)
     if refusal is not None:
-        fields = [FieldError(f"{root}.{refusal.field}", refusal.message)] if refusal.field else []
+        fields = [FieldError(_join(root, refusal.field), refusal.message)] if refusal.field else []
         raise InvalidInput(refusal.message, fields=fields)
     return config
 

@@ -1,0 +1,375 @@
+"""The sync routes of the public API (``docproc_upload.sync``) on a real database, in-process."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
+from docproc_common.connectors.settings import get_sync_settings
+from docproc_common.db.models import AuditLog, KnowledgeBase, SyncLog, SyncSource
+from docproc_common.embedding.client import EmbeddingClients
+from docproc_common.http import create_app
+from docproc_common.runtime import Runtime
+from docproc_common.settings import AuthSettings
+from docproc_sync.testing import SyncBed
+from docproc_upload.endpoints import build_router
+from docproc_upload.sync.router import build_sync_router
+from docproc_upload.sync.service import audience_sentence
+from sqlalchemy import select
+
+pytestmark = pytest.mark.integration
+
+Client = Callable[..., httpx.AsyncClient]
+KEYS = {"access_key_id": "AKIAEXAMPLE", "secret_access_key": "example"}
+S3 = {"bucket": "acme-docs", "prefix": "handbook/"}
+
+
+@pytest.fixture
+async def client(runtime: Runtime) -> AsyncIterator[Client]:
+    get_sync_settings.cache_clear()
+    app = create_app(
+        title="sync-api-test",
+        routers=[
+            build_router(runtime, EmbeddingClients(runtime.settings)),
+            build_sync_router(runtime),
+        ],
+    )
+    opened: list[httpx.AsyncClient] = []
+
+    def make(
+        user: str = "alice",
+        org: str | None = "acme",
+        perms: tuple[str, ...] = (VIEW, EDIT, SECRETS_VIEW),
+        admin: bool = False,
+    ) -> httpx.AsyncClient:
+        token = mint_token(
+            AuthSettings(),
+            user_id=user,
+            organization_id=org,
+            permissions=list(perms),
+            app_admin=admin,
+        )
+        c = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://docproc/api/v1",
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        opened.append(c)
+        return c
+
+    yield make
+    for c in opened:
+        await c.aclose()
+
+
+async def audit(bed: SyncBed, target: str) -> list[AuditLog]:
+    async with bed.runtime.sessionmaker() as s:
+        rows = await s.execute(
+            select(AuditLog).where(AuditLog.target == target).order_by(AuditLog.id)
+        )
+        return list(rows.scalars())
+
+
+async def create(c: httpx.AsyncClient, kb: KnowledgeBase, body: dict[str, Any]) -> httpx.Response:
+    return await c.post(f"/kb/{kb.id}/sync-sources", json=body)
+
+
+class TestConnectors:
+    async def test_listing_publishes_schema_and_secret_kind(self, client: Client) -> None:
+        listed = (await client().get("/rag/sync/connectors")).json()
+        assert {c["name"] for c in listed} == {"s3", "web", "git"}
+        s3 = next(c for c in listed if c["name"] == "s3")
+        assert s3["secret_kind"] == "aws_credentials"
+        assert "bucket" in s3["config_schema"]["properties"]
+        admin = (await client(admin=True).get("/rag/sync/connectors")).json()
+        assert "local" in {c["name"] for c in admin}
+
+
+class TestCreate:
+    async def test_a_credential_in_the_config_is_refused(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        kb = await bed.kb()
+        r = await create(
+            client(),
+            kb,
+            {"connector": "s3", "config": {**S3, "aws_secret_access_key": "x"}},
+        )
+        assert r.status_code == 400
+        error = r.json()["error"]
+        assert "a credential does not go in a source's configuration" in error["message"].lower()
+        assert error["details"]["fields"][0]["field"] == "config.aws_secret_access_key"
+
+    async def test_validate_config_refusal_names_the_rooted_field(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        kb = await bed.kb()
+        secret = await bed.secret("aws_credentials", KEYS)
+        r = await create(
+            client(),
+            kb,
+            {"connector": "s3", "config": {"bucket": "x' or '1'='1"}, "secret_id": str(secret)},
+        )
+        assert r.status_code == 400
+        assert r.json()["error"]["details"]["fields"][0]["field"] == "config.bucket"
+
+    async def test_created_with_the_audience_sentence(self, client: Client, bed: SyncBed) -> None:
+        kb = await bed.kb()
+        secret = await bed.secret("aws_credentials", KEYS)
+        r = await create(
+            client(),
+            kb,
+            {
+                "connector": "s3",
+                "config": S3,
+                "secret_id": str(secret),
+                "schedule_seconds": 3600,
+                "organizational_unit": " HR ",
+            },
+        )
+        assert r.status_code == 201, r.text
+        body = r.json()
+        assert body["organizational_unit"] == "HR"
+        assert body["secret_id"] == str(secret)
+        assert body["audience"].startswith('The aws_credentials secret "aws_credentials-')
+        assert body["audience"].endswith(
+            f"becomes searchable in {kb.collection_name} ({kb.name}) by everyone in the "
+            "organization acme who can view the collection."
+        )
+        entries = await audit(bed, body["id"])
+        assert [e.action for e in entries] == ["sync_source.created"]
+        assert entries[0].actor == "alice"
+        assert entries[0].details["secret_id"] == str(secret)
+        assert entries[0].details["connector"] == "s3"
+        assert "config" not in entries[0].details and "acme-docs" not in str(entries[0].details)
+
+    async def test_audience_omitted_without_secrets_view_or_credential(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        kb = await bed.kb()
+        secret = await bed.secret("aws_credentials", KEYS)
+        body = {"connector": "s3", "config": S3, "secret_id": str(secret)}
+        editor = client(user="alice", perms=(VIEW, EDIT))
+        r = await create(editor, kb, body)
+        # alice sees her own secret without secrets:view, but the sentence is not shown
+        assert r.status_code == 201, r.text
+        assert r.json()["audience"] is None
+        web = await create(
+            client(), kb, {"connector": "web", "config": {"start_url": "https://example.com/"}}
+        )
+        assert web.status_code == 201, web.text
+        assert web.json()["audience"] is None
+
+    async def test_secret_checks(self, client: Client, bed: SyncBed) -> None:
+        kb = await bed.kb()
+        git_secret = await bed.secret("git_token", {"token": "t"})
+        other_org = await bed.secret("aws_credentials", KEYS, organization_id="other")
+        for secret_id, why in (
+            (git_secret, "must be a aws_credentials"),
+            (other_org, "no such secret"),
+        ):
+            r = await create(
+                client(), kb, {"connector": "s3", "config": S3, "secret_id": str(secret_id)}
+            )
+            assert r.status_code == 400
+            assert r.json()["error"]["details"]["fields"] == [
+                {"field": "secret_id", "message": why}
+            ]
+        missing = await create(client(), kb, {"connector": "s3", "config": S3})
+        assert missing.json()["error"]["details"]["fields"][0]["field"] == "secret_id"
+
+    async def test_local_is_for_app_admins(
+        self, client: Client, bed: SyncBed, tmp_path: Path
+    ) -> None:
+        kb = await bed.kb()
+        r = await create(client(), kb, {"connector": "local", "config": {"path": str(tmp_path)}})
+        assert r.status_code == 403
+
+    async def test_personal_and_app_scopes_finish_the_sentence(self) -> None:
+        personal = KnowledgeBase(
+            name="Mine", collection_name="mine_1", scope="personal", owner_id="bob"
+        )
+        app = KnowledgeBase(name="All", collection_name="all_1", scope="app", owner_id="root")
+        assert audience_sentence("git_token", "docs", personal).endswith(
+            "searchable in mine_1 (Mine) by its owner, bob, only."
+        )
+        assert "by its owner, bob, and the 2 people given an explicit grant" in (
+            audience_sentence("git_token", "docs", personal, grants=2)
+        )
+        assert audience_sentence("git_token", "docs", app).endswith("by anyone in this deployment.")
+        assert "nothing can search what it ingests yet" in audience_sentence("git_token", "d", None)
+
+
+class TestMoveAndClone:
+    async def test_a_kb_route_refuses_a_move_the_rag_route_records_it(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        kb, other = await bed.kb(), await bed.kb()
+        secret = await bed.secret("aws_credentials", KEYS)
+        c = client()
+        src = (
+            await create(c, kb, {"connector": "s3", "config": S3, "secret_id": str(secret)})
+        ).json()
+        refused = await c.patch(
+            f"/kb/{kb.id}/sync-sources/{src['id']}", json={"collection_name": other.collection_name}
+        )
+        assert refused.status_code == 400
+        assert refused.json()["error"]["details"]["fields"][0]["field"] == "collection_name"
+        same = await c.patch(
+            f"/kb/{kb.id}/sync-sources/{src['id']}",
+            json={"collection_name": kb.collection_name, "sync_mode": "full"},
+        )
+        assert same.status_code == 200 and same.json()["sync_mode"] == "full"
+
+        moved = await c.patch(
+            f"/rag/sync/sources/{src['id']}", json={"collection_name": other.collection_name}
+        )
+        assert moved.status_code == 200, moved.text
+        assert moved.json()["knowledge_base_id"] == str(other.id)
+        assert other.collection_name in moved.json()["audience"]
+        entries = await audit(bed, src["id"])
+        assert [e.action for e in entries] == [
+            "sync_source.created",
+            "sync_source.updated",
+            "sync_source.updated",
+        ]
+        assert entries[-1].details["previous_collection_name"] == kb.collection_name
+        assert entries[-1].details["collection_name"] == other.collection_name
+        assert "previous_collection_name" not in entries[1].details
+
+    async def test_clone_copies_the_reference_and_is_audited_as_a_creation(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        kb, other = await bed.kb(), await bed.kb()
+        secret = await bed.secret("aws_credentials", KEYS)
+        c = client()
+        src = (
+            await create(c, kb, {"connector": "s3", "config": S3, "secret_id": str(secret)})
+        ).json()
+        r = await c.post(
+            f"/kb/{kb.id}/sync-sources/{src['id']}/clone", json={"knowledge_base_id": str(other.id)}
+        )
+        assert r.status_code == 201, r.text
+        clone = r.json()
+        assert clone["secret_id"] == src["secret_id"] and clone["config"] == src["config"]
+        assert clone["knowledge_base_id"] == str(other.id)
+        assert other.collection_name in clone["audience"]
+        (entry,) = await audit(bed, clone["id"])
+        assert entry.action == "sync_source.created"
+        assert entry.details["cloned_from"] == src["id"]
+
+    async def test_delete_is_audited(self, client: Client, bed: SyncBed) -> None:
+        kb = await bed.kb()
+        c = client()
+        src = (
+            await create(c, kb, {"connector": "web", "config": {"start_url": "https://e.com/"}})
+        ).json()
+        assert (await c.delete(f"/kb/{kb.id}/sync-sources/{src['id']}")).status_code == 204
+        assert [e.action for e in await audit(bed, src["id"])][-1] == "sync_source.deleted"
+        assert (await c.get(f"/rag/sync/sources/{src['id']}")).status_code == 404
+
+
+class TestRunsAndLogs:
+    async def test_run_cancel_and_logs_paginated_by_source(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        kb, other = await bed.kb(), await bed.kb()
+        c = client()
+        body = {"connector": "web", "config": {"start_url": "https://e.com/"}}
+        src = (await create(c, kb, body)).json()
+        foreign = (await create(c, other, body)).json()
+        first = await c.post(f"/kb/{kb.id}/sync-sources/{src['id']}/run")
+        assert first.status_code == 202
+        again = await c.post(f"/kb/{kb.id}/sync-sources/{src['id']}/run")
+        assert again.json()["sync_log_id"] == first.json()["sync_log_id"], "one queued run"
+        cancelled = await c.post(f"/kb/{kb.id}/sync-sources/{src['id']}/cancel")
+        assert cancelled.json()["status"] == "cancelled"
+        for _ in range(3):
+            await c.post(f"/kb/{kb.id}/sync-sources/{src['id']}/run")
+            await c.post(f"/kb/{kb.id}/sync-sources/{src['id']}/cancel")
+        page = (await c.get(f"/kb/{kb.id}/sync-sources/{src['id']}/logs?limit=2")).json()
+        assert page["total"] == 4 and len(page["items"]) == 2
+        assert {i["source_id"] for i in page["items"]} == {src["id"]}
+        wrong = await c.get(f"/kb/{kb.id}/sync-sources/{foreign['id']}/logs")
+        assert wrong.status_code == 404
+        everything = (await c.get(f"/rag/sync/logs?source_id={src['id']}")).json()
+        assert everything["total"] == 4
+
+    async def test_logs_and_sources_are_invisible_to_another_organization(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        kb = await bed.kb()
+        src = (
+            await create(
+                client(), kb, {"connector": "web", "config": {"start_url": "https://e.com/"}}
+            )
+        ).json()
+        await client().post(f"/kb/{kb.id}/sync-sources/{src['id']}/run")
+        outsider = client(user="mallory", org="evil")
+        assert (await outsider.get(f"/rag/sync/sources/{src['id']}")).status_code == 404
+        assert (await outsider.get(f"/kb/{kb.id}/sync-sources")).status_code == 404
+        logs = (await outsider.get(f"/rag/sync/logs?source_id={src['id']}")).json()
+        assert logs["total"] == 0
+        patch = await outsider.patch(f"/rag/sync/sources/{src['id']}", json={"sync_mode": "full"})
+        assert patch.status_code == 404
+
+
+class TestKnowledgeBaseDeleted:
+    async def test_sources_are_unlinked_deactivated_and_not_inherited(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        kb = await bed.kb()
+        secret = await bed.secret("aws_credentials", KEYS)
+        c = client()
+        src = (
+            await create(c, kb, {"connector": "s3", "config": S3, "secret_id": str(secret)})
+        ).json()
+        queued = (await c.post(f"/kb/{kb.id}/sync-sources/{src['id']}/run")).json()
+        assert (await c.delete(f"/kb/{kb.id}")).status_code == 200
+        async with bed.runtime.sessionmaker() as s:
+            row = await s.get(SyncSource, uuid.UUID(src["id"]))
+            log = await s.get(SyncLog, uuid.UUID(queued["sync_log_id"]))
+        assert row is not None and log is not None
+        assert (row.knowledge_base_id, row.collection_name, row.active) == (None, None, False)
+        assert row.config == S3 and row.secret_id == secret
+        assert log.status == "cancelled"
+
+        again = await bed.kb()
+        assert (await c.get(f"/kb/{again.id}/sync-sources")).json() == []
+        orphan = (await c.get(f"/rag/sync/sources/{src['id']}")).json()
+        assert "nothing can search what it ingests yet" in orphan["audience"]
+        refused = await c.post(f"/rag/sync/sources/{src['id']}/run")
+        assert refused.status_code == 409
+        moved = await c.patch(
+            f"/rag/sync/sources/{src['id']}", json={"knowledge_base_id": str(again.id)}
+        )
+        assert moved.status_code == 200, moved.text
+        assert moved.json()["active"] is True
+        assert moved.json()["collection_name"] == again.collection_name
+
+
+class TestLocal:
+    async def test_app_admin_only_and_a_source_per_directory(
+        self, client: Client, bed: SyncBed, tmp_path: Path
+    ) -> None:
+        kb = await bed.kb(scope="app", organization_id=None)
+        body = {"path": str(tmp_path), "knowledge_base_id": str(kb.id)}
+        assert (await client().post("/rag/sync/local", json=body)).status_code == 403
+        admin = client(user="root", org=None, admin=True)
+        bad = await admin.post("/rag/sync/local", json={**body, "path": "relative"})
+        assert bad.status_code == 400
+        assert bad.json()["error"]["details"]["fields"][0]["field"] == "path"
+        first = await admin.post("/rag/sync/local", json=body)
+        assert first.status_code == 202, first.text
+        assert first.json()["status"] == "queued"
+        await admin.post(f"/rag/sync/sources/{first.json()['source_id']}/cancel")
+        second = await admin.post("/rag/sync/local", json={**body, "sync_mode": "full"})
+        assert second.json()["source_id"] == first.json()["source_id"]
+        async with bed.runtime.sessionmaker() as s:
+            src = await s.get(SyncSource, uuid.UUID(first.json()["source_id"]))
+        assert src is not None and src.sync_mode == "full"

@@ -1,0 +1,130 @@
+"""Request and response bodies of the sync routes."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SyncMode = Literal["new_only", "update_only", "full"]
+
+
+class ConnectorOut(BaseModel):
+    name: str
+    title: str
+    description: str
+    #: The connector's ``CONFIG_MODEL`` as JSON schema: the form a wizard draws.
+    config_schema: dict[str, Any]
+    #: The vault secret kind the source names in ``secret_id`` (null: none).
+    secret_kind: str | None
+    secret_required: bool
+    admin_only: bool
+    #: What the connector compares before downloading (``content_hash`` is the fallback).
+    change_signal: str
+
+
+class SourceCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    connector: str = Field(max_length=32)
+    #: How to *find* the documents. A credential never goes here: name a vault secret.
+    config: dict[str, Any]
+    secret_id: uuid.UUID | None = None
+    name: str | None = Field(default=None, max_length=200)
+    sync_mode: SyncMode = "new_only"
+    #: Run every this many seconds; null: only when asked (``POST .../run``).
+    schedule_seconds: int | None = Field(default=None, ge=1, le=366 * 86400)
+    #: The organizational unit every document of this source is filed under.
+    organizational_unit: str | None = Field(default=None, max_length=200)
+
+
+class SourcePatch(BaseModel):
+    """Only what is sent changes. ``collection_name`` / ``knowledge_base_id`` move the source
+    (``PATCH /rag/sync/sources/{id}`` only; a knowledge base's own route refuses a move)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    config: dict[str, Any] | None = None
+    secret_id: uuid.UUID | None = None
+    name: str | None = Field(default=None, max_length=200)
+    sync_mode: SyncMode | None = None
+    schedule_seconds: int | None = Field(default=None, ge=1, le=366 * 86400)
+    organizational_unit: str | None = Field(default=None, max_length=200)
+    active: bool | None = None
+    collection_name: str | None = None
+    knowledge_base_id: uuid.UUID | None = None
+
+
+class CloneRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    #: Where the clone files its documents (default: the same knowledge base).
+    knowledge_base_id: uuid.UUID | None = None
+    collection_name: str | None = None
+    name: str | None = Field(default=None, max_length=200)
+
+
+class SourceOut(BaseModel):
+    id: uuid.UUID
+    name: str | None
+    connector: str
+    config: dict[str, Any]
+    secret_id: uuid.UUID | None
+    collection_name: str | None
+    knowledge_base_id: uuid.UUID | None
+    organization_id: str | None
+    sync_mode: str
+    schedule_seconds: int | None
+    organizational_unit: str | None
+    active: bool
+    created_by: str
+    created_at: datetime
+    last_run_at: datetime | None
+    #: Who ends up able to read what this source ingests, said with the credential that reads
+    #: it. Null for a connector without a credential, or a caller without ``secrets:view``.
+    audience: str | None = None
+
+
+class RunOut(BaseModel):
+    sync_log_id: uuid.UUID
+    source_id: uuid.UUID | None = None
+    status: str
+
+
+class SyncLogOut(BaseModel):
+    id: uuid.UUID
+    source_id: uuid.UUID | None
+    collection_name: str
+    mode: str
+    status: str
+    total_files: int
+    ingested: int
+    updated: int
+    skipped: int
+    failed: int
+    deleted: int
+    bytes_fetched: int
+    listing_complete: bool | None
+    error_message: str | None
+    started_at: datetime
+    finished_at: datetime | None
+
+
+class SyncLogPage(BaseModel):
+    total: int
+    limit: int
+    offset: int
+    items: list[SyncLogOut]
+
+
+class LocalSyncRequest(BaseModel):
+    """``POST /rag/sync/local``: a server directory into a knowledge base (app admins only)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    collection_name: str | None = None
+    knowledge_base_id: uuid.UUID | None = None
+    sync_mode: SyncMode = "new_only"
