@@ -230,7 +230,7 @@ class DocumentProcessor:
             )
             descriptions = await describer.describe_all(output.images)
         text = compose(output.pages, descriptions)
-        if not text.strip():
+        if not has_words(text):
             raise _empty(route, config, output)
         return ExtractedDocument(
             text=text,
@@ -298,7 +298,7 @@ class DocumentProcessor:
             journal=journal or _NoJournal(),
         )
         text = result.text[: self.options.max_chars]
-        if not text.strip():
+        if not has_words(text):
             raise errors.empty("LlamaParse found no text in it")
         return ExtractedDocument(
             text=text,
@@ -324,6 +324,12 @@ class _NoJournal:
 
 
 IMAGE_MARKER = "[Image: {}]"
+
+
+def has_words(text: str) -> bool:
+    """Whether any letter or digit is there: markup alone (an empty fenced block that
+    LiteParse writes for an unread image page) is no text to index."""
+    return any(ch.isalnum() for ch in text)
 
 
 def compose(pages: list[PageText], descriptions: dict[str, str]) -> str:
@@ -389,6 +395,6 @@ def extract_text(data: bytes, filename: str, parser: str) -> ExtractedDocument:
     with PYMUPDF_LOCK:
         output = worker.run(job)
     text = compose(output.pages, {})
-    if not text.strip():
+    if not has_words(text):
         raise _empty(route, config, output)
     return ExtractedDocument(text, output.page_count, output.truncated, route, 0, output.ocr)

@@ -26,8 +26,12 @@ class DocumentUnreadable(InvalidInput):
         self.kind = kind
 
 
-class DocumentRefused(InvalidInput):
+class DocumentRefused(DocumentUnreadable):
     """A refusal written by docproc inside the parse child, passed on as it was written."""
+
+    def __init__(self, message: str) -> None:
+        InvalidInput.__init__(self, message)
+        self.kind = "refused"
 
 
 class ParserUnavailable(InvalidInput):

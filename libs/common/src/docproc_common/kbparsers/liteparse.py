@@ -26,6 +26,7 @@ import glob
 import importlib.util
 import logging
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,11 @@ NATIVE_FORMATS = frozenset(
 )
 #: Converted to PDF by LibreOffice first: refused at upload where LibreOffice is absent.
 OFFICE_FORMATS = frozenset({"doc", "odt", "rtf", "xlsx", "xls", "ods", "csv", "pptx", "ppt", "odp"})
+
+#: A fenced block with nothing inside: what the markdown renderer writes for a page it could not read.
+_EMPTY_FENCE = re.compile(
+    r"^[ \t]*(```|~~~)[\w+-]*[ \t]*\n(?:[ \t]*\n)*[ \t]*\1[ \t]*$", re.MULTILINE
+)
 
 _TESSDATA_GLOBS = (
     "/usr/share/tesseract-ocr/*/tessdata",
@@ -142,7 +148,7 @@ def parse_file(path: Path, extension: str, options: LiteParseOptions) -> LitePar
             ) from exc
         raise errors.DocumentUnreadable("ParseError", errors.GENERIC_ADVICE, logged=True) from exc
     return LiteParseText(
-        text=result.text.replace("\x00", ""),
+        text=_EMPTY_FENCE.sub("", result.text.replace("\x00", "")).strip("\n"),
         page_count=result.total_pages or None,
         ocr=ocr,
         missing_languages=missing,
