@@ -89,9 +89,9 @@ def make_xlsx(rows: Sequence[Sequence[object]], title: str = "Data") -> bytes:
 def make_pptx(title: str, notes: str = "") -> bytes:
     presentation = pptx.Presentation()
     slide = presentation.slides.add_slide(presentation.slide_layouts[1])
-    slide.shapes.title.text = title  # type: ignore[union-attr]
+    slide.shapes.title.text = title
     if notes:
-        slide.notes_slide.notes_text_frame.text = notes  # type: ignore[union-attr]
+        slide.notes_slide.notes_text_frame.text = notes
     out = io.BytesIO()
     presentation.save(out)
     return out.getvalue()

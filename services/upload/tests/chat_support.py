@@ -94,7 +94,12 @@ class ChatApi:
 
 
 def make_settings(
-    database_url: str, infra: dict[str, str], backend: str, tmp: Path, **limits: Any
+    database_url: str,
+    infra: dict[str, str],
+    backend: str,
+    tmp: Path,
+    storage_options: dict[str, Any] | None = None,
+    **limits: Any,
 ) -> Settings:
     if backend == "s3":
         storage = StorageSettings(
@@ -102,6 +107,7 @@ def make_settings(
             s3_bucket=infra["STORAGE__S3_BUCKET"],
             s3_endpoint_url=infra["STORAGE__S3_ENDPOINT_URL"],
             s3_prefix=f"chat-{uuid.uuid4().hex[:10]}",
+            **(storage_options or {}),
         )
     else:
         storage = StorageSettings(media_dir=tmp / f"media-{uuid.uuid4().hex[:6]}")
@@ -114,9 +120,15 @@ def make_settings(
 
 @asynccontextmanager
 async def chat_api(
-    database_url: str, infra: dict[str, str], backend: str, tmp: Path, **limits: Any
+    database_url: str,
+    infra: dict[str, str],
+    backend: str,
+    tmp: Path,
+    storage_options: dict[str, Any] | None = None,
+    **limits: Any,
 ) -> AsyncIterator[ChatApi]:
-    runtime = Runtime.create(make_settings(database_url, infra, backend, tmp, **limits))
+    settings = make_settings(database_url, infra, backend, tmp, storage_options, **limits)
+    runtime = Runtime.create(settings)
     spec = build(runtime)
     app = build_app(runtime, [spec], [], "t")
     try:
@@ -171,7 +183,7 @@ async def hooked(api: ChatApi, hook: Any) -> AsyncIterator[HookedStorage]:
 
     original = api.runtime.storage
     store = HookedStorage(original.sync, hook)
-    api.runtime.storage = AsyncStorage(store, api.runtime.pool)  # type: ignore[arg-type]
+    api.runtime.storage = AsyncStorage(store, api.runtime.pool)
     try:
         yield store
     finally:

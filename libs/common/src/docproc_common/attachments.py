@@ -111,7 +111,9 @@ def _bounded(name: str, max_bytes: int) -> str:
 
 def workspace_name(filename: str) -> str:
     """The untrusted name as a label: ``../../etc/passwd`` -> ``etc_passwd``, extension kept."""
-    return safe_filename(_bounded(safe_filename(filename), MAX_NAME_BYTES))
+    # cut first (keeping the extension), then sanitize: sanitizing never lengthens a name
+    # by more than the "_" that defuses a Windows device name
+    return safe_filename(_bounded(filename, MAX_NAME_BYTES - 10))
 
 
 def upload_path(file_id: uuid.UUID, filename: str) -> str:

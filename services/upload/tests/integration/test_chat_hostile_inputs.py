@@ -52,17 +52,17 @@ def _member_too_large() -> bytes:
 
 @cache
 def _too_many_entries() -> bytes:
-    return gen.make_zip([(f"f{i}.txt", b"") for i in range(5001)])
+    return bytes(gen.make_zip([(f"f{i}.txt", b"") for i in range(5001)]))
 
 
 @cache
 def _bomb_zip() -> bytes:
-    return gen.deflate_bomb_zip(64)
+    return bytes(gen.deflate_bomb_zip(64))
 
 
 @cache
 def _bomb_tgz() -> bytes:
-    return gen.deflate_bomb_tgz(64)
+    return bytes(gen.deflate_bomb_tgz(64))
 
 
 @cache

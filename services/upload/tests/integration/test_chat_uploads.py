@@ -30,12 +30,14 @@ NOT_FOUND = {"error": {"code": "NOT_FOUND", "message": "File not found", "detail
 
 @cache
 def _doc() -> bytes:
-    return gen.soffice_convert(gen.make_docx(["Legacy words here"]), ".docx", "doc")
+    return bytes(gen.soffice_convert(gen.make_docx(["Legacy words here"]), ".docx", "doc"))
 
 
 @cache
 def _xls() -> bytes:
-    return gen.soffice_convert(gen.make_xlsx([["month", "total"], ["jan", 10]]), ".xlsx", "xls")
+    return bytes(
+        gen.soffice_convert(gen.make_xlsx([["month", "total"], ["jan", 10]]), ".xlsx", "xls")
+    )
 
 
 needs_soffice = pytest.mark.skipif(gen.SOFFICE is None, reason="LibreOffice is not installed")
@@ -377,7 +379,7 @@ class SlowStorage:
 async def test_a_cancelled_upload_leaves_no_file_and_no_row(api: ChatApi, user: str) -> None:
     original = api.runtime.storage
     slow = SlowStorage(original.sync)
-    api.runtime.storage = AsyncStorage(slow, api.runtime.pool)  # type: ignore[arg-type]
+    api.runtime.storage = AsyncStorage(slow, api.runtime.pool)
     try:
         task = asyncio.create_task(api.upload(user, "c.txt", b"cancel me", "text/plain"))
         while not slow.started.is_set():
