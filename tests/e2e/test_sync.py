@@ -1,0 +1,174 @@
+"""An S3 source on moto, synced through the real pipeline (services as processes on Kafka) into search."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import httpx
+import pytest
+
+from tests.e2e.harness import Cluster, running_cluster, wait_for
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@pytest.fixture(scope="module")
+def sync_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    # moto listens on 127.0.0.1 over http: this deployment allows it for its sources
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SYNC__ALLOW_PRIVATE_NETWORKS", "true")
+        mp.setenv("SYNC__ALLOW_PLAIN_HTTP", "true")
+        mp.setenv("SYNC__RECONCILE_INTERVAL_S", "1")
+        with running_cluster(Path(tmp_path_factory.mktemp("sync-cluster"))) as cluster:
+            yield cluster
+
+
+def s3_client(cluster: Cluster) -> Any:
+    return boto3.client(
+        "s3",
+        endpoint_url=cluster.env["STORAGE__S3_ENDPOINT_URL"],
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
+
+
+def wait_run(client: httpx.Client, kb_id: str, source_id: str, log_id: str) -> dict[str, Any]:
+    def finished() -> dict[str, Any] | None:
+        page = client.get(f"/kb/{kb_id}/sync-sources/{source_id}/logs").json()
+        log = next(i for i in page["items"] if i["id"] == log_id)
+        return log if log["status"] not in {"queued", "running"} else None
+
+    result: dict[str, Any] = wait_for(finished, 120, what="the sync run to finish")
+    return result
+
+
+def wait_indexed(client: httpx.Client, kb_id: str, documents: int) -> None:
+    def done() -> bool:
+        state = client.get(f"/kb/{kb_id}/ingestion").json()
+        return bool(
+            state["indexing_status"] == "complete"
+            and state["document_count"] == documents
+            and state["indexed_count"] == documents
+        )
+
+    wait_for(done, 240, what=f"{documents} documents indexed")
+
+
+def search(client: httpx.Client, collection: str, query: str) -> list[dict[str, Any]]:
+    response = client.post(
+        "/rag/search", json={"query": query, "collections": [collection], "top_k": 3}
+    )
+    assert response.status_code == 200, response.text
+    hits: list[dict[str, Any]] = response.json()["results"]
+    return hits
+
+
+def test_s3_source_synced_through_the_pipeline_is_searchable(sync_cluster: Cluster) -> None:
+    cluster = sync_cluster
+    s3 = s3_client(cluster)
+    bucket = f"e2e-sync-{uuid.uuid4().hex[:10]}"
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="a/readme.md", Body=b"# Birds\n\nPenguins live in Antarctica.")
+    s3.put_object(
+        Bucket=bucket, Key="b/readme.md", Body=b"# Rodents\n\nThe capybara is the largest rodent."
+    )
+    s3.put_object(Bucket=bucket, Key="notes.txt", Body=b"Kafka carries the events.")
+    s3.put_object(Bucket=bucket, Key="folder/", Body=b"")
+
+    with cluster.admin() as client:
+        name = f"e2e_sync_{uuid.uuid4().hex[:8]}"
+        kb = client.post(
+            "/kb",
+            json={
+                "name": name,
+                "collection_name": name,
+                "scope": "app",
+                "embedding_provider": "local",
+                "embedding_model": LOCAL_MODEL,
+            },
+        )
+        assert kb.status_code == 201, kb.text
+        kb_id = kb.json()["id"]
+        secret = client.post(
+            "/secrets",
+            json={
+                "name": "e2e bucket reader",
+                "kind": "aws_credentials",
+                "value": {"access_key_id": "testing", "secret_access_key": "testing"},
+            },
+        )
+        assert secret.status_code == 201, secret.text
+        created = client.post(
+            f"/kb/{kb_id}/sync-sources",
+            json={
+                "connector": "s3",
+                "config": {
+                    "bucket": bucket,
+                    "endpoint_url": cluster.env["STORAGE__S3_ENDPOINT_URL"],
+                },
+                "secret_id": secret.json()["id"],
+            },
+        )
+        assert created.status_code == 201, created.text
+        source = created.json()
+        assert source["audience"] == (
+            'The aws_credentials secret "e2e bucket reader" can read whatever it has been '
+            f"granted, and everything it ingests becomes searchable in {name} ({name}) by "
+            "anyone in this deployment."
+        )
+
+        run = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run")
+        assert run.status_code == 202, run.text
+        log = wait_run(client, kb_id, source["id"], run.json()["sync_log_id"])
+        assert (log["status"], log["ingested"], log["total_files"]) == ("done", 3, 3)
+        wait_indexed(client, kb_id, 3)
+        hits = search(client, name, "largest rodent")
+        assert "capybara" in hits[0]["content"]
+        assert hits[0]["filename"] == "readme.md"
+        assert (
+            hits[0]["metadata"]
+            .get("source_path", f"s3://{bucket}/b/readme.md")
+            .endswith("b/readme.md")
+        )
+
+        # unchanged: the ETag answers, nothing is downloaded
+        again = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run").json()
+        log = wait_run(client, kb_id, source["id"], again["sync_log_id"])
+        assert (log["skipped"], log["bytes_fetched"], log["ingested"]) == (3, 0, 0)
+
+        # one object changes, one goes: updated in place, the old chunks and the gone file retired
+        s3.put_object(
+            Bucket=bucket,
+            Key="b/readme.md",
+            Body=b"# Rodents\n\nThe capybara swims in rivers of South America.",
+        )
+        s3.delete_object(Bucket=bucket, Key="notes.txt")
+        third = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run").json()
+        log = wait_run(client, kb_id, source["id"], third["sync_log_id"])
+        assert (log["updated"], log["skipped"], log["deleted"]) == (1, 1, 1)
+        wait_indexed(client, kb_id, 2)
+
+    table = f"rag_{name}"
+
+    def settled() -> bool:
+        rows = cluster.query(f"SELECT count(DISTINCT document_id) FROM {table}")
+        return bool(rows[0][0] == 2)
+
+    wait_for(settled, 120, what="the replaced and the deleted documents' chunks to go")
+    with cluster.admin() as client:
+        hits = search(client, name, "where does the capybara swim")
+        assert "rivers of South America" in hits[0]["content"]
+        assert all("largest rodent" not in h["content"] for h in hits)
+        assert all("Kafka carries" not in h["content"] for h in hits)
+    paths = cluster.query(
+        "SELECT source_path FROM rag_documents WHERE knowledge_base_id = $1 ORDER BY source_path",
+        uuid.UUID(kb_id),
+    )
+    assert [r[0] for r in paths] == [f"s3://{bucket}/a/readme.md", f"s3://{bucket}/b/readme.md"]
