@@ -176,15 +176,23 @@ class ChatFiles:
         limits = runtime.settings.limits
         self.parse_limits = parse_limits(limits)
         self.render_limits = render_limits(limits)
-        self.isolated = IsolatedParser(
-            limits.chat_parse_workers,
-            limits.chat_parse_max_queue,
-            limits.chat_parse_timeout_s,
-            limits.chat_parse_memory_mb,
+        # chat_parse_workers = 0 parses binary formats in this process's file-I/O threads:
+        # no isolation, no deadline, and the GIL shared with the event loop (the
+        # benchmark's baseline, docs/benchmarks.md); never the default.
+        self.isolated = (
+            IsolatedParser(
+                limits.chat_parse_workers,
+                limits.chat_parse_max_queue,
+                limits.chat_parse_timeout_s,
+                limits.chat_parse_memory_mb,
+            )
+            if limits.chat_parse_workers > 0
+            else None
         )
 
     async def close(self) -> None:
-        await asyncio.to_thread(self.isolated.close)
+        if self.isolated is not None:
+            await asyncio.to_thread(self.isolated.close)
 
     @property
     def max_bytes(self) -> int:
@@ -195,7 +203,8 @@ class ChatFiles:
     async def _parse(self, data: bytes, detected: Detected) -> ParsedText:
         if detected.file_type in (FileType.IMAGE, FileType.TIFF):
             return ParsedText(text=None)
-        if detected.file_type is FileType.TEXT:  # decoding only: cheap, in a thread
+        if detected.file_type is FileType.TEXT or self.isolated is None:
+            # text is decoding only: cheap, in a file-I/O thread
             return await self.runtime.pool.run(parse, data, detected, self.parse_limits)
         return await self.isolated.parse(data, detected, self.parse_limits)
 
