@@ -62,12 +62,16 @@ KB_MAX_CHARS = 20_000_000
 PROBE_TIMEOUT_S = 60.0
 
 
+ALL_OFFICE = frozenset(liteparse.OFFICE_BY_COMPONENT)
+
+
 @dataclass(frozen=True, slots=True)
 class Capabilities:
     """What this machine can run: decides which formats a parser routes *here*."""
 
     liteparse: bool
-    libreoffice: bool
+    #: The LibreOffice components installed (``writer``, ``calc``, ``impress``); empty: none.
+    office: frozenset[str] = ALL_OFFICE
 
     @classmethod
     def detect(cls) -> Capabilities:
@@ -76,9 +80,7 @@ class Capabilities:
 
 @cache
 def _detected() -> Capabilities:
-    return Capabilities(
-        liteparse=liteparse.installed(), libreoffice=liteparse.libreoffice() is not None
-    )
+    return Capabilities(liteparse=liteparse.installed(), office=liteparse.office_components())
 
 
 def unavailable_formats(parser: str, capabilities: Capabilities | None = None) -> dict[str, str]:
@@ -90,12 +92,18 @@ def unavailable_formats(parser: str, capabilities: Capabilities | None = None) -
         return dict.fromkeys(
             PARSER_FORMATS[parser], "the LiteParse parser is not installed on this server"
         )
-    if not caps.libreoffice:
-        return dict.fromkeys(
-            liteparse.OFFICE_FORMATS,
-            "LiteParse converts this format with LibreOffice, which is not installed on this server",
+    missing: dict[str, str] = {}
+    for component, formats in liteparse.OFFICE_BY_COMPONENT.items():
+        if component in caps.office:
+            continue
+        why = (
+            f"LiteParse converts it with LibreOffice {component.capitalize()}, which is not "
+            f"installed on this server (libreoffice-{component}-nogui)"
+            if caps.office
+            else "LiteParse converts it with LibreOffice, which is not installed on this server"
         )
-    return {}
+        missing.update(dict.fromkeys(formats, why))
+    return missing
 
 
 def supported_formats(parser: str, capabilities: Capabilities | None = None) -> frozenset[str]:
@@ -123,7 +131,7 @@ def check_supported(filename: str, parser: str, capabilities: Capabilities | Non
         needs = "LibreOffice" if "LibreOffice" in missing else "LiteParse"
         raise InvalidInput(
             f"{shown} cannot be read by the '{parser}' parser here: {missing}. "
-            f"Install {needs} on the parser, or upload a PDF",
+            f"Install {needs} where docproc parses, or upload a PDF",
             fields=[FieldError("file", f"{shown} needs {needs}, which is not installed")],
             details={"rule": "parser_unavailable"},
         )

@@ -19,9 +19,10 @@ from docproc_common.processor import (
     unavailable_formats,
 )
 
-EVERYTHING = Capabilities(liteparse=True, libreoffice=True)
-NO_OFFICE = Capabilities(liteparse=True, libreoffice=False)
-NO_LITEPARSE = Capabilities(liteparse=False, libreoffice=True)
+EVERYTHING = Capabilities(liteparse=True)
+NO_OFFICE = Capabilities(liteparse=True, office=frozenset())
+WRITER_ONLY = Capabilities(liteparse=True, office=frozenset({"writer"}))
+NO_LITEPARSE = Capabilities(liteparse=False)
 
 
 class TestSupportedFormats:
@@ -65,6 +66,14 @@ class TestCheckSupported:
         assert info.value.details["rule"] == "parser_unavailable"
         assert check_supported("scan.png", "liteparse", NO_OFFICE) == "png"
         assert check_supported("report.xlsx", "liteparse", EVERYTHING) == "xlsx"
+
+    def test_a_writer_only_libreoffice_does_not_open_a_spreadsheet(self) -> None:
+        assert check_supported("letter.odt", "liteparse", WRITER_ONLY) == "odt"
+        with pytest.raises(InvalidInput) as info:
+            check_supported("budget.xlsx", "liteparse", WRITER_ONLY)
+        assert "LibreOffice Calc" in info.value.message
+        assert "libreoffice-calc-nogui" in info.value.message
+        assert "pptx" not in supported_formats("liteparse", WRITER_ONLY)
 
     def test_docx_never_needs_libreoffice(self) -> None:
         assert check_supported("memo.docx", "liteparse", NO_OFFICE) == "docx"

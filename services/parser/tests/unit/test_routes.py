@@ -17,7 +17,7 @@ from docproc_common.kbparsers.errors import DocumentUnreadable, ParserUnavailabl
 from docproc_common.kbparsers.isolation import Isolation
 from docproc_common.kbparsers.pdf import extract_pdf
 from docproc_common.processor import DocumentProcessor, ProcessorOptions
-from parser_samples import MARKER, pdf, scanned_pdf, soffice, text_png
+from parser_samples import MARKER, pdf, scanned_pdf, text_png
 from parser_standins import LlamaParseStandIn, VisionStandIn
 
 LLAMA_SECRET = uuid.uuid4()
@@ -27,8 +27,9 @@ needs_tesseract = pytest.mark.skipif(
     liteparse.tessdata_dir() is None,
     reason="Tesseract language data is not installed (tesseract-ocr)",
 )
-needs_libreoffice = pytest.mark.skipif(
-    soffice() is None, reason="LibreOffice is not installed (libreoffice-calc-nogui)"
+needs_calc = pytest.mark.skipif(
+    "calc" not in liteparse.office_components(),
+    reason="LibreOffice Calc is not installed (libreoffice-calc-nogui)",
 )
 
 mu: Any = _pymupdf  # PyMuPDF is untyped
@@ -371,7 +372,7 @@ class TestLiteParse:
             )
         assert "tesseract-ocr-xqz" in info.value.message
 
-    @needs_libreoffice
+    @needs_calc
     async def test_a_spreadsheet_through_libreoffice(
         self, processor: DocumentProcessor, keys: Keys
     ) -> None:

@@ -39,8 +39,16 @@ log = logging.getLogger(__name__)
 NATIVE_FORMATS = frozenset(
     {"pdf", "png", "jpg", "jpeg", "tif", "tiff", "webp", "gif", "bmp", "svg"}
 )
-#: Converted to PDF by LibreOffice first: refused at upload where LibreOffice is absent.
-OFFICE_FORMATS = frozenset({"doc", "odt", "rtf", "xlsx", "xls", "ods", "csv", "pptx", "ppt", "odp"})
+#: Converted to PDF by LibreOffice first, by the component that opens them: refused at upload
+#: where that component is absent (a writer-only LibreOffice does not open a spreadsheet).
+OFFICE_BY_COMPONENT: dict[str, frozenset[str]] = {
+    "writer": frozenset({"doc", "odt", "rtf"}),
+    "calc": frozenset({"xlsx", "xls", "ods", "csv"}),
+    "impress": frozenset({"pptx", "ppt", "odp"}),
+}
+OFFICE_FORMATS: frozenset[str] = frozenset().union(*OFFICE_BY_COMPONENT.values())
+#: A library only that component's Debian package installs, next to ``soffice``.
+_COMPONENT_MARKERS = {"writer": "libswlo.so", "calc": "libsclo.so", "impress": "libslideshowlo.so"}
 
 #: A fenced block with nothing inside: what the markdown renderer writes for a page it could not read.
 _EMPTY_FENCE = re.compile(
@@ -62,6 +70,22 @@ def installed() -> bool:
 
 def libreoffice() -> str | None:
     return shutil.which("soffice") or shutil.which("libreoffice")
+
+
+def office_components() -> frozenset[str]:
+    """The LibreOffice components installed here (``writer``, ``calc``, ``impress``).
+
+    Read from the libraries beside the real ``soffice``; when that layout is not the
+    Debian one (no marker at all), every component is assumed.
+    """
+    binary = libreoffice()
+    if binary is None:
+        return frozenset()
+    program = os.path.dirname(os.path.realpath(binary))
+    found = frozenset(
+        c for c, lib in _COMPONENT_MARKERS.items() if os.path.exists(os.path.join(program, lib))
+    )
+    return found or frozenset(_COMPONENT_MARKERS)
 
 
 def tessdata_dir() -> str | None:
