@@ -47,9 +47,11 @@ WORDS = "penguin capybara river forest ledger invoice policy handbook onboarding
 
 def body(n: int, version: int, size: int) -> bytes:
     rng = random.Random(n * 1000 + version)
-    words = []
-    while sum(len(w) + 1 for w in words) < size:
+    words: list[str] = []
+    length = 0
+    while length < size:
         words.append(rng.choice(WORDS))
+        length += len(words[-1]) + 1
     return f"# Document {n} v{version}\n\n{' '.join(words)}\n".encode()
 
 
