@@ -1,0 +1,101 @@
+"""One run per source, the scheduler, interrupted runs, a source whose knowledge base is gone."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from docproc_common.connectors.runs import lock_key
+from docproc_common.db.models import SyncLog
+from docproc_common.events import SyncRequested
+from docproc_sync.service import run_source, schedule_once
+from docproc_sync.testing import SyncBed
+from sqlalchemy import select, text
+
+pytestmark = pytest.mark.integration
+
+
+def share(tmp_path: Path, files: int = 2) -> Path:
+    root = tmp_path / "share"
+    root.mkdir(exist_ok=True)
+    for n in range(files):
+        (root / f"f{n}.md").write_text(f"file {n}")
+    return root
+
+
+async def logs_of(bed: SyncBed, source_id: object) -> list[SyncLog]:
+    async with bed.runtime.sessionmaker() as s:
+        rows = await s.execute(
+            select(SyncLog).where(SyncLog.source_id == source_id).order_by(SyncLog.started_at)
+        )
+        return list(rows.scalars())
+
+
+async def test_a_second_run_while_one_holds_the_lock_is_skipped(
+    bed: SyncBed, tmp_path: Path
+) -> None:
+    kb = await bed.kb(scope="app", organization_id=None)
+    src = await bed.source(kb, "local", {"path": str(share(tmp_path))})
+    async with bed.runtime.engine.connect() as other:
+        await other.execute(text("SELECT pg_advisory_lock(:k)"), {"k": lock_key(src.id)})
+        await other.commit()
+        log = await bed.run(src.id)
+        assert log.status == "skipped"
+        assert "in progress" in (log.error_message or "")
+        await other.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": lock_key(src.id)})
+        await other.commit()
+    assert await bed.documents(kb.id) == []
+    assert (await bed.run(src.id)).status == "done"
+
+
+async def test_scheduler_queues_due_sources_once(bed: SyncBed, tmp_path: Path) -> None:
+    kb = await bed.kb(scope="app", organization_id=None)
+    src = await bed.source(kb, "local", {"path": str(share(tmp_path))})
+    await bed.set_source(src.id, schedule_seconds=3600, last_run_at=None)
+    since = await bed.last_event_id()
+    await schedule_once(bed.runtime)
+    await schedule_once(bed.runtime)  # the queued run is not queued again
+    logs = await logs_of(bed, src.id)
+    assert [log.status for log in logs] == ["queued"]
+    events = await bed.events(SyncRequested.TOPIC, since)
+    assert [e["source_id"] for e in events if e["source_id"] == str(src.id)] == [str(src.id)]
+    await run_source(bed.runtime, bed.settings, src.id, logs[0].id)
+    await schedule_once(bed.runtime)  # ran just now: not due for an hour
+    assert len(await logs_of(bed, src.id)) == 1
+    await bed.set_source(src.id, last_run_at=datetime.now(UTC) - timedelta(hours=2))
+    await schedule_once(bed.runtime)
+    assert [log.status for log in await logs_of(bed, src.id)] == ["done", "queued"]
+
+
+async def test_an_interrupted_run_is_marked_when_the_scheduler_comes_by(
+    bed: SyncBed, tmp_path: Path
+) -> None:
+    kb = await bed.kb(scope="app", organization_id=None)
+    src = await bed.source(kb, "local", {"path": str(share(tmp_path))})
+    log_id = await bed.queue(src.id)
+    async with bed.runtime.sessionmaker() as s, s.begin():
+        log = await s.get(SyncLog, log_id)
+        assert log is not None
+        log.status = "running"  # a worker died mid-run: its lock went with its connection
+    await bed.set_source(
+        src.id, schedule_seconds=300, last_run_at=datetime.now(UTC) - timedelta(hours=1)
+    )
+    await schedule_once(bed.runtime)
+    statuses = {log.id: log.status for log in await logs_of(bed, src.id)}
+    assert statuses.pop(log_id) == "error"
+    assert list(statuses.values()) == ["queued"]
+
+
+async def test_a_source_of_a_deleted_knowledge_base_does_not_run(
+    bed: SyncBed, tmp_path: Path
+) -> None:
+    kb = await bed.kb(scope="app", organization_id=None)
+    src = await bed.source(kb, "local", {"path": str(share(tmp_path))})
+    log_id = await bed.queue(src.id)
+    await bed.set_source(src.id, knowledge_base_id=None, collection_name=None, active=False)
+    await run_source(bed.runtime, bed.settings, src.id, log_id)
+    log = await bed.log(log_id)
+    assert log.status == "error"
+    assert "deactivated" in (log.error_message or "")
+    assert await bed.documents(kb.id) == []
