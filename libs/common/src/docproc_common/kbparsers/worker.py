@@ -1,6 +1,6 @@
 """What runs inside the isolated parse child: one document in, its text (and images) out.
 
-The fork server imports this module once (``isolation.PRELOAD``); every child is a
+The fork server imports this module once (through ``forkserver_preload``); every child is a
 fork of it, so PyMuPDF, the office parsers and LiteParse are already loaded.
 
 Every function here takes and returns plain picklable values: the job goes to the

@@ -1,0 +1,17 @@
+"""Imported by the parse fork server only (``isolation.PRELOAD``), never by a service.
+
+It loads the parsers once, then freezes the garbage collector's view of everything
+loaded so far: a child's first collection would otherwise walk (and so write to, via
+reference counts and GC headers) every object inherited from the server, copying
+each page of its ~180 MB on write. Frozen objects are left alone; children start in a
+fraction of the time (docs/benchmarks.md, "Knowledge-base parsing").
+"""
+
+from __future__ import annotations
+
+import gc
+
+import docproc_common.kbparsers.worker  # noqa: F401 - the point of this module
+
+gc.collect()
+gc.freeze()
