@@ -17,6 +17,7 @@ What ends a document, and what is tried again:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -59,8 +60,14 @@ def chunks_key(event: DocumentAccepted) -> str:
     return f"rag/{event.collection_name}/chunks/{event.document_id}/{event.attempt_id}.json"
 
 
-def journal_key(event: DocumentAccepted) -> str:
-    return f"rag/{event.collection_name}/llamaparse/{event.document_id}/{event.attempt_id}.json"
+def journal_key(event: DocumentAccepted, data: bytes, config: IngestionConfig) -> str:
+    """Per document, file bytes and page bound, not per attempt: a retry of the same file
+    (after a deadline, say) resumes the job already paid for instead of submitting it again."""
+    digest = hashlib.sha256(data).hexdigest()[:32]
+    return (
+        f"rag/{event.collection_name}/llamaparse/{event.document_id}/"
+        f"{digest}-{config.max_pages}.json"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +189,7 @@ class ParserHandler:
             event.filename,
             config,
             secrets=self._secrets(organization_id),
-            journal=StorageJournal(runtime.storage, journal_key(event)),
+            journal=StorageJournal(runtime.storage, journal_key(event, data, config)),
         )
         STAGE_SECONDS.labels("parse").observe(time.perf_counter() - started)
         ROUTES.labels(doc.route).inc()

@@ -263,6 +263,18 @@ class TestLlamaParse:
         assert standin.uploads == 1, "the document was uploaded (and billed) twice"
         assert journal.job is None
 
+    async def test_a_job_llamaparse_forgot_is_submitted_again(
+        self,
+        processor: DocumentProcessor,
+        keys: Keys,
+        llamaparse_standin: tuple[LlamaParseStandIn, str],
+    ) -> None:
+        journal = MemoryJournal()
+        journal.job = "expired-job"
+        doc = await processor.extract(pdf(), "a.pdf", llama_config(), secrets=keys, journal=journal)
+        assert MARKER in doc.text
+        assert llamaparse_standin[0].uploads == 1
+
     async def test_non_pdf_formats_route_to_the_cloud(
         self, processor: DocumentProcessor, keys: Keys
     ) -> None:

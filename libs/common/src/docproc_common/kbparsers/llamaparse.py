@@ -50,6 +50,10 @@ FORMATS = frozenset(
 )  # fmt: skip
 
 
+class _JobGone(Exception):
+    """LlamaParse answers 404 for a job id it issued (results expire)."""
+
+
 class JobJournal(Protocol):
     """Where the id of a submitted job survives a crash or a redelivery."""
 
@@ -96,12 +100,20 @@ class LlamaParseClient:
     ) -> LlamaParseText:
         deadline = time.monotonic() + timeout_s
         job_id = await journal.get()
+        status: str | None = None
         if job_id:
             log.info("resuming LlamaParse job %s (already submitted, not billed again)", job_id)
-        else:
+            try:
+                status = await self._wait(job_id, deadline, timeout_s)
+            except _JobGone:
+                log.info("LlamaParse no longer knows job %s; submitting again", job_id)
+                await journal.clear()
+                job_id = None
+        if job_id is None:
             job_id = await self._submit(data, filename, max_pages)
             await journal.put(job_id)
-        status = await self._wait(job_id, deadline, timeout_s)
+        if status is None:
+            status = await self._wait(job_id, deadline, timeout_s)
         if status != "COMPLETED":
             await journal.clear()
             raise errors.DocumentUnreadable(
@@ -196,6 +208,8 @@ class LlamaParseClient:
                     raise RetryableError(f"LlamaParse answered {response.status_code}")
                 await asyncio.sleep(_retry_after(response, 0.5 * 2**attempt))
                 continue
+            if response.status_code == 404:
+                raise _JobGone(job_id)
             self._raise_for_status(response, "job")
             body = response.json()
             if not isinstance(body, dict):
