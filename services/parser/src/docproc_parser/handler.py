@@ -135,10 +135,21 @@ class ParserHandler:
             await self._fail(event, delivery, exc)
             return
         except Exception as exc:
-            if delivery.attempt < runtime.settings.kafka.max_attempts:
+            attempts = runtime.settings.kafka.max_attempts
+            if delivery.attempt < attempts:
                 raise  # transient: the bus tries again
             log.exception("parsing %s failed on its last attempt", event.document_id)
-            await self._fail(event, delivery, exc)
+            await self._fail(
+                event,
+                delivery,
+                errors.DocumentUnreadable(
+                    type(exc).__name__,
+                    f"it failed {attempts} times on something other than the file (storage, "
+                    "the database, or the cloud parser or vision endpoint not answering); "
+                    "retry the upload later",
+                    logged=True,
+                ),
+            )
             return
         await runtime.storage.put(
             parsed_key(event), parsed.text.encode(), "text/plain; charset=utf-8"

@@ -421,3 +421,23 @@ async def test_the_content_view_pages_long_text(dev: Dev) -> None:
     assert whole["content_length"] in (len(body), len(body.strip()))
     assert window["content"] == whole["content"][10:60]
     assert window["content_truncated"] is True and whole["content_truncated"] is False
+
+
+async def test_a_cloud_parser_that_keeps_failing_ends_in_error_not_processing(
+    dev: Dev, llamaparse_standin: tuple[LlamaParseStandIn, str]
+) -> None:
+    standin = llamaparse_standin[0]
+    standin.reset(upload_status=503)
+    try:
+        async with dev.client() as client:
+            kb = await create_kb(client, **config_for("llamaparse", dev))
+            response = await upload(client, kb, "a.pdf", pdf())
+            out = await settled(client, response.json()["tracking_id"], timeout=180)
+            tried = standin.uploads
+    finally:
+        standin.reset()
+    assert out["status"] == "error"
+    assert out["error_message"].startswith(
+        "The document could not be parsed (LlamaParseUnavailable) - it failed 5 times"
+    )
+    assert tried >= 5  # every attempt asked (a 503 created no job, so nothing was billed)

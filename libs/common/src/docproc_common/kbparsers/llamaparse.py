@@ -50,6 +50,10 @@ FORMATS = frozenset(
 )  # fmt: skip
 
 
+class LlamaParseUnavailable(RetryableError):
+    """LlamaParse did not answer, or answered 429/5xx: worth another attempt later."""
+
+
 class _JobGone(Exception):
     """LlamaParse answers 404 for a job id it issued (results expire)."""
 
@@ -149,7 +153,7 @@ class LlamaParseClient:
                 # Nothing reached LlamaParse: safe to try again.
                 log.warning("LlamaParse unreachable (attempt %d): %r", attempt + 1, exc)
                 if attempt == 3:
-                    raise RetryableError("LlamaParse is unreachable") from exc
+                    raise LlamaParseUnavailable("LlamaParse is unreachable") from exc
                 await asyncio.sleep(0.5 * 2**attempt)
                 continue
             except httpx.TransportError as exc:
@@ -163,7 +167,7 @@ class LlamaParseClient:
                 ) from exc
             if response.status_code == 429:
                 if attempt == 3:
-                    raise RetryableError("LlamaParse is rate-limiting this key")
+                    raise LlamaParseUnavailable("LlamaParse is rate-limiting this key")
                 await asyncio.sleep(_retry_after(response, 2.0 * 2**attempt))
                 continue
             self._raise_for_status(response, "upload")
@@ -200,12 +204,12 @@ class LlamaParseClient:
             except httpx.TransportError as exc:
                 log.warning("LlamaParse poll failed (attempt %d): %r", attempt + 1, exc)
                 if attempt == 3:
-                    raise RetryableError("LlamaParse did not answer") from exc
+                    raise LlamaParseUnavailable("LlamaParse did not answer") from exc
                 await asyncio.sleep(0.5 * 2**attempt)
                 continue
             if response.status_code == 429 or response.status_code >= 500:
                 if attempt == 3:
-                    raise RetryableError(f"LlamaParse answered {response.status_code}")
+                    raise LlamaParseUnavailable(f"LlamaParse answered {response.status_code}")
                 await asyncio.sleep(_retry_after(response, 0.5 * 2**attempt))
                 continue
             if response.status_code == 404:
@@ -239,7 +243,7 @@ class LlamaParseClient:
                 "then retry the upload",
             )
         if status >= 500:
-            raise RetryableError(f"LlamaParse answered {status}")
+            raise LlamaParseUnavailable(f"LlamaParse answered {status}")
         raise errors.DocumentUnreadable(
             "LlamaParseRejected",
             f"LlamaParse refused the file (HTTP {status}); check that it is a format LlamaParse "

@@ -53,6 +53,10 @@ def allowed(base_url: str, allowed_prefixes: Sequence[str]) -> bool:
     return False
 
 
+class VisionUnavailable(RetryableError):
+    """The vision endpoint did not answer, or answered 429/5xx: worth another attempt later."""
+
+
 class VisionDescriber:
     def __init__(
         self,
@@ -108,7 +112,7 @@ class VisionDescriber:
             except httpx.TransportError as exc:
                 log.warning("vision request failed (attempt %d): %r", attempt + 1, exc)
                 if attempt + 1 == _ATTEMPTS:
-                    raise RetryableError("the vision endpoint did not answer") from exc
+                    raise VisionUnavailable("the vision endpoint did not answer") from exc
                 await asyncio.sleep(0.5 * 2**attempt)
                 continue
             if response.status_code == 429 or response.status_code >= 500:
@@ -116,7 +120,7 @@ class VisionDescriber:
                     "vision endpoint answered %d (attempt %d)", response.status_code, attempt + 1
                 )
                 if attempt + 1 == _ATTEMPTS:
-                    raise RetryableError(f"the vision endpoint answered {response.status_code}")
+                    raise VisionUnavailable(f"the vision endpoint answered {response.status_code}")
                 await asyncio.sleep(0.5 * 2**attempt)
                 continue
             return self._content(response)
