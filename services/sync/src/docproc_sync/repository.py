@@ -116,9 +116,10 @@ class Existing:
     id: uuid.UUID
     content_hash: str | None
     status: str
+    source_path: str | None = None
 
 
-_EXISTING = (RagDocument.id, RagDocument.content_hash, RagDocument.status)
+_EXISTING = (RagDocument.id, RagDocument.content_hash, RagDocument.status, RagDocument.source_path)
 
 
 async def existing_document(
@@ -162,7 +163,7 @@ async def existing_document(
             )
         ).first()
         if row is not None:
-            return Existing(row[0], row[1], row[2])
+            return Existing(row[0], row[1], row[2], row[3])
     return None
 
 
@@ -180,7 +181,7 @@ async def existing_documents(
     by_name: dict[str, Existing] = {}
     for n in range(0, len(addresses), 1000):
         rows = await session.execute(
-            select(*_EXISTING, RagDocument.source_path)
+            select(*_EXISTING)
             .where(
                 RagDocument.knowledge_base_id == kb_id,
                 RagDocument.source_path.in_(list(addresses[n : n + 1000])),
@@ -188,7 +189,7 @@ async def existing_documents(
             .order_by(*order)
         )
         for r in rows.all():
-            by_path.setdefault(str(r[3]), Existing(r[0], r[1], r[2]))
+            by_path.setdefault(str(r[3]), Existing(r[0], r[1], r[2], r[3]))
     wanted = sorted(set(names))
     for n in range(0, len(wanted), 1000):
         rows = await session.execute(
@@ -204,8 +205,13 @@ async def existing_documents(
             .order_by(*order)
         )
         for r in rows.all():
-            by_name.setdefault(str(r[3]), Existing(r[0], r[1], r[2]))
+            by_name.setdefault(str(r[-1]), Existing(r[0], r[1], r[2], r[3]))
     return by_path, by_name
+
+
+async def status_of(session: AsyncSession, document_id: uuid.UUID) -> str | None:
+    row = await session.execute(select(RagDocument.status).where(RagDocument.id == document_id))
+    return row.scalar_one_or_none()
 
 
 async def stale_failures(

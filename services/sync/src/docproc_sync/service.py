@@ -121,6 +121,7 @@ class SyncRun:
         self._n = 0
         self._by_path: dict[str, Existing] = {}
         self._by_name: dict[str, Existing] = {}
+        self._addresses: set[str] = set()
 
     # -- the run --------------------------------------------------------------------------
 
@@ -155,6 +156,7 @@ class SyncRun:
             if key not in listed:
                 listed.add(key)
                 unique.append(remote)
+        self._addresses = {r.address for r in unique}
         current = [
             self._current_by_signal(r, claims.get(repository.address_hash(r.address)))
             for r in unique
@@ -272,7 +274,11 @@ class SyncRun:
         digest = hashlib.sha256(data).hexdigest()
         if existing is None:
             async with self.runtime.sessionmaker() as s:
-                existing = await repository.existing_document(s, self.t.kb_id, content_hash=digest)
+                same = await repository.existing_document(s, self.t.kb_id, content_hash=digest)
+            # the same bytes under an address this listing still names are that address's
+            # document, not this one's: two files, two documents (a move is the match)
+            if same is None or same.source_path not in self._addresses:
+                existing = same
         if self.t.mode != "full":
             for candidate in self._candidates(existing, claim):
                 if candidate.content_hash == digest:
@@ -357,6 +363,7 @@ class SyncRun:
         try:
             async with self.runtime.sessionmaker() as s, s.begin():
                 claim = await repository.lock_claim(s, self.t.source_id, remote.address)
+                settled = await self._settle(s, claim)
                 live = claim.document_id
                 if live is None and existing is not None and existing.status == DocumentStatus.DONE:
                     live = existing.id  # adopted: retired once the replacement is done
@@ -389,11 +396,26 @@ class SyncRun:
                 retire = await self._repoint(
                     s, claim, remote, doc.id, live, look_back=existing is not None
                 )
-                await repository.delete_unclaimed(s, retire)
+                await repository.delete_unclaimed(s, retire + settled)
         except BaseException:
             await self.runtime.storage.delete(staged)
             raise
         return live is not None
+
+    @staticmethod
+    async def _settle(s: AsyncSession, claim: Any) -> list[uuid.UUID]:
+        """A pending attempt already ``done`` is the live one (the reconciler may not have come
+        by yet): promote it before a newer attempt supersedes it; the replaced one to retire."""
+        pending = claim.pending_document_id
+        if pending is None or await repository.status_of(s, pending) != DocumentStatus.DONE:
+            return []
+        replaced = claim.document_id
+        claim.document_id = pending
+        claim.remote_version = claim.pending_version
+        claim.pending_document_id = None
+        claim.pending_version = None
+        await s.flush()
+        return [replaced] if replaced is not None and replaced != pending else []
 
     async def _repoint(
         self,
@@ -450,6 +472,7 @@ class SyncRun:
         FILES.labels("failed").inc()
         async with self.runtime.sessionmaker() as s, s.begin():
             claim = await repository.lock_claim(s, self.t.source_id, remote.address)
+            settled = await self._settle(s, claim)
             doc = self._row(
                 remote,
                 label or "file",
@@ -462,7 +485,7 @@ class SyncRun:
             s.add(doc)
             await s.flush()
             retire = await self._repoint(s, claim, remote, doc.id, claim.document_id)
-            await repository.delete_unclaimed(s, retire)
+            await repository.delete_unclaimed(s, retire + settled)
 
 
 # -- entry points ----------------------------------------------------------------------------

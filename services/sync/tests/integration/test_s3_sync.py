@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -98,16 +99,33 @@ class TestChangeSignal:
         put(s3_client, bucket, {"a/readme.md": b"same", "b/readme.md": b"same"})
         kb, src = await s3_source(bed, infra, bucket)
         log = await bed.run(src.id)
-        # identical bytes: the second key is the first document by content_hash, claimed twice
-        assert log.ingested + log.skipped == 2
+        assert log.ingested == 2, "identical bytes at two listed addresses are two documents"
         await bed.finish_pipeline(kb.id)
         put(s3_client, bucket, {"b/readme.md": b"different now"})
-        await bed.run(src.id)
+        changed = await bed.run(src.id)
+        assert (changed.updated, changed.skipped) == (1, 1)
         await bed.finish_pipeline(kb.id)
         rows = await bed.documents(kb.id)
         paths = sorted(d.source_path or "" for d in rows)
         assert paths == [f"s3://{bucket}/a/readme.md", f"s3://{bucket}/b/readme.md"]
         assert all(d.status == DocumentStatus.DONE for d in rows)
+
+    async def test_a_moved_object_is_matched_by_content_not_embedded_again(
+        self, bed: SyncBed, infra: dict[str, str], s3_client: Any, bucket: str
+    ) -> None:
+        put(s3_client, bucket, {"old/place.md": b"moving content"})
+        kb, src = await s3_source(bed, infra, bucket)
+        await bed.run(src.id)
+        await bed.finish_pipeline(kb.id)
+        (before,) = await bed.documents(kb.id)
+        s3_client.copy_object(
+            Bucket=bucket, Key="new/place.md", CopySource={"Bucket": bucket, "Key": "old/place.md"}
+        )
+        s3_client.delete_object(Bucket=bucket, Key="old/place.md")
+        log = await bed.run(src.id)
+        assert (log.ingested, log.updated, log.skipped, log.deleted) == (0, 0, 1, 0)
+        assert [d.id for d in await bed.documents(kb.id)] == [before.id]
+        assert [c.document_id for c in await bed.claims(src.id)] == [before.id]
 
     async def test_distinct_contents_under_one_name_are_two_documents(
         self, bed: SyncBed, infra: dict[str, str], s3_client: Any, bucket: str
@@ -120,6 +138,25 @@ class TestChangeSignal:
         again = await bed.run(src.id)
         assert again.skipped == 2
         assert len(await bed.documents(kb.id)) == 2
+
+    async def test_a_change_before_the_reconciler_came_by_keeps_the_newest_done(
+        self, bed: SyncBed, infra: dict[str, str], s3_client: Any, bucket: str
+    ) -> None:
+        put(s3_client, bucket, {"x.md": b"v1"})
+        kb, src = await s3_source(bed, infra, bucket)
+        await bed.run(src.id)
+        await bed.finish_pipeline(kb.id)
+        put(s3_client, bucket, {"x.md": b"v2"})
+        await bed.run(src.id)
+        await bed.finish_pipeline(kb.id, reconcile=False)  # v2 done, still pending in the claim
+        put(s3_client, bucket, {"x.md": b"v3"})
+        log = await bed.run(src.id)
+        assert log.updated == 1
+        rows = {d.content_hash: d.status for d in await bed.documents(kb.id)}
+        h = {v: hashlib.sha256(v).hexdigest() for v in (b"v1", b"v2", b"v3")}
+        assert rows == {h[b"v2"]: "done", h[b"v3"]: "processing"}, "v1 retired, v2 stays live"
+        await bed.finish_pipeline(kb.id)
+        assert [d.content_hash for d in await bed.documents(kb.id)] == [h[b"v3"]]
 
 
 class TestDeletion:
