@@ -56,13 +56,15 @@ def text_pdf(pages: int) -> bytes:
     return data
 
 
-async def timed(fn: Callable[[], Awaitable[Any]], repeat: int) -> tuple[float, Any]:
-    runs, result = [], None
+async def timed(fn: Callable[[], Awaitable[Any]], repeat: int) -> tuple[float, float, Any]:
+    """Median wall seconds, median CPU seconds of this process (threads included), result."""
+    runs, cpu, result = [], [], None
     for _ in range(repeat):
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         result = await fn()
         runs.append(time.perf_counter() - started)
-    return statistics.median(runs), result
+        cpu.append(time.process_time() - cpu_started)
+    return statistics.median(runs), statistics.median(cpu), result
 
 
 async def main() -> None:
@@ -76,7 +78,7 @@ async def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="docproc-bench-parse-"))
     path = tmp / "document.pdf"
     path.write_bytes(data)
-    rows: list[tuple[str, str, float, int]] = []
+    rows: list[tuple[str, str, float, float | None, int]] = []
 
     def in_process(fn: Callable[[], Any]) -> Callable[[], Awaitable[Any]]:
         async def run() -> Any:
@@ -136,15 +138,16 @@ async def main() -> None:
             )
         for parser_name, how, fn in cases:
             await fn()  # warm
-            seconds, result = await timed(fn, args.repeat)
+            seconds, cpu, result = await timed(fn, args.repeat)
             text = getattr(result, "text", None)
             if text is None and hasattr(result, "pages"):
                 text = "\n".join(p.text for p in result.pages)
             text = text or ""
-            rows.append((parser_name, how, seconds, len(text)))
+            isolated = how.startswith("isolated")
+            rows.append((parser_name, how, seconds, None if isolated else cpu, len(text)))
 
-        overhead_noop, _ = await timed(lambda: isolation.run(_ready, None, timeout_s=60), 20)
-        one_in, _ = await timed(
+        overhead_noop, _, _ = await timed(lambda: isolation.run(_ready, None, timeout_s=60), 20)
+        one_in, _, _ = await timed(
             in_process(
                 lambda: extract_pdf(
                     one, max_pages=10, max_chars=KB_MAX_CHARS, describe_images=False, max_images=0
@@ -152,20 +155,25 @@ async def main() -> None:
             ),
             20,
         )
-        one_iso, _ = await timed(
+        one_iso, _, _ = await timed(
             lambda: processor.extract(one, "one.pdf", IngestionConfig(), secrets=keys), 20
         )
     isolation.close()
 
-    cpu = platform.processor() or platform.machine()
+    machine = platform.processor() or platform.machine()
     print(
-        f"{args.pages}-page text PDF, {len(data) / 2**20:.1f} MiB; {os.cpu_count()} cores ({cpu}), "
+        f"{args.pages}-page text PDF, {len(data) / 2**20:.1f} MiB; {os.cpu_count()} cores ({machine}), "
         f"Python {platform.python_version()}, PyMuPDF {mu.VersionBind}, median of {args.repeat}\n"
     )
-    print("| parser | how | seconds | pages/s | chars |")
-    print("|---|---|---|---|---|")
-    for name, how, seconds, chars in rows:
-        print(f"| {name} | {how} | {seconds:.2f} | {args.pages / seconds:,.0f} | {chars:,} |")
+    print("| parser | how | wall s | pages/s | CPU s | pages/CPU-s | chars |")
+    print("|---|---|---|---|---|---|---|")
+    for name, how, seconds, cpu_s, chars in rows:
+        per_cpu = f"{args.pages / cpu_s:,.0f}" if cpu_s else "–"
+        cpu_text = f"{cpu_s:.2f}" if cpu_s is not None else "(child)"
+        print(
+            f"| {name} | {how} | {seconds:.2f} | {args.pages / seconds:,.0f} | {cpu_text} "
+            f"| {per_cpu} | {chars:,} |"
+        )
     print()
     print(f"- no-op isolated child, round trip: {overhead_noop * 1000:.1f} ms (median of 20)")
     print(
