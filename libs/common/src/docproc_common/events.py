@@ -118,6 +118,8 @@ class SyncRequested(Event):
     sync_mode: str
     source_id: uuid.UUID | None = None
     organizational_unit: str | None = None
+    #: A run continued in slices: the files up to this address (in address order) are done.
+    resume_after: str | None = None
 
     def key(self) -> str:
         return str(self.source_id or self.sync_log_id)
