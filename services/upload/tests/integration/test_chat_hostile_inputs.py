@@ -468,7 +468,7 @@ async def test_a_parse_past_its_deadline_is_killed(
     database_url: str, infra: dict[str, str], tmp_path: Path, user: str
 ) -> None:
     async with chat_api(
-        database_url, infra, "local", tmp_path, chat_parse_timeout_s=0.001
+        database_url, infra, "local", tmp_path, chat_parse_timeout_s=0.0005
     ) as strict:
         started = time.monotonic()
         pdf = await strict.upload(user, "slow.pdf", gen.pdf_many_pages(1500), "application/pdf")

@@ -375,3 +375,13 @@ class TestIsolation:
             assert (await first).pages == 2000
         finally:
             parser.close()
+
+    async def test_a_parse_over_its_cpu_budget_is_stopped(self) -> None:
+        parser = IsolatedParser(1, 0, 1, 2048, wall_factor=60)  # the CPU limit comes first
+        pdf = gen.pdf_flate_bomb(600)  # about 2 s of CPU to inflate and scan
+        try:
+            parsed = await parser.parse(pdf, detect(pdf, "a.pdf", None), ParseLimits())
+        finally:
+            parser.close()
+        assert parsed.text is None
+        assert parsed.note == "The file could not be read: it used more than 1 s of CPU"

@@ -8,9 +8,13 @@ process each parse gets its own interpreter, an address-space ceiling, a lower
 scheduling priority and a deadline after which it is killed.
 
 Children are forked from a ``forkserver`` that has already imported the parsers, so
-starting one costs milliseconds, not an interpreter start-up. At most ``workers``
-parses run at once (one waiting thread each, on this pool and not the file-I/O pool);
-at most ``max_queue`` more may wait, beyond that the upload is refused with 503.
+starting one costs milliseconds, not an interpreter start-up. They run at the lowest
+scheduling priority (nice 19): on a busy host the API process and its small uploads
+always come first, and a heavy parse takes longer instead (docs/benchmarks.md, "Chat
+uploads"). Their deadline is therefore CPU time (``RLIMIT_CPU``), with a wall-clock
+backstop of three times that. At most ``workers`` parses run at once (one waiting
+thread each, on this pool and not the file-I/O pool); at most ``max_queue`` more may
+wait, beyond that the upload is refused with 503.
 
 This module is imported by the children: keep its imports to the standard library
 and ``docproc_common.parsing``.
@@ -21,9 +25,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import multiprocessing
 import os
 import resource
+import signal
 import threading
 import time
 from multiprocessing.connection import Connection
@@ -44,19 +50,26 @@ from docproc_common.parsing import errors as parsing_errors
 
 log = logging.getLogger(__name__)
 
-CHILD_NICENESS = 10
+CHILD_NICENESS = 19
+WALL_FACTOR = 3
 _POLL_S = 0.05
 
 
 def _child(
-    conn: Connection, data: bytes, detected: Detected, limits: ParseLimits, memory_bytes: int
+    conn: Connection,
+    data: bytes,
+    detected: Detected,
+    limits: ParseLimits,
+    memory_bytes: int,
+    cpu_seconds: int,
 ) -> None:
-    """The child's whole life: lower its priority, cap its memory, parse, send one answer."""
+    """The child's whole life: lowest priority, capped memory and CPU, parse, one answer."""
     with contextlib.suppress(OSError):
         os.nice(CHILD_NICENESS)
-    if memory_bytes > 0:
-        with contextlib.suppress(ValueError, OSError):
+    with contextlib.suppress(ValueError, OSError):
+        if memory_bytes > 0:
             resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
     answer: tuple[Any, ...]
     try:
         answer = ("ok", parse(data, detected, limits))
@@ -87,12 +100,20 @@ class IsolatedParser:
     """``await parser.parse(data, detected, limits)`` in a child process, bounded and killable."""
 
     def __init__(
-        self, workers: int, max_queue: int, timeout_s: float, memory_mb: int, name: str = "chat"
+        self,
+        workers: int,
+        max_queue: int,
+        timeout_s: float,
+        memory_mb: int,
+        name: str = "chat",
+        wall_factor: float = WALL_FACTOR,
     ) -> None:
         self.workers = max(1, workers)
         self.max_queue = max(0, max_queue)
         self.timeout_s = timeout_s
         self.memory_bytes = max(0, memory_mb) * 2**20
+        self.cpu_seconds = max(1, math.ceil(timeout_s))
+        self.wall_s = timeout_s * wall_factor
         self._ctx = multiprocessing.get_context("forkserver")
         self._ctx.set_forkserver_preload(["__main__", __name__])
         self._pool = BlockingPool(self.workers, name=f"docproc-{name}-parse")
@@ -137,28 +158,28 @@ class IsolatedParser:
         receiver, sender = self._ctx.Pipe(duplex=False)
         process = self._ctx.Process(
             target=_child,
-            args=(sender, data, detected, limits, self.memory_bytes),
+            args=(sender, data, detected, limits, self.memory_bytes, self.cpu_seconds),
             daemon=True,
         )
         try:
             process.start()
             sender.close()
-            deadline = time.monotonic() + self.timeout_s
+            deadline = time.monotonic() + self.wall_s
             while True:
                 if receiver.poll(_POLL_S):
                     try:
                         answer: tuple[Any, ...] = receiver.recv()
                     except EOFError:  # the child died before answering
                         process.join(1)
+                        if process.exitcode == -signal.SIGXCPU:
+                            return ("failed", f"it used more than {self.timeout_s:g} s of CPU")
                         return ("failed", f"the parser stopped (exit code {process.exitcode})")
                     return answer
                 if cancel.is_set():
                     return ("failed", "the upload was cancelled")
                 if time.monotonic() > deadline:
-                    log.warning(
-                        "a %s parse missed its %g s deadline", detected.extension, self.timeout_s
-                    )
-                    return ("failed", f"it took longer than {self.timeout_s:g} s")
+                    log.warning("a %s parse ran past %g s", detected.extension, self.wall_s)
+                    return ("failed", f"it took longer than {self.wall_s:g} s")
         finally:
             receiver.close()
             if process.is_alive():
