@@ -66,6 +66,7 @@ def test_pipeline_series_after_a_run(cluster: Cluster) -> None:
 
     embedder = scrape(cluster, "embedder")
     assert value(embedder, r"docproc_embedder_chunks_total") >= 1
+    assert value(embedder, r'docproc_embedder_embedding_tokens_total\{provider="local"\}') >= 10
     assert value(embedder, r'docproc_embedder_stage_seconds_count\{stage="embed"\}') >= 1
     assert value(embedder, r'docproc_embedder_stage_seconds_count\{stage="write"\}') >= 1
     assert value(embedder, r'docproc_embedder_documents_total\{outcome="ok",stage="index"\}') >= 1

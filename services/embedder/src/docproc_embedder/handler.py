@@ -28,7 +28,7 @@ from docproc_common.runtime import Runtime
 from docproc_common.vectorstore import ChunkStamp, ensure_table, table_exists, write_chunks
 
 from docproc_embedder import repository
-from docproc_embedder.metrics import CHUNKS, DOCUMENTS, PROVIDER_ERRORS, STAGE_SECONDS
+from docproc_embedder.metrics import CHUNKS, DOCUMENTS, PROVIDER_ERRORS, STAGE_SECONDS, TOKENS
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,7 @@ class EmbedderHandler:
             started = time.perf_counter()
             embeddings = await client.embed(chunks)
             STAGE_SECONDS.labels("embed").observe(time.perf_counter() - started)
+            TOKENS.labels(kb.embedding_provider).inc(client.count_tokens(chunks))
         except AppError as exc:
             await self._fail(event, delivery, exc)
             return

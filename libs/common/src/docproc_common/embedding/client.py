@@ -232,6 +232,10 @@ class EmbeddingClient(Protocol):
 
     async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]: ...
 
+    def count_tokens(self, texts: list[str]) -> int:
+        """Tokens these texts cost (exact for the local model, estimated for HTTP providers)."""
+        ...
+
 
 class LocalEmbeddingClient:
     """The in-process model on its own single-worker pool.
@@ -249,6 +253,9 @@ class LocalEmbeddingClient:
     async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
         return await self._pool.run(self._model.embed, texts)
 
+    def count_tokens(self, texts: list[str]) -> int:
+        return sum(self._model.count_tokens(t) for t in texts)
+
 
 class RefusingClient:
     """What an unresolvable collection gets: every call raises the resolution's refusal."""
@@ -259,6 +266,9 @@ class RefusingClient:
 
     async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:  # noqa: ARG002
         raise self._error
+
+    def count_tokens(self, texts: list[str]) -> int:  # noqa: ARG002
+        return 0
 
 
 def split_text(text: str, max_chars: int) -> list[str]:
@@ -291,6 +301,9 @@ class HttpEmbeddingClient:
         self._http = http
         self._url = resolved.base_url.rstrip("/") + "/embeddings"
         self.dimensions = resolved.dims
+
+    def count_tokens(self, texts: list[str]) -> int:
+        return sum(max(1, len(t) // CHARS_PER_TOKEN) for t in texts)
 
     async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
         r = self._r
