@@ -120,6 +120,13 @@ def _ready(_job: object) -> bool:
     return True
 
 
+def child_cpu_seconds(_job: object) -> float:
+    """CPU the child has used since its fork (rusage starts at zero in a forked child):
+    what one isolated call costs besides its parse (``bench/parse.py``)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _child_main(conn: multiprocessing.connection.Connection, call: _Call[Any]) -> None:
     """Runs in the child: new session, limits, offline proxies, then the call; report, exit."""
     os.setsid()
