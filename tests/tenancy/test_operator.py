@@ -55,6 +55,7 @@ async def test_rag_ingest_then_rag_drop_of_a_name_no_base_holds(
     assert (ingested, failed) == (1, 0)
     assert any("skip.exe: skipped" in s for s in seen)
     rows = {r.name: r for r in await operator.rag_collections(runtime)}
+    assert "documents" not in rows  # rag_documents is a model table, never a collection
     assert rows[name].has_table
     assert rows[name].knowledge_bases == 0
     assert rows[name].documents == 1

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,7 +121,9 @@ def _outbox_gauge(runtime: Runtime, metrics: Sequence[BusMetrics]) -> Task:
     return watch
 
 
-async def _start_producer(settings: Settings, stop: asyncio.Event, attempts: int = 30) -> AIOKafkaProducer:
+async def _start_producer(
+    settings: Settings, stop: asyncio.Event, attempts: int = 30
+) -> AIOKafkaProducer:
     """Connect to Kafka, waiting for a broker that is still starting (bounded, then fail loudly)."""
     for attempt in range(1, attempts + 1):
         producer = make_producer(settings.kafka)
@@ -261,9 +263,3 @@ def run_service(name: str, build: Callable[[Runtime], ServiceSpec]) -> None:
             await runtime.close()
 
     asyncio.run(main())
-
-
-@contextlib.asynccontextmanager
-async def session_scope(runtime: Runtime) -> AsyncIterator[AsyncSession]:
-    async with runtime.sessionmaker() as session, session.begin():
-        yield session

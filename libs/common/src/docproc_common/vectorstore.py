@@ -24,7 +24,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_common.db.engine import driver_connection
-from docproc_common.db.vector_tables import list_runtime_tables, vector_table_name
+from docproc_common.db.vector_tables import vector_table_name
 
 COLUMNS = (
     "id",
@@ -239,10 +239,6 @@ async def drop_table(session: AsyncSession, collection: str) -> None:
     table = vector_table_name(collection)
     await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(table)})
     await session.execute(text(f"DROP TABLE IF EXISTS {table}"))
-
-
-async def list_collections(session: AsyncSession) -> list[str]:
-    return await list_runtime_tables(session)
 
 
 OPERATOR_CHUNKS = (

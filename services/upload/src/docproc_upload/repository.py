@@ -110,15 +110,6 @@ async def delete_kbs(session: AsyncSession, ids: Sequence[uuid.UUID]) -> None:
         await session.execute(delete(KnowledgeBase).where(KnowledgeBase.id.in_(list(ids))))
 
 
-async def tracking_rows(
-    session: AsyncSession, ids: Sequence[uuid.UUID]
-) -> dict[uuid.UUID, RagDocument]:
-    if not ids:
-        return {}
-    rows = await session.execute(select(RagDocument).where(RagDocument.id.in_(list(ids))))
-    return {d.id: d for d in rows.scalars()}
-
-
 async def count_stuck(session: AsyncSession, minutes: int) -> int:
     row = await session.execute(
         select(func.count())

@@ -1,6 +1,6 @@
 """Which ``rag_`` tables are runtime vector tables, and what a collection may be called.
 
-One predicate serves Alembic (``include_name``), the store's ``list_collections``
+One predicate serves Alembic (``include_name``), ``list_runtime_tables`` (what ``docproc rag-collections`` prints)
 and the name validation: a ``rag_`` table is a collection only when no model
 declares it. The refusal of model-owned names is *derived* from the models, so a
 model table added later with a ``rag_`` prefix is covered and a collection named
