@@ -1,8 +1,10 @@
-"""``SyncRequested`` -> one run of the source it names (``service.run_source``).
+"""``SyncRequested`` -> one slice of one run of the source it names (``service.run_source``).
 
 The run is idempotent by construction (claims and stored hashes skip what is
 already there), so a redelivery after a crash re-runs and finishes what is
-missing. The delivery is claimed after the run, in its own transaction.
+missing. The delivery is claimed in the run's terminal transaction: with the
+final log row, or with the event that continues a long run in its next slice
+(``resume_after``), so no message holds the consumer longer than a slice.
 """
 
 from __future__ import annotations
@@ -41,7 +43,12 @@ class SyncHandler:
                     error_message="A sync run names its source; this request named none",
                 )
             return
-        status = await run_source(runtime, self._settings, event.source_id, event.sync_log_id)
+        status = await run_source(
+            runtime,
+            self._settings,
+            event.source_id,
+            event.sync_log_id,
+            resume_after=event.resume_after,
+            finalize=delivery.claim,
+        )
         log.info("sync run %s of source %s: %s", event.sync_log_id, event.source_id, status)
-        async with runtime.sessionmaker() as session, session.begin():
-            await delivery.claim(session)

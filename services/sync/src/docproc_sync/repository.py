@@ -6,6 +6,7 @@ import hashlib
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from docproc_common.bus.outbox import enqueue
 from docproc_common.connectors.runs import lock_key
@@ -86,6 +87,15 @@ async def record_listing(
     )
 
 
+def _added(counts: dict[str, int] | None) -> dict[str, Any]:
+    """A slice's counts added to what earlier slices of the run recorded."""
+    return {name: getattr(SyncLog, name) + n for name, n in (counts or {}).items()}
+
+
+async def add_counts(session: AsyncSession, log_id: uuid.UUID, counts: dict[str, int]) -> None:
+    await session.execute(update(SyncLog).where(SyncLog.id == log_id).values(**_added(counts)))
+
+
 async def finish_log(
     session: AsyncSession,
     log_id: uuid.UUID,
@@ -101,7 +111,7 @@ async def finish_log(
             status=status,
             finished_at=func.now(),
             error_message=error_message[:2000] if error_message else None,
-            **(counts or {}),
+            **_added(counts),
         )
     )
 

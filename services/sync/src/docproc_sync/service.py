@@ -34,7 +34,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,7 +48,7 @@ from docproc_common.connectors.runs import open_run, queue_run
 from docproc_common.connectors.settings import SyncSettings
 from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.errors import InvalidInput
-from docproc_common.events import DocumentAccepted
+from docproc_common.events import DocumentAccepted, SyncRequested
 from docproc_common.ingestion import IngestionConfig
 from docproc_common.processor import check_supported, extension_of
 from docproc_common.runtime import Runtime, Task
@@ -66,6 +66,14 @@ from docproc_sync.repository import ClaimState, Existing
 log = logging.getLogger(__name__)
 
 CANCEL_POLL_S = 2.0
+
+#: Called inside a run's terminal transaction (the bus delivery's claim): False means the
+#: event was processed already, and the transaction writes nothing.
+Finalize = Callable[[AsyncSession], Awaitable[bool]]
+
+
+async def _always(_session: AsyncSession) -> bool:
+    return True
 
 
 @dataclass
@@ -107,6 +115,8 @@ class RunTarget:
     ingestion: IngestionConfig
     connector: BaseSyncConnector[Any]
     work_dir: Path
+    resume_after: str | None = None
+    finalize: Finalize = _always
     counts: Counts = field(default_factory=Counts)
 
 
@@ -118,6 +128,11 @@ class SyncRun:
         self.counts = target.counts
         self.max_bytes = runtime.settings.limits.max_upload_size_mb * 1024 * 1024
         self.cancelled = False
+        self.deadline = time.monotonic() + settings.run_slice_s
+        self.resume_after: str | None = None  # set when the run continues in another slice
+        self._taken = 0
+        self._slice_over = False
+        self._last: str | None = None
         self._n = 0
         self._by_path: dict[str, Existing] = {}
         self._by_name: dict[str, Existing] = {}
@@ -139,24 +154,59 @@ class SyncRun:
         if self.cancelled:
             await self._finish("cancelled", "Cancelled; nothing was deleted")
             return "cancelled"
-        if listing.complete:
-            async with self.runtime.sessionmaker() as s, s.begin():
-                _, named = await repository.drop_claims(s, self.t.source_id, listed)
-                self.counts.deleted = await repository.delete_unclaimed(s, named)
-            DELETED.inc(self.counts.deleted)
-        note = None if listing.complete else f"Incomplete listing, nothing deleted: {listing.note}"
-        await self._finish("done", note)
+        if self.resume_after is not None:
+            await self._continue()
+            return "continued"
+        async with self.runtime.sessionmaker() as s:
+            async with s.begin():
+                if not await self.t.finalize(s):
+                    return "finished"
+                if listing.complete:
+                    _, named = await repository.drop_claims(s, self.t.source_id, listed)
+                    self.counts.deleted = await repository.delete_unclaimed(s, named)
+                note = (
+                    None
+                    if listing.complete
+                    else f"Incomplete listing, nothing deleted: {listing.note}"
+                )
+                await repository.finish_log(
+                    s, self.t.log_id, "done", counts=self.counts.as_columns(), error_message=note
+                )
+        DELETED.inc(self.counts.deleted)
         return "done"
+
+    async def _continue(self) -> None:
+        """This slice is over: its counts, and the event that runs the rest, in one transaction."""
+        async with self.runtime.sessionmaker() as s, s.begin():
+            if not await self.t.finalize(s):
+                return
+            await repository.add_counts(s, self.t.log_id, self.counts.as_columns())
+            await enqueue(
+                s,
+                SyncRequested(
+                    sync_log_id=self.t.log_id,
+                    collection_name=self.t.collection,
+                    knowledge_base_id=self.t.kb_id,
+                    connector=self.t.connector_name,
+                    config={},
+                    sync_mode=self.t.mode,
+                    source_id=self.t.source_id,
+                    organizational_unit=self.t.organizational_unit,
+                    resume_after=self.resume_after,
+                ),
+            )
 
     async def _process_all(self, listing: RemoteListing, claims: dict[str, ClaimState]) -> set[str]:
         listed: set[str] = set()
         unique: list[RemoteFile] = []
-        for remote in listing.files:
+        for remote in sorted(listing.files, key=lambda f: f.address):
             key = repository.address_hash(remote.address)
             if key not in listed:
                 listed.add(key)
                 unique.append(remote)
         self._addresses = {r.address for r in unique}
+        if self.t.resume_after is not None:  # an earlier slice of this run did these
+            unique = [r for r in unique if r.address > self.t.resume_after]
         current = [
             self._current_by_signal(r, claims.get(repository.address_hash(r.address)))
             for r in unique
@@ -166,20 +216,30 @@ class SyncRun:
         watcher = asyncio.create_task(self._watch_cancel())
 
         async def worker() -> None:
-            for remote, unchanged in work:
-                if self.cancelled:
+            while not self.cancelled:
+                if self._taken and time.monotonic() > self.deadline:
+                    self._slice_over = True
                     return
+                taken = next(work, None)
+                if taken is None:
+                    return
+                remote, unchanged = taken
+                self._taken += 1
+                self._last = remote.address
                 if unchanged:
                     self._skip("unchanged_signal")
                     continue
                 await self._one(remote, claims.get(repository.address_hash(remote.address)))
 
+        self.deadline = time.monotonic() + self.settings.run_slice_s
         try:
             await asyncio.gather(*(worker() for _ in range(self.settings.concurrency)))
         finally:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
+        if self._slice_over and next(work, None) is not None:
+            self.resume_after = self._last
         return listed
 
     async def _prefetch(self, files: list[RemoteFile]) -> None:
@@ -202,6 +262,8 @@ class SyncRun:
 
     async def _finish(self, status: str, message: str | None) -> None:
         async with self.runtime.sessionmaker() as s, s.begin():
+            if not await self.t.finalize(s):
+                return
             await repository.finish_log(
                 s,
                 self.t.log_id,
@@ -492,22 +554,33 @@ class SyncRun:
 
 
 async def run_source(
-    runtime: Runtime, settings: SyncSettings, source_id: uuid.UUID, log_id: uuid.UUID
+    runtime: Runtime,
+    settings: SyncSettings,
+    source_id: uuid.UUID,
+    log_id: uuid.UUID,
+    *,
+    resume_after: str | None = None,
+    finalize: Finalize = _always,
 ) -> str:
-    """Run one queued run of one source; returns its final status."""
+    """Run one slice of one run of one source; returns its status (``continued``: another
+    slice was queued in the same transaction as this one's counts)."""
     started = time.perf_counter()
     async with runtime.engine.connect() as lock_conn:
         locked = await repository.try_lock_source(lock_conn, source_id)
         await lock_conn.commit()
         if not locked:
             async with runtime.sessionmaker() as s, s.begin():
-                await repository.finish_log(
-                    s, log_id, "skipped", error_message="Another run of this source is in progress"
-                )
+                if await finalize(s) and await repository.log_status(s, log_id) == "queued":
+                    await repository.finish_log(
+                        s,
+                        log_id,
+                        "skipped",
+                        error_message="Another run of this source is in progress",
+                    )
             RUNS.labels("skipped").inc()
             return "skipped"
         try:
-            status = await _run_locked(runtime, settings, source_id, log_id)
+            status = await _run_locked(runtime, settings, source_id, log_id, resume_after, finalize)
         finally:
             try:
                 await repository.unlock_source(lock_conn, source_id)
@@ -520,21 +593,33 @@ async def run_source(
 
 
 async def _run_locked(
-    runtime: Runtime, settings: SyncSettings, source_id: uuid.UUID, log_id: uuid.UUID
+    runtime: Runtime,
+    settings: SyncSettings,
+    source_id: uuid.UUID,
+    log_id: uuid.UUID,
+    resume_after: str | None,
+    finalize: Finalize,
 ) -> str:
     try:
         target = await _prepare(runtime, settings, source_id, log_id)
     except RunRefusedError as exc:
         async with runtime.sessionmaker() as s, s.begin():
-            await repository.finish_log(s, log_id, "error", error_message=str(exc))
+            if await finalize(s):
+                await repository.finish_log(s, log_id, "error", error_message=str(exc))
         return "error"
     if target is None:
+        async with runtime.sessionmaker() as s, s.begin():
+            await finalize(s)
         return "finished"
+    target.resume_after = resume_after
+    target.finalize = finalize
     try:
         return await SyncRun(runtime, settings, target).execute()
     except Exception as exc:
         log.exception("sync run %s of source %s failed", log_id, source_id)
         async with runtime.sessionmaker() as s, s.begin():
+            if not await finalize(s):
+                return "finished"
             await repository.finish_log(
                 s,
                 log_id,

@@ -120,9 +120,37 @@ class SyncBed:
             return (await queue_run(s, src)).id
 
     async def run(self, source_id: uuid.UUID) -> SyncLog:
+        """Queue a run and play it to the end, continuation slices included."""
         log_id = await self.queue(source_id)
-        await run_source(self.runtime, self.settings, source_id, log_id)
+        await self.drive(source_id, log_id)
         return await self.log(log_id)
+
+    async def drive(self, source_id: uuid.UUID, log_id: uuid.UUID) -> list[str]:
+        """Run ``log_id`` and every slice it continues in; the statuses of the slices."""
+        statuses = [await run_source(self.runtime, self.settings, source_id, log_id)]
+        while statuses[-1] == "continued":
+            resume = await self.continuation(log_id)
+            statuses.append(
+                await run_source(
+                    self.runtime, self.settings, source_id, log_id, resume_after=resume
+                )
+            )
+        return statuses
+
+    async def continuation(self, log_id: uuid.UUID) -> str | None:
+        async with self.runtime.sessionmaker() as s:
+            rows = await s.execute(
+                select(OutboxEvent.payload)
+                .where(
+                    OutboxEvent.topic == "docproc.sync.requested.v1",
+                    OutboxEvent.payload["sync_log_id"].astext == str(log_id),
+                )
+                .order_by(OutboxEvent.id.desc())
+                .limit(1)
+            )
+            payload = rows.scalar_one()
+            resume = payload.get("resume_after")
+            return str(resume) if resume is not None else None
 
     async def log(self, log_id: uuid.UUID) -> SyncLog:
         async with self.runtime.sessionmaker() as s:

@@ -99,3 +99,25 @@ async def test_a_source_of_a_deleted_knowledge_base_does_not_run(
     assert log.status == "error"
     assert "deactivated" in (log.error_message or "")
     assert await bed.documents(kb.id) == []
+
+
+async def test_a_long_run_continues_in_slices_counting_each_file_once(
+    bed: SyncBed, tmp_path: Path
+) -> None:
+    sliced = SyncBed(bed.runtime, bed.settings.model_copy(update={"run_slice_s": 1e-6}))
+    root = share(tmp_path, files=6)
+    kb = await sliced.kb(scope="app", organization_id=None)
+    src = await sliced.source(kb, "local", {"path": str(root)})
+    since = await sliced.last_event_id()
+    log_id = await sliced.queue(src.id)
+    statuses = await sliced.drive(src.id, log_id)
+    assert statuses == ["continued"] * 5 + ["done"]
+    log = await sliced.log(log_id)
+    assert (log.status, log.total_files, log.ingested, log.skipped) == ("done", 6, 6, 0)
+    resumes = [e["resume_after"] for e in await sliced.events(SyncRequested.TOPIC, since)]
+    assert resumes == [None] + [str(root / f"f{n}.md") for n in range(5)]
+    await sliced.finish_pipeline(kb.id)
+    (root / "f2.md").unlink()
+    again = await sliced.run(src.id)
+    assert (again.ingested, again.skipped, again.deleted) == (0, 5, 1)
+    assert len(await sliced.documents(kb.id)) == 5

@@ -82,10 +82,7 @@ def check_config(name: str, raw: Any, options: ConnectorOptions, *, root: str = 
     try:
         config = cls.CONFIG_MODEL.model_validate(raw)
     except ValidationError as exc:
-        fields = [
-            FieldError(_join(root, *err["loc"]), err["msg"])
-            for err in exc.errors()
-        ]
+        fields = [FieldError(_join(root, *err["loc"]), err["msg"]) for err in exc.errors()]
         raise InvalidInput(f"The {cls.NAME} configuration is not valid", fields=fields) from exc
     refusal = cls.validate_config(config, options)
     if refusal is not None:

@@ -20,6 +20,9 @@ class SyncSettings(BaseSettings):
     scheduler_interval_s: float = Field(default=30.0, gt=0)
     #: How often finished replacements are promoted and the documents they replaced retired.
     reconcile_interval_s: float = Field(default=5.0, gt=0)
+    #: A run longer than this continues in another slice (a new event resuming after the last
+    #: file done), so one message never holds a consumer longer than a poll interval allows.
+    run_slice_s: float = Field(default=120.0, gt=0)
     #: Files of one run fetched and dispatched at once.
     concurrency: int = Field(default=4, ge=1, le=64)
     #: Let sources reach loopback/private addresses (an on-premises store, tests). Off by default.
