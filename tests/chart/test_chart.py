@@ -55,25 +55,31 @@ SENTINELS = (
 )
 
 _SVC = "(upload|parser|embedder|sync|teardown)"
-ALLOWED_METRICS = [
-    re.compile(p)
-    for p in (
-        rf"docproc_{_SVC}_documents_total",
-        rf"docproc_{_SVC}_stage_seconds_bucket",
-        r"docproc_parser_pages_total",
-        r"docproc_embedder_chunks_total",
-        r"docproc_embedder_provider_errors_total",
-        rf"docproc_{_SVC}_outbox_backlog",
-        rf"docproc_{_SVC}_outbox_oldest_age_seconds",
-        rf"docproc_{_SVC}_consumer_lag",
-        rf"docproc_{_SVC}_messages_total",
-        r"docproc_upload_documents_stuck",
-        r"docproc_upload_rejections_total",
-        r"docproc_sync_runs_total",
-        r"docproc_teardown_reservations_pending",
-        r"docproc_teardown_reservation_oldest_age_seconds",
-    )
-]
+
+
+def _exported_metric_names() -> frozenset[str]:
+    """Every series name the five services really export (their metrics modules + the bus's)."""
+    import importlib
+
+    from docproc_common.observability import BusMetrics
+    from prometheus_client import REGISTRY
+
+    for svc in SERVICES:
+        importlib.import_module(f"docproc_{svc}.metrics")
+        BusMetrics(svc)
+    names: set[str] = set()
+    for metric in REGISTRY.collect():
+        for sample in metric.samples:
+            names.add(sample.name)
+        names.add(metric.name)
+        if metric.type == "counter":
+            names.add(metric.name + "_total")
+        if metric.type == "histogram":
+            names.update(metric.name + suffix for suffix in ("_bucket", "_sum", "_count"))
+    return frozenset(n for n in names if n.startswith("docproc_"))
+
+
+ALLOWED_METRICS = [re.compile(re.escape(name)) for name in sorted(_exported_metric_names())]
 EXPECTED_ALERTS = {
     "DocprocDLQGrowing",
     "DocprocOutboxAgeHigh",

@@ -43,7 +43,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from docproc_upload import repository
 from docproc_upload.audit import record
 from docproc_upload.embeddings import choose_embedding
-from docproc_upload.metrics import REJECTIONS, UPLOAD_BYTES
+from docproc_upload.metrics import DOCUMENTS, REJECTIONS, UPLOAD_BYTES
 from docproc_upload.schemas import (
     CollectionInfo,
     IngestionStatus,
@@ -252,6 +252,7 @@ async def upload_document(
         await runtime.storage.delete(storage_path)
         raise
     UPLOAD_BYTES.labels("knowledge_base").observe(len(incoming.data))
+    DOCUMENTS.labels("accept", "ok").inc()
     return RAGIngestResponse(
         message="The document was accepted and is being processed",
         filename=incoming.filename,
@@ -371,4 +372,3 @@ async def search(
                 )
     hits.sort(key=lambda h: h.score, reverse=True)
     return hits[: req.top_k]
-
