@@ -454,14 +454,14 @@ class _Renderer:
             log.warning("chat file %s could not be loaded: %s", f.id, exc)
             raise _LoadFailed from exc
 
-    def _inline_text(self, f: AttachmentFile, mode: Mode, note: str = "") -> None:
+    def _inline_text(self, f: AttachmentFile, mode: Mode, note: str = "", cost: int = 0) -> None:
         if f.parsed_content:
             body = self.budget.take(f.parsed_content)
         else:
             body = "No text could be extracted from this file."
         text = f"{_header(f)}{note}\n{body}"
         self.out.parts.append(TextPart(text))
-        self.out.files.append(FileOutcome(f.id, mode, text))
+        self.out.files.append(FileOutcome(f.id, mode, text, workspace_bytes=cost))
 
     async def _text(self, f: AttachmentFile) -> None:
         if not self.writable:
@@ -475,7 +475,7 @@ class _Renderer:
             and f.file_type not in self.agent.runtime_reads
             and bool(f.parsed_content)
         )
-        cost = 0
+        cost = 0  # what this file's writes cost, counted even when a later one fails
         try:
             cost += await self._write_once(path, lambda: self._bytes(f))
             if needs_sibling:
@@ -483,15 +483,12 @@ class _Renderer:
                 text = f.parsed_content or ""
                 cost += await self._write_once(sibling, lambda: _encoded(text))
         except WorkspaceFull:
-            self._inline_text(
-                f,
-                Mode.INLINE_FALLBACK,
-                note="\n(The workspace is full, so the text is included here.)",
-            )
+            note = "\n(The workspace is full, so the text is included here.)"
+            self._inline_text(f, Mode.INLINE_FALLBACK, note=note, cost=cost)
             return
         except WorkspaceRefused as exc:
             self._refuse(exc)
-            self._inline_text(f, Mode.INLINE_FALLBACK)
+            self._inline_text(f, Mode.INLINE_FALLBACK, cost=cost)
             return
         lines = [_header(f, _shown_path(path))]
         if sibling:
@@ -586,8 +583,7 @@ class _Renderer:
                 self._archive_reference(f, folder, 0)
                 return
             data = await self._bytes(f)
-            cost = await self._unpack(f, data, folder)
-            await self.workspace.write(marker, b"")
+            cost = await self._unpack(f, data, folder, marker)
         except WorkspaceFull:
             self._archive_not_written(f, "the workspace is full")
             return
@@ -600,8 +596,13 @@ class _Renderer:
             return
         self._archive_reference(f, folder, cost)
 
-    async def _unpack(self, f: AttachmentFile, data: bytes, folder: str) -> int:
-        """Member by member, one in memory at a time; the folder is removed on any failure."""
+    async def _unpack(self, f: AttachmentFile, data: bytes, folder: str, marker: str) -> int:
+        """Member by member, one in memory at a time, then the marker that says it is whole.
+
+        The folder is removed on any failure before the marker is written (a refused
+        write, a full workspace, a cancelled turn), so a half-unpacked tree is never
+        taken for a whole one.
+        """
         assert self.workspace is not None
         detected = _archive_detected(f)
         members = await self.pool.run(check_archive, data, detected, self.limits.archive)
@@ -625,6 +626,7 @@ class _Renderer:
                 written.add(target)
                 await self.workspace.write(f"{folder}/{target}", content)
                 cost += len(content)
+            await self.workspace.write(marker, b"")
         except BaseException:
             await asyncio.shield(self._remove(folder))
             raise

@@ -34,7 +34,13 @@ from docproc_common.attachments import (
 )
 from docproc_common.auth import Principal
 from docproc_common.db.models import ChatFile
-from docproc_common.errors import FieldError, InvalidInput, NotFound, PayloadTooLarge
+from docproc_common.errors import (
+    FieldError,
+    InvalidInput,
+    NotFound,
+    PayloadTooLarge,
+    Unavailable,
+)
 from docproc_common.parsing import (
     ArchiveLimits,
     Detected,
@@ -232,6 +238,9 @@ class ChatFiles:
             parsed = await self._parse(form.data, detected)
         except ParsingRefused as exc:
             raise refuse(exc) from None
+        except Unavailable:
+            REJECTIONS.labels("parse_busy").inc()
+            raise
         text = storable(parsed.text)
         path = new_storage_path(owner_segment(principal.user_id), filename)
         await runtime.storage.put(path, form.data, detected.mime_type)
@@ -301,7 +310,6 @@ class ChatFiles:
                 elif row.message_id is not None and row.message_id != message_id:
                     reasons[file_id] = "already attached to another message"
             if reasons:
-                REJECTIONS.labels("attach_refused").inc()
                 raise _unknown_files(file_ids, reasons, "attached")
             await repository.link(
                 session, [i for i in unique if found[i].message_id is None], message_id
