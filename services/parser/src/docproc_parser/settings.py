@@ -1,0 +1,25 @@
+"""The parser's own settings: ``PARSER__*`` environment variables (the shared ones live in common)."""
+
+from __future__ import annotations
+
+from docproc_common.kbparsers.llamaparse import DEFAULT_BASE_URL
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ParserSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="PARSER__", env_ignore_empty=True, extra="ignore")
+
+    #: Address-space cap of each parse child (RLIMIT_AS), in MiB. LibreOffice runs under it too.
+    memory_limit_mb: int = Field(default=2048, ge=256)
+    #: Documents parsed at once by one process (each in its own child).
+    max_concurrent: int = Field(default=2, ge=1, le=64)
+    #: Where LlamaParse is reached (the EU region is https://api.cloud.eu.llamaindex.ai).
+    llamaparse_base_url: str = DEFAULT_BASE_URL
+    llamaparse_tier: str = "cost_effective"
+    #: Address prefixes a collection's vision profile may name besides the known providers'
+    #: hosts, e.g. an in-cluster model server (JSON list in the environment).
+    vision_allowed_base_urls: list[str] = Field(default_factory=list)
+    #: Timeouts of the HTTP client used for LlamaParse and vision endpoints, in seconds.
+    http_connect_timeout_s: float = 10.0
+    http_read_timeout_s: float = 120.0
