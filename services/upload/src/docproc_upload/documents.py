@@ -31,6 +31,7 @@ from fastapi import APIRouter, Depends, Header, Query
 from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from docproc_upload.collections import document_out
 from docproc_upload.schemas import DocumentOut
 
 MAX_CONTENT_CHARS = 5_000_000
@@ -134,21 +135,7 @@ def build_documents_router(runtime: Runtime) -> APIRouter:
             text = raw.decode("utf-8", errors="replace")
         window = text[offset : offset + limit] if text is not None else None
         return ParsedDocument(
-            id=doc.id,
-            collection_name=doc.collection_name,
-            knowledge_base_id=doc.knowledge_base_id,
-            filename=doc.filename,
-            filesize=doc.filesize,
-            filetype=doc.filetype,
-            status=doc.status,
-            error_message=doc.error_message,
-            chunk_count=doc.chunk_count,
-            source=doc.source,
-            source_path=doc.source_path,
-            organizational_unit=doc.organizational_unit,
-            has_file=doc.storage_path is not None,
-            created_at=doc.created_at,
-            completed_at=doc.completed_at,
+            **document_out(doc).model_dump(),
             parser=(doc.ingestion_config or {}).get("parser"),
             content=window,
             content_offset=offset,
