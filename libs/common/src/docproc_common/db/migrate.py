@@ -23,7 +23,7 @@ def alembic_config(url: str) -> Config:
 
 def upgrade(url: str) -> None:
     """Run in a worker thread: alembic's env.py owns its own event loop."""
-    command.upgrade(alembic_config(url), "heads")
+    command.upgrade(alembic_config(url), "head")
 
 
 async def upgrade_async(url: str) -> None:
