@@ -64,11 +64,15 @@ async def test_delete_drops_the_table_after_commit_and_frees_the_name(
     assert (await upload(admin, kb["id"], "a.txt", "alpha beta")).status_code == 202
     await wait_complete(admin, kb["id"])
     assert await table_exists(runtime, name)
+    files = runtime.settings.storage.media_dir / "rag" / name
+    assert not list((files / "chunks").rglob("*.json"))  # a chunk set is deleted once indexed
+    assert list(files.rglob("*_a.txt"))  # the original stays for retries and downloads
     out = (await admin.delete(f"/kb/{kb['id']}")).json()
     assert out["table_dropped"] is True
     assert out["documents_deleted"] == 1
     await teardowns_done(runtime, name)
     assert not await table_exists(runtime, name)
+    assert not files.exists()
     assert not await scalar(
         runtime, "SELECT count(*) FROM rag_documents WHERE collection_name = :n", n=name
     )

@@ -142,6 +142,9 @@ class EmbedderHandler:
                 ),
             )
         STAGE_SECONDS.labels("write").observe(time.perf_counter() - started)
+        # The chunk set served its purpose (the vectors and the parsed text remain); a crash
+        # before this line leaves one file, which the collection's teardown removes.
+        await runtime.storage.delete(event.chunks_path)
         CHUNKS.inc(written)
         DOCUMENTS.labels("index", "ok").inc()
 
@@ -157,4 +160,5 @@ class EmbedderHandler:
                 exc,
                 event.collection_name,
             )
+        await self._runtime.storage.delete(event.chunks_path)
         DOCUMENTS.labels("index", "error").inc()

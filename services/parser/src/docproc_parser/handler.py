@@ -125,6 +125,8 @@ class ParserHandler:
             row = await repository.current_attempt(session, event.document_id, event.attempt_id)
             if row is None:
                 log.info("document %s is gone or superseded; nothing to parse", event.document_id)
+                if event.staged:  # a sync's temporary copy nobody will read any more
+                    await runtime.storage.delete(event.storage_path)
                 return
             organization_id = row.organization_id
         try:

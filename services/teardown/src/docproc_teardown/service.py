@@ -33,9 +33,12 @@ async def finish(runtime: Runtime, teardown_id: uuid.UUID) -> bool:
         if reservation is None:
             return False  # finished already, or another worker holds it
         paths = list(reservation.storage_paths)
+        drops_table, name = reservation.drop_table, reservation.collection_name
         await session.rollback()
     for path in paths:
         await runtime.storage.delete(path)
+    if drops_table:  # nothing else holds the name: every file under it goes too
+        await runtime.storage.delete_prefix(f"rag/{name}")
     async with runtime.sessionmaker() as session, session.begin():
         reservation = await repository.lock_reservation(session, teardown_id)
         if reservation is None:

@@ -109,6 +109,7 @@ class KafkaStageRunner:
             group_id=self._service,
             enable_auto_commit=False,
             auto_offset_reset="earliest",
+            max_poll_interval_ms=self._settings.max_poll_interval_ms,
         )
         producer = make_producer(self._settings)
         self.consumer = consumer
