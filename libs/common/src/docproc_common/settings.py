@@ -57,7 +57,9 @@ class KafkaSettings(BaseModel):
     dlq_window: int = 20
     poll_timeout_ms: int = 500
     max_records: int = 10
-    max_poll_interval_ms: int = 900_000  # longer than the slowest handler (a parse deadline, a sync slice)
+    max_poll_interval_ms: int = (
+        900_000  # longer than the slowest handler (a parse deadline, a sync slice)
+    )
     topic_partitions: int = 3
     topic_replication: int = 1
 
