@@ -302,3 +302,24 @@ async def test_deleting_an_account_takes_its_personal_bases(
             ).all()
         ]
     assert actions == ["knowledge_base.created", "knowledge_base.deleted"]
+
+
+async def test_an_oversized_document_is_413_and_leaves_nothing(
+    admin: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    kb = await create(admin, uniq("big"), "app")
+    limit = runtime.settings.limits.max_upload_size_mb * 1024 * 1024
+    r = await admin.post(
+        f"/kb/{kb['id']}/documents", files={"file": ("big.txt", b"x" * (limit + 1))}
+    )
+    assert r.status_code == 413
+    assert r.json()["error"]["details"]["fields"][0]["field"] == "file"
+    assert not await scalar(
+        runtime,
+        "SELECT count(*) FROM rag_documents WHERE knowledge_base_id = :k",
+        k=uuid.UUID(kb["id"]),
+    )
+    assert not (runtime.settings.storage.media_dir / "rag" / kb["collection_name"]).exists()
+    missing = await admin.post(f"/kb/{kb['id']}/documents", data={"organizational_unit": "x"})
+    assert missing.status_code == 400
+    assert missing.json()["error"]["details"]["fields"][0]["field"] == "file"

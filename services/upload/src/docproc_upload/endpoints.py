@@ -10,13 +10,14 @@ from typing import Annotated
 from docproc_common.access import Access, list_reachable, resolve_kb
 from docproc_common.auth import Principal, principal_from_header
 from docproc_common.embedding.client import EmbeddingClients
-from docproc_common.errors import FieldError, PayloadTooLarge
+from docproc_common.errors import PayloadTooLarge
 from docproc_common.runtime import Runtime
-from fastapi import APIRouter, Depends, File, Form, Header, Query, UploadFile, status
+from fastapi import APIRouter, Depends, Header, Query, Request, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload import collections, service
 from docproc_upload.metrics import REJECTIONS
+from docproc_upload.multipart import multipart_openapi, read_upload_form
 from docproc_upload.schemas import (
     CollectionCreate,
     CollectionDeletedOut,
@@ -33,6 +34,17 @@ from docproc_upload.schemas import (
     SearchResponse,
 )
 
+KB_TEXT_FIELDS = frozenset({"ingestion", "organizational_unit"})
+KB_UPLOAD_BODY = multipart_openapi(
+    {
+        "ingestion": {
+            "type": "string",
+            "description": "JSON: only the ingestion settings that change",
+        },
+        "organizational_unit": {"type": "string", "maxLength": 200},
+    }
+)
+
 ERRORS = {
     400: {"description": "Invalid input (error envelope, details.fields names the inputs)"},
     401: {"description": "Missing or invalid bearer token"},
@@ -40,22 +52,6 @@ ERRORS = {
     409: {"description": "Conflict"},
     413: {"description": "Payload too large"},
 }
-
-
-async def read_limited(upload: UploadFile, limit: int) -> bytes:
-    """Read at most ``limit`` bytes; a larger file is refused without reading it all."""
-    chunks: list[bytes] = []
-    size = 0
-    while chunk := await upload.read(1 << 20):
-        size += len(chunk)
-        if size > limit:
-            REJECTIONS.labels("too_large").inc()
-            raise PayloadTooLarge(
-                f"The file is larger than the {limit // (1024 * 1024)} MB limit",
-                fields=[FieldError("file", "too large")],
-            )
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
@@ -94,19 +90,27 @@ def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
         status_code=status.HTTP_202_ACCEPTED,
         response_model=RAGIngestResponse,
         tags=["kb"],
+        openapi_extra=KB_UPLOAD_BODY,
     )
     async def upload_document(
-        kb_id: uuid.UUID,
-        caller: Caller,
-        file: Annotated[UploadFile, File()],
-        ingestion: Annotated[str | None, Form()] = None,
-        organizational_unit: Annotated[str | None, Form()] = None,
+        kb_id: uuid.UUID, caller: Caller, request: Request
     ) -> RAGIngestResponse:
-        limit = runtime.settings.limits.max_upload_size_mb * 1024 * 1024
-        data = await read_limited(file, limit)
-        incoming = service.IncomingFile(file.filename or "upload", data, file.content_type)
+        """Upload one document (multipart ``file``, optional ``ingestion`` JSON and ``organizational_unit``)."""
+        limit_mb = runtime.settings.limits.max_upload_size_mb
+        try:
+            form = await read_upload_form(
+                request.headers.get("content-type"),
+                request.stream(),
+                limit_mb * 1024 * 1024,
+                too_large=f"The file is larger than MAX_UPLOAD_SIZE_MB ({limit_mb} MB)",
+                text_fields=KB_TEXT_FIELDS,
+            )
+        except PayloadTooLarge:
+            REJECTIONS.labels("too_large").inc()
+            raise
+        incoming = service.IncomingFile(form.filename or "upload", form.data, form.content_type)
         return await service.upload_document(
-            runtime, caller, kb_id, incoming, ingestion, organizational_unit
+            runtime, caller, kb_id, incoming, form.fields.get("ingestion"), form.organizational_unit
         )
 
     @router.get("/kb/{kb_id}/ingestion", response_model=IngestionStatus, tags=["kb"])

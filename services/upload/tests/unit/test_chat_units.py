@@ -35,7 +35,6 @@ from docproc_common.errors import InvalidInput, PayloadTooLarge, Unavailable
 from docproc_common.parsing import ArchiveRatio, ParseLimits, detect
 from docproc_upload.chat.endpoints import content_disposition
 from docproc_upload.chat.isolation import IsolatedParser
-from docproc_upload.chat.multipart import read_chat_form
 from docproc_upload.chat.schemas import AgentIn
 from docproc_upload.chat.service import (
     Download,
@@ -44,8 +43,10 @@ from docproc_upload.chat.service import (
     owner_segment,
     storable,
 )
+from docproc_upload.multipart import read_upload_form
 from pydantic import ValidationError
 
+CHAT_FIELDS = frozenset({"organizational_unit"})
 FILE_ID = uuid.UUID("3f2a1b9c-0000-4000-8000-000000000000")
 
 
@@ -309,15 +310,25 @@ class TestMultipart:
             ("file", "a.txt", b"hello"),
             ("extra", None, b"x"),
         )
-        form = await read_chat_form(
-            CT, _stream(*[body[i : i + 7] for i in range(0, len(body), 7)]), 100, 1
+        form = await read_upload_form(
+            CT,
+            _stream(*[body[i : i + 7] for i in range(0, len(body), 7)]),
+            100,
+            too_large="too large",
+            text_fields=CHAT_FIELDS,
         )
         assert (form.filename, form.content_type, form.data) == ("a.txt", "text/plain", b"hello")
         assert form.organizational_unit == "Sales"
 
     async def test_the_file_limit_stops_reading(self) -> None:
         with pytest.raises(PayloadTooLarge):
-            await read_chat_form(CT, _stream(_body(("file", "a.txt", b"x" * 101))), 100, 1)
+            await read_upload_form(
+                CT,
+                _stream(_body(("file", "a.txt", b"x" * 101))),
+                100,
+                too_large="too large",
+                text_fields=CHAT_FIELDS,
+            )
 
     @pytest.mark.parametrize(
         ("content_type", "body"),
@@ -332,7 +343,9 @@ class TestMultipart:
     )
     async def test_bad_forms_are_refused(self, content_type: str, body: bytes) -> None:
         with pytest.raises(InvalidInput):
-            await read_chat_form(content_type, _stream(body), 100, 1)
+            await read_upload_form(
+                content_type, _stream(body), 100, too_large="too large", text_fields=CHAT_FIELDS
+            )
 
 
 # --- agents and isolation --------------------------------------------------------------------

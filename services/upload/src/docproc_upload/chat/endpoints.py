@@ -12,7 +12,6 @@ from docproc_common.auth import Principal, principal_from_header
 from docproc_common.errors import PayloadTooLarge
 from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
 
-from docproc_upload.chat.multipart import read_chat_form
 from docproc_upload.chat.schemas import (
     AttachOut,
     AttachRequest,
@@ -23,6 +22,7 @@ from docproc_upload.chat.schemas import (
 )
 from docproc_upload.chat.service import ChatFiles, Download, MiB
 from docproc_upload.metrics import REJECTIONS
+from docproc_upload.multipart import multipart_openapi, read_upload_form
 
 ERRORS = {
     400: {"description": "Invalid input (error envelope; details.rule names the refusing check)"},
@@ -32,23 +32,8 @@ ERRORS = {
     503: {"description": "Too many files are being parsed right now; try again"},
 }
 
-_UPLOAD_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "multipart/form-data": {
-                "schema": {
-                    "type": "object",
-                    "required": ["file"],
-                    "properties": {
-                        "file": {"type": "string", "format": "binary"},
-                        "organizational_unit": {"type": "string", "maxLength": 200},
-                    },
-                }
-            }
-        },
-    }
-}
+_UPLOAD_BODY = multipart_openapi({"organizational_unit": {"type": "string", "maxLength": 200}})
+CHAT_TEXT_FIELDS = frozenset({"organizational_unit"})
 
 
 def content_disposition(download: Download) -> str:
@@ -79,8 +64,12 @@ def build_router(chat: ChatFiles) -> APIRouter:
         """Upload one chat attachment (multipart ``file``, optional ``organizational_unit``)."""
         limit_mb = settings.limits.chat_max_upload_size_mb
         try:
-            form = await read_chat_form(
-                request.headers.get("content-type"), request.stream(), limit_mb * MiB, limit_mb
+            form = await read_upload_form(
+                request.headers.get("content-type"),
+                request.stream(),
+                limit_mb * MiB,
+                too_large=f"The file is larger than the {limit_mb} MB limit for chat attachments",
+                text_fields=CHAT_TEXT_FIELDS,
             )
         except PayloadTooLarge:
             REJECTIONS.labels("too_large").inc()

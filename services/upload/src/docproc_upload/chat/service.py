@@ -58,7 +58,6 @@ from docproc_common.storage import new_storage_path
 
 from docproc_upload.chat import repository
 from docproc_upload.chat.isolation import IsolatedParser
-from docproc_upload.chat.multipart import ChatForm
 from docproc_upload.chat.schemas import (
     AgentIn,
     AttachOut,
@@ -72,6 +71,7 @@ from docproc_upload.chat.schemas import (
     TextPartOut,
 )
 from docproc_upload.metrics import CHAT_RENDERS, CHAT_UPLOADS, REJECTIONS, UPLOAD_BYTES
+from docproc_upload.multipart import UploadForm
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +214,7 @@ class ChatFiles:
             return await self.runtime.pool.run(parse, data, detected, self.parse_limits)
         return await self.isolated.parse(data, detected, self.parse_limits)
 
-    async def upload(self, principal: Principal, form: ChatForm) -> ChatFileOut:
+    async def upload(self, principal: Principal, form: UploadForm) -> ChatFileOut:
         runtime = self.runtime
         if len(form.data) > self.max_bytes:
             REJECTIONS.labels("too_large").inc()

@@ -1,9 +1,11 @@
-"""Reading the upload's multipart body as it streams in, with the size limit on the file.
+"""Reading an upload's multipart body as it streams in, with the size limit on the file.
 
-The file part is counted as it arrives and the upload is refused with 413 the moment
-it passes ``CHAT_MAX_UPLOAD_SIZE_MB``: nothing is spooled to disk through the shared
-thread pool first, and nothing past the limit is kept. (``BodySizeLimit`` in app.py
-caps the whole body before this runs.)
+Both upload addresses (a chat attachment, a knowledge-base document) read their body
+here. The file part is counted as it arrives and the upload is refused with 413 the
+moment it passes its limit: nothing is spooled to disk through the shared thread
+pool first (the default executor that the dedicated blocking pool exists to spare),
+and nothing past the limit is kept. (``BodySizeLimit`` in app.py caps the whole body
+before this runs.)
 """
 
 from __future__ import annotations
@@ -20,11 +22,15 @@ MAX_PARTS = 16
 
 
 @dataclass
-class ChatForm:
+class UploadForm:
     filename: str | None = None
     content_type: str | None = None
     data: bytes = b""
-    organizational_unit: str | None = None
+    fields: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def organizational_unit(self) -> str | None:
+        return self.fields.get("organizational_unit")
 
 
 @dataclass
@@ -45,10 +51,11 @@ def _decode(raw: bytes) -> str:
 
 
 class _Collector:
-    def __init__(self, max_file_bytes: int, limit_mb: int) -> None:
+    def __init__(self, max_file_bytes: int, too_large: str, text_fields: frozenset[str]) -> None:
         self.max_file_bytes = max_file_bytes
-        self.limit_mb = limit_mb
-        self.form = ChatForm()
+        self.too_large = too_large
+        self.text_fields = text_fields
+        self.form = UploadForm()
         self.part = _Part()
         self.parts = 0
         self.has_file = False
@@ -91,7 +98,7 @@ class _Collector:
         if part.name == "file":
             if part.size > self.max_file_bytes:
                 raise PayloadTooLarge(
-                    f"The file is larger than the {self.limit_mb} MB limit for chat attachments",
+                    self.too_large,
                     fields=[FieldError("file", "too large")],
                     details={"rule": "too_large"},
                 )
@@ -100,7 +107,7 @@ class _Collector:
                 f"The form field {part.name!r} is too long",
                 fields=[FieldError(part.name or "form", "too long")],
             )
-        elif part.name != "organizational_unit":
+        elif part.name not in self.text_fields:
             return  # an unknown field: read past it, keep nothing
         part.chunks.append(data[start:end])
 
@@ -119,14 +126,19 @@ class _Collector:
             self.form.filename = part.filename
             self.form.content_type = part.content_type
             self.form.data = b"".join(part.chunks)
-        elif part.name == "organizational_unit":
-            self.form.organizational_unit = _decode(b"".join(part.chunks))
+        elif part.name in self.text_fields:
+            self.form.fields[part.name] = _decode(b"".join(part.chunks))
 
 
-async def read_chat_form(
-    content_type: str | None, stream: AsyncIterator[bytes], max_file_bytes: int, limit_mb: int
-) -> ChatForm:
-    """The ``file`` part (bytes, name, declared type) and ``organizational_unit``."""
+async def read_upload_form(
+    content_type: str | None,
+    stream: AsyncIterator[bytes],
+    max_file_bytes: int,
+    *,
+    too_large: str,
+    text_fields: frozenset[str],
+) -> UploadForm:
+    """The ``file`` part (bytes, name, declared type) and the named text fields."""
     mime, options = parse_options_header((content_type or "").encode("latin-1", "replace"))
     boundary = options.get(b"boundary")
     if mime != b"multipart/form-data" or not boundary:
@@ -134,7 +146,7 @@ async def read_chat_form(
             "Send the file as multipart/form-data in a part named 'file'",
             fields=[FieldError("file", "required")],
         )
-    collector = _Collector(max_file_bytes, limit_mb)
+    collector = _Collector(max_file_bytes, too_large, text_fields)
     parser = MultipartParser(
         boundary,
         {
@@ -160,3 +172,24 @@ async def read_chat_form(
             fields=[FieldError("file", "required")],
         )
     return collector.form
+
+
+def multipart_openapi(text_fields: dict[str, dict[str, object]]) -> dict[str, object]:
+    """The OpenAPI request body of an upload read by ``read_upload_form``."""
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["file"],
+                        "properties": {
+                            "file": {"type": "string", "format": "binary"},
+                            **text_fields,
+                        },
+                    }
+                }
+            },
+        }
+    }
