@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from sqlalchemy import delete, func, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_common.bus.outbox import enqueue
@@ -14,6 +14,24 @@ from docproc_common.events import DocumentFailed
 from docproc_common.failures import Stage, failure_message
 
 log = logging.getLogger(__name__)
+
+
+async def lock_current_attempt(
+    session: AsyncSession, document_id: uuid.UUID, attempt_id: uuid.UUID
+) -> RagDocument | None:
+    """The tracking row, locked, if it still waits for exactly this attempt.
+
+    None when it was deleted, superseded by a retry, or already finished: a stage
+    that gets None writes nothing.
+    """
+    doc = (
+        await session.execute(
+            select(RagDocument).where(RagDocument.id == document_id).with_for_update()
+        )
+    ).scalar_one_or_none()
+    if doc is None or doc.status != DocumentStatus.PROCESSING or doc.attempt_id != attempt_id:
+        return None
+    return doc
 
 
 async def fail_document(

@@ -19,7 +19,7 @@ import uuid
 from docproc_common.bus.delivery import Delivery
 from docproc_common.bus.outbox import enqueue
 from docproc_common.db.models import WriterKind
-from docproc_common.documents import fail_document, retire_failed_attempts
+from docproc_common.documents import fail_document, lock_current_attempt, retire_failed_attempts
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import AppError, InvalidInput
 from docproc_common.events import DocumentIndexed, DocumentParsed
@@ -60,9 +60,7 @@ class EmbedderHandler:
         async with runtime.sessionmaker() as session:
             if await delivery.already_processed(session):
                 return
-            doc = await repository.lock_current_attempt(
-                session, event.document_id, event.attempt_id
-            )
+            doc = await lock_current_attempt(session, event.document_id, event.attempt_id)
             if doc is None:
                 log.info("document %s is gone or superseded; nothing to embed", event.document_id)
                 return
@@ -92,9 +90,7 @@ class EmbedderHandler:
         async with runtime.sessionmaker() as session, session.begin():
             if not await delivery.claim(session):
                 return
-            doc = await repository.lock_current_attempt(
-                session, event.document_id, event.attempt_id
-            )
+            doc = await lock_current_attempt(session, event.document_id, event.attempt_id)
             if doc is None:
                 return  # deleted while indexing: the claim commits, no chunk is written
             kb = await repository.share_lock_kb(session, kb.id)

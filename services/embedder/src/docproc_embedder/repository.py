@@ -9,19 +9,6 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 
-async def lock_current_attempt(
-    session: AsyncSession, document_id: uuid.UUID, attempt_id: uuid.UUID
-) -> RagDocument | None:
-    doc = (
-        await session.execute(
-            select(RagDocument).where(RagDocument.id == document_id).with_for_update()
-        )
-    ).scalar_one_or_none()
-    if doc is None or doc.status != DocumentStatus.PROCESSING or doc.attempt_id != attempt_id:
-        return None
-    return doc
-
-
 async def share_lock_kb(session: AsyncSession, kb_id: uuid.UUID) -> KnowledgeBase | None:
     """The knowledge base, locked against a concurrent delete until this transaction ends."""
     return (

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from docproc_common import vault
 from docproc_common.bus.delivery import Delivery
 from docproc_common.bus.outbox import enqueue
-from docproc_common.documents import fail_document
+from docproc_common.documents import fail_document, lock_current_attempt
 from docproc_common.errors import AppError
 from docproc_common.events import DocumentAccepted, DocumentParsed
 from docproc_common.failures import Stage
@@ -122,7 +122,7 @@ class ParserHandler:
         async with runtime.sessionmaker() as session:
             if await delivery.already_processed(session):
                 return
-            row = await repository.current_attempt(session, event.document_id, event.attempt_id)
+            row = await lock_current_attempt(session, event.document_id, event.attempt_id)
             if row is None:
                 log.info("document %s is gone or superseded; nothing to parse", event.document_id)
                 if event.staged:  # a sync's temporary copy nobody will read any more
@@ -162,10 +162,7 @@ class ParserHandler:
         async with runtime.sessionmaker() as session, session.begin():
             if not await delivery.claim(session):
                 return
-            if (
-                await repository.current_attempt(session, event.document_id, event.attempt_id)
-                is None
-            ):
+            if await lock_current_attempt(session, event.document_id, event.attempt_id) is None:
                 return
             await repository.record_parsed(session, event.document_id, parsed_key(event))
             await enqueue(
