@@ -69,7 +69,10 @@ def _child(
     with contextlib.suppress(ValueError, OSError):
         if memory_bytes > 0:
             resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
+        # SIGXCPU at the soft limit is the answer; the hard limit (SIGKILL) is only a
+        # fallback far enough above it that a late timer tick on a busy host never
+        # delivers both at once and loses the reason.
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds * 2 + 5))
     answer: tuple[Any, ...]
     try:
         answer = ("ok", parse(data, detected, limits))
