@@ -337,13 +337,15 @@ async def search(
 
     - ``ef_search``: at 1M chunks pgvector's default of 40 loses whole queries (the graph
       search settles in a wrong neighbourhood: recall@10 0 for ~8% of them) for a mean
-      recall of 0.90; 100 gives 0.96, 200 0.97, 400 0.99, for 2-5 ms of execution.
+      recall of 0.90; 100 gives 0.96, 200 0.97, 400 0.99, for ~2 ms more execution at 1M
+      (~6 ms at 100k, where 40 already had recall 1.0).
     - Selective filters: once the first candidates hold fewer than ``top_k`` matches the
-      result depends on the iterative continuation, whose recall@10 stays at 0.92-0.94
+      result depends on the iterative continuation, whose recall@10 stays at 0.86-0.94
       with a 1% filter whatever ``ef_search`` (up to 1000) or ``max_scan_tuples``, at
       100k and at 1M. With 3.6% or more, HNSW keeps 0.98. The exact scan has recall 1;
       it costs a pass over the table's heap without the TOASTed vectors, plus the
-      distances of the matching rows: ~50 ms at 100k chunks, ~200 ms at 1M with 1%.
+      distances of the matching rows: ~30 ms at 100k chunks, ~200 ms at 1M with 1%
+      (HNSW took ~20 ms there: the price of a complete answer).
       The estimate is one EXPLAIN (planning only), about the price of a ``SET``.
     """
     table = vector_table_name(collection)
