@@ -332,7 +332,7 @@ async def bench_writes(
             "copy_open": copy_open,
         }
         for shape, keep_hnsw in (
-            ("ensure_table (HNSW + hash indexes)", True),
+            ("ensure_table (HNSW, hash and b-tree indexes)", True),
             ("HNSW index dropped", False),
         ):
             async with sm() as s, s.begin():
@@ -384,6 +384,15 @@ class CaseResult:
 
 
 @dataclass
+class FilterIndexResult:
+    queries: int
+    with_p50_ms: float
+    with_p95_ms: float
+    without_p50_ms: float
+    without_p95_ms: float
+
+
+@dataclass
 class SizeResult:
     size: int
     rare_rows: int
@@ -394,6 +403,7 @@ class SizeResult:
     index_mb: float
     toast_mb: float
     cases: list[CaseResult]
+    filter_index: FilterIndexResult
 
 
 class StatementCounter:
@@ -652,6 +662,9 @@ async def bench_size(
         log(f"size {size:,} [{case}]: {res}")
         cases.append(res)
 
+    filter_index = await bench_filter_index(sm, collection, queries)
+    log(f"size {size:,}: 1% filter with / without its index: {filter_index}")
+
     if not args.keep_tables:
         async with sm() as s, s.begin():
             await vectorstore.drop_table(s, collection)
@@ -665,6 +678,39 @@ async def bench_size(
         index_mb=sizes["idx"] / 2**20,
         toast_mb=sizes["toast"] / 2**20,
         cases=cases,
+        filter_index=filter_index,
+    )
+
+
+async def bench_filter_index(
+    sm: async_sessionmaker[AsyncSession], collection: str, queries: np.ndarray
+) -> FilterIndexResult:
+    """The 1% filter's search with its b-tree and without, query by query in one process.
+
+    "Without" drops ``<table>_doctype_idx`` inside the search's own transaction, which is
+    then rolled back: the planner plans without the index, and the next query has it again.
+    """
+    table = vector_table_name(collection)
+    filters = SearchFilters(document_type=[RARE])
+    timings: dict[bool, list[float]] = {True: [], False: []}
+    for i, q in enumerate(queries):
+        for indexed in (True, False) if i % 2 else (False, True):
+            async with sm() as s:
+                await s.begin()
+                if not indexed:
+                    await s.execute(text(f"DROP INDEX {table}_doctype_idx"))
+                t0 = time.perf_counter()
+                await vectorstore.search(
+                    s, collection, q, knowledge_base_ids=[KB], top_k=TOP_K, filters=filters
+                )
+                timings[indexed].append(time.perf_counter() - t0)
+                await s.rollback()
+    return FilterIndexResult(
+        queries=len(queries),
+        with_p50_ms=pct(timings[True], 50) * 1000,
+        with_p95_ms=pct(timings[True], 95) * 1000,
+        without_p50_ms=pct(timings[False], 50) * 1000,
+        without_p95_ms=pct(timings[False], 95) * 1000,
     )
 
 
@@ -729,6 +775,13 @@ def print_report(
             )
         for c in r.cases:
             print(f"  plan [{c.case}]: {c.plan}")
+        f = r.filter_index
+        print(
+            f"\n1% filter, {f.queries} queries alternating with and without the b-tree on "
+            f"document_type: p50/p95 {f.with_p50_ms:.1f} / {f.with_p95_ms:.1f} ms with, "
+            f"{f.without_p50_ms:.1f} / {f.without_p95_ms:.1f} ms without "
+            f"(p50 {f.without_p50_ms / f.with_p50_ms:.1f}x faster with)"
+        )
         print()
 
 
@@ -770,7 +823,12 @@ async def amain(args: argparse.Namespace) -> int:
                     "args": vars(args),
                     "writes": [w.__dict__ | {"rate": w.rate} for w in writes],
                     "search": [
-                        s.__dict__ | {"cases": [c.__dict__ for c in s.cases]} for s in searches
+                        s.__dict__
+                        | {
+                            "cases": [c.__dict__ for c in s.cases],
+                            "filter_index": s.filter_index.__dict__,
+                        }
+                        for s in searches
                     ],
                 },
                 fh,

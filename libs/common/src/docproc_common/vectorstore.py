@@ -1,7 +1,7 @@
 """pgvector storage: one runtime table per collection, ``rag_<collection>``.
 
-Created on first write with its HNSW cosine index and hash indexes on the lookup
-keys, all in one transaction, serialized by a transaction-scoped advisory lock so
+Created on first write with its HNSW cosine index, hash indexes on the lookup
+keys and b-trees on the search filter columns, all in one transaction, serialized by a transaction-scoped advisory lock so
 concurrent first writers never race into a ``UniqueViolation``. Every identifier
 is derived from a name that passed ``validate_collection_name``; the longest one
 (``rag_<name>_embedding_idx``) fits Postgres' 63 bytes, so nothing is truncated
@@ -102,6 +102,17 @@ async def table_exists(session: AsyncSession, collection: str) -> bool:
     return bool(row.scalar())
 
 
+FILTER_INDEXES = {
+    "source": "source",
+    "doctype": "document_type",
+    "orgunit": "organizational_unit",
+    "date": "document_date",
+    "parent": "tracking_id",
+}
+"""B-tree per search filter column (index suffix -> column), so the exact scan that answers a
+selective filter reads the matching rows, not the whole table (``search``)."""
+
+
 async def ensure_table(session: AsyncSession, collection: str, dim: int) -> None:
     """Create ``rag_<collection>`` and its indexes if missing, in the caller's transaction."""
     table = vector_table_name(collection)
@@ -134,6 +145,10 @@ async def ensure_table(session: AsyncSession, collection: str, dim: int) -> None
         f"CREATE INDEX {table}_path_idx ON {table} USING hash (source_path)",
         f"CREATE INDEX {table}_fname_idx ON {table} USING hash (filename)",
         f"CREATE INDEX {table}_hash_idx ON {table} USING hash (content_hash)",
+        *(
+            f"CREATE INDEX {table}_{suffix}_idx ON {table} ({column})"
+            for suffix, column in FILTER_INDEXES.items()
+        ),
     ]
     for sql in statements:
         await session.execute(text(sql))

@@ -63,13 +63,29 @@ async def test_concurrent_first_writers_create_one_table_without_errors(
     await asyncio.gather(*(writer(i) for i in range(8)))
     async with sessions() as s:
         count = (await s.execute(text(f"SELECT count(*) FROM rag_{name}"))).scalar()
-        indexes = (
-            await s.execute(
-                text("SELECT count(*) FROM pg_indexes WHERE tablename = :t"), {"t": f"rag_{name}"}
+        indexes = {
+            row.indexname.removeprefix(f"rag_{name}_"): row.indexdef.split(" USING ")[1]
+            for row in await s.execute(
+                text("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = :t"),
+                {"t": f"rag_{name}"},
             )
-        ).scalar()
+        }
     assert count == 8
-    assert indexes == 7  # pkey, chunk key, hnsw, kb, three hash lookups
+    assert indexes == {
+        "pkey": "btree (id)",
+        "chunk_key": "btree (document_id, chunk_no)",
+        "embedding_idx": "hnsw (embedding vector_cosine_ops)",
+        "kb_idx": "btree (knowledge_base_id)",
+        "path_idx": "hash (source_path)",
+        "fname_idx": "hash (filename)",
+        "hash_idx": "hash (content_hash)",
+        # the search filters, so a selective one is answered from the matching rows
+        "source_idx": "btree (source)",
+        "doctype_idx": "btree (document_type)",
+        "orgunit_idx": "btree (organizational_unit)",
+        "date_idx": "btree (document_date)",
+        "parent_idx": "btree (tracking_id)",
+    }
 
 
 async def test_a_rewrite_of_the_same_document_replaces_its_set(
