@@ -178,3 +178,37 @@ def test_a_deleted_key_is_named_in_the_failure(cluster: Cluster) -> None:
     log = cluster.services["embedder"].log_path.read_text()
     assert "secret_deleted" in log
     assert TOKEN not in log
+
+
+def test_a_failed_document_is_retried_from_its_stored_original(cluster: Cluster) -> None:
+    """Key deleted -> error; bind a new key, retry: the stored original is indexed, once."""
+    embedder = f"http://127.0.0.1:{cluster.services['embedder'].port}/v1"
+    with member(cluster) as client:
+        key = add_key(client, TOKEN)
+        kb = create_kb(client, key, embedder)
+        assert client.delete(f"/secrets/{key}").status_code == 204
+        doc = upload(client, kb, "The axolotl regrows its limbs.\n\nPenguins cannot fly.")
+        assert settled(cluster, doc)[0] == "error"
+
+        rebound = client.patch(
+            f"/kb/{kb['id']}", json={"embedding_secret_id": add_key(client, TOKEN)}
+        )
+        assert rebound.status_code == 200, rebound.text
+        r = client.post(f"/rag/documents/{doc}/retry")
+        assert r.status_code == 200, r.text
+        assert (r.json()["status"], r.json()["error_message"]) == ("processing", None)
+        status, error, chunks = settled(cluster, doc)
+        assert (status, error) == ("done", None)
+        assert chunks >= 1
+        assert vectors(cluster, kb["collection_name"]) == chunks
+        hits = client.post(
+            "/rag/search",
+            json={"query": "which animal regrows limbs", "collections": [kb["collection_name"]]},
+        )
+        assert hits.status_code == 200, hits.text
+        assert "axolotl" in hits.json()["results"][0]["content"]
+
+        again = client.post(f"/rag/documents/{doc}/retry")
+        assert again.status_code == 400
+        assert again.json()["error"]["message"] == "Only a failed document can be retried"
+        assert settled(cluster, doc) == ("done", None, chunks)

@@ -6,6 +6,10 @@ from typing import Any
 
 import httpx
 import pytest
+from docproc_common.events import DocumentAccepted
+from docproc_common.runtime import Runtime
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from .conftest import Client
 from .test_tenancy import EDIT, VIEW, create, uniq, wait_complete
@@ -128,3 +132,45 @@ async def test_retry_refuses_a_document_that_did_not_fail(corpus: dict[str, Any]
     r = await c.post(f"/rag/documents/{ids['hr.txt']}/retry")
     assert r.status_code == 400
     assert r.json()["error"]["message"] == "Only a failed document can be retried"
+
+
+async def accepted_events(s: AsyncSession, document_id: str) -> int:
+    return int(
+        (
+            await s.execute(
+                text(
+                    "SELECT count(*) FROM outbox WHERE topic = :t AND payload->>'document_id' = :d"
+                ),
+                {"t": DocumentAccepted.TOPIC, "d": document_id},
+            )
+        ).scalar_one()
+    )
+
+
+async def test_retry_refuses_a_failed_document_without_a_stored_original(
+    client: Client, runtime: Runtime
+) -> None:
+    c = client("alice", "acme", (VIEW, EDIT))
+    kb = await create(c, uniq("noorig"), "org")
+    r = await c.post(f"/kb/{kb['id']}/documents", files={"file": ("blank.txt", b" \n\t\n ")})
+    assert r.status_code == 202, r.text
+    doc = r.json()["tracking_id"]
+    await wait_complete(c, kb["id"])
+    async with runtime.sessionmaker() as s, s.begin():
+        # as a synced document, whose staged copy is gone once parsed
+        await s.execute(
+            text("UPDATE rag_documents SET storage_path = NULL WHERE id = :d"), {"d": doc}
+        )
+        events = await accepted_events(s, doc)
+    failed = (await c.get(f"/kb/{kb['id']}/documents")).json()["items"][0]
+    assert (failed["status"], failed["has_file"]) == ("error", False)
+
+    r = await c.post(f"/rag/documents/{doc}/retry")
+    assert r.status_code == 400
+    assert r.json()["error"]["message"].startswith(
+        "This document has no stored original to retry from; upload it again"
+    )
+    after = (await c.get(f"/kb/{kb['id']}/documents")).json()["items"][0]
+    assert after == failed  # still failed, same message: nothing was queued
+    async with runtime.sessionmaker() as s:
+        assert await accepted_events(s, doc) == events == 1  # the upload's own
