@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import io
 from typing import Any
 
+import docx
 import httpx
 import pytest
 from docproc_common.events import DocumentAccepted
@@ -174,3 +177,89 @@ async def test_retry_refuses_a_failed_document_without_a_stored_original(
     assert after == failed  # still failed, same message: nothing was queued
     async with runtime.sessionmaker() as s:
         assert await accepted_events(s, doc) == events == 1  # the upload's own
+
+
+async def test_the_documents_own_date_narrows_a_search(client: Client) -> None:
+    c = client("alice", "acme", (VIEW, EDIT))
+    kb = await create(c, uniq("dated"), "org")
+    for name, day in (("old.txt", "2019-03-01"), ("new.txt", " 2024-06-30 "), ("undated.txt", "")):
+        r = await c.post(
+            f"/kb/{kb['id']}/documents",
+            files={"file": (name, b"Vacation policy and holidays.")},
+            data={"document_date": day},
+        )
+        assert r.status_code == 202, r.text
+    await wait_complete(c, kb["id"])
+
+    assert names(await search(c, kb, filters={"date_from": "2020-01-01"})) == {"new.txt"}
+    # inclusive at both ends; the undated document fails closed
+    assert names(await search(c, kb, filters={"date_to": "2024-06-30"})) == {"old.txt", "new.txt"}
+    r = await search(c, kb, filters={"date_from": "2019-03-01", "date_to": "2019-03-01"})
+    assert names(r) == {"old.txt"}
+    assert r.json()["results"][0]["metadata"]["document_date"] == "2019-03-01"
+    assert names(await search(c, kb)) == {"old.txt", "new.txt", "undated.txt"}
+
+
+@pytest.mark.parametrize("day", ["2024-13-01", "2024-02-30", "01/02/2024", "20240101", "yesterday"])
+async def test_a_bad_document_date_is_400_and_leaves_nothing(
+    client: Client, runtime: Runtime, day: str
+) -> None:
+    c = client("alice", "acme", (VIEW, EDIT))
+    kb = await create(c, uniq("baddate"), "org")
+    r = await c.post(
+        f"/kb/{kb['id']}/documents",
+        files={"file": ("a.txt", b"Some text.")},
+        data={"document_date": day},
+    )
+    assert r.status_code == 400
+    error = r.json()["error"]
+    assert error["message"] == "document_date must be a calendar date written YYYY-MM-DD"
+    assert [f["field"] for f in error["details"]["fields"]] == ["document_date"]
+    async with runtime.sessionmaker() as s:
+        rows = await s.execute(
+            text("SELECT count(*) FROM rag_documents WHERE knowledge_base_id = :k"),
+            {"k": kb["id"]},
+        )
+        assert rows.scalar_one() == 0
+    assert not (runtime.settings.storage.media_dir / "rag" / kb["collection_name"]).exists()
+
+
+def docx_created(text_: str, created: dt.datetime) -> bytes:
+    document = docx.Document()
+    document.add_paragraph(text_)
+    document.core_properties.created = created
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+async def test_without_a_document_date_the_files_metadata_dates_it(
+    client: Client, runtime: Runtime
+) -> None:
+    c = client("alice", "acme", (VIEW, EDIT))
+    kb = await create(c, uniq("metadate"), "org")
+    body = docx_created("Vacation policy and holidays.", dt.datetime(2021, 5, 4, 9, 30))
+    for name, given in (("meta.docx", ""), ("told.docx", "2024-01-15")):
+        r = await c.post(
+            f"/kb/{kb['id']}/documents",
+            files={"file": (name, body)},
+            data={"document_date": given},
+        )
+        assert r.status_code == 202, r.text
+    await wait_complete(c, kb["id"])
+    async with runtime.sessionmaker() as s:
+        rows: dict[str, dt.date] = dict(
+            (
+                await s.execute(
+                    text(
+                        "SELECT filename, document_date FROM rag_documents "
+                        "WHERE knowledge_base_id = :k AND status = 'done'"
+                    ),
+                    {"k": kb["id"]},
+                )
+            ).all()
+        )
+    # the uploader's date wins over the file's own
+    assert rows == {"meta.docx": dt.date(2021, 5, 4), "told.docx": dt.date(2024, 1, 15)}
+    r = await search(c, kb, filters={"date_from": "2021-05-04", "date_to": "2021-05-04"})
+    assert names(r) == {"meta.docx"}

@@ -141,6 +141,7 @@ async def rag_ingest(
                 writer_kind=WriterKind.OPERATOR,
                 vector_document_id=vdid,
                 chunk_count=len(chunks),
+                document_date=doc.document_date,
                 completed_at=func.now(),
             )
             session.add(row)
@@ -153,7 +154,7 @@ async def rag_ingest(
                 source="cli",
                 document_type=row.filetype,
                 organizational_unit=None,
-                document_date=None,
+                document_date=doc.document_date,
                 source_path=row.source_path,
                 filename=row.filename,
                 content_hash=row.content_hash,

@@ -28,7 +28,8 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import date
 from functools import cache
 from typing import TypeVar
 
@@ -36,7 +37,7 @@ import httpx
 
 from docproc_common.errors import FieldError, InvalidInput
 from docproc_common.ingestion import IngestionConfig, Parser
-from docproc_common.kbparsers import errors, liteparse, llamaparse, worker
+from docproc_common.kbparsers import dates, errors, liteparse, llamaparse, worker
 from docproc_common.kbparsers.isolation import ChildCrashed, ChildRaised, ChildTimeout, Isolation
 from docproc_common.kbparsers.llamaparse import JobJournal, LlamaParseClient
 from docproc_common.kbparsers.pdf import PageText
@@ -161,6 +162,8 @@ class ExtractedDocument:
     images_described: int = 0
     ocr: bool = False
     billed_pages: int = 0
+    document_date: date | None = None
+    """What the document's metadata dates it (``kbparsers.dates``); None when it says nothing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +199,31 @@ class DocumentProcessor:
         secrets: SecretOpener,
         journal: JobJournal | None = None,
     ) -> ExtractedDocument:
+        """The document's text (and its own date, from its metadata)."""
         ext = check_supported(filename, config.parser, self.capabilities)
+        doc = await self._extract_text(data, filename, ext, config, secrets, journal)
+        return replace(doc, document_date=await self._own_date(data, ext))
+
+    async def _own_date(self, data: bytes, ext: str) -> date | None:
+        """In a child too (it opens the file with the parse's native libraries); a failure
+        there is no date, not a failed document."""
+        if ext not in dates.FORMATS:
+            return None
+        try:
+            return await self.isolation.run(worker.own_date, (data, ext), timeout_s=PROBE_TIMEOUT_S)
+        except (ChildCrashed, ChildRaised, ChildTimeout) as exc:
+            log.warning("reading the document's date from its metadata failed: %r", exc)
+            return None
+
+    async def _extract_text(
+        self,
+        data: bytes,
+        filename: str,
+        ext: str,
+        config: IngestionConfig,
+        secrets: SecretOpener,
+        journal: JobJournal | None,
+    ) -> ExtractedDocument:
         route = route_of(ext, config.parser)
         if route == "llamaparse":
             return await self._llamaparse(data, filename, ext, config, secrets, journal)
@@ -402,7 +429,10 @@ def extract_text(data: bytes, filename: str, parser: str) -> ExtractedDocument:
     )
     with PYMUPDF_LOCK:
         output = worker.run(job)
+        own = dates.own_date(data, ext)
     text = compose(output.pages, {})
     if not has_words(text):
         raise _empty(route, config, output)
-    return ExtractedDocument(text, output.page_count, output.truncated, route, 0, output.ocr)
+    return ExtractedDocument(
+        text, output.page_count, output.truncated, route, 0, output.ocr, document_date=own
+    )

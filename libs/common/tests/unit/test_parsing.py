@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import shutil
 import struct
 import subprocess
 import time
@@ -37,6 +36,7 @@ from docproc_common.parsing import (
     tiff_to_png_pages,
 )
 from docproc_common.parsing import doc as doc_module
+from docproc_common.testing.office import SOFFICE, soffice_convert
 from odf.draw import Frame, Page, TextBox
 from odf.opendocument import (
     OpenDocumentPresentation,
@@ -52,7 +52,6 @@ from pptx.util import Inches
 
 MARKER = "[... the rest of the document was omitted: text limit reached]"
 CELL_NOTE = "[workbook truncated: cell limit reached]"
-SOFFICE = shutil.which("soffice")
 needs_soffice = pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")
 
 # --- builders -------------------------------------------------------------------------------
@@ -105,29 +104,6 @@ def odf_bytes(document: object) -> bytes:
     out = io.BytesIO()
     document.save(out)  # type: ignore[attr-defined]
     return out.getvalue()
-
-
-def soffice_convert(tmp_path: Path, source: Path, target: str) -> bytes:
-    assert SOFFICE is not None
-    subprocess.run(
-        [
-            SOFFICE,
-            f"-env:UserInstallation={(tmp_path / 'profile').as_uri()}",
-            "--headless",
-            "--convert-to",
-            target,
-            "--outdir",
-            str(tmp_path / "out"),
-            str(source),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    out = tmp_path / "out"
-    produced = list(out.iterdir()) if out.is_dir() else []
-    assert len(produced) == 1
-    return produced[0].read_bytes()
 
 
 # --- a minimal OLE2 / CFB writer, enough for olefile to read a .msg ---------------------

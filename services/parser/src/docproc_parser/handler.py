@@ -23,6 +23,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass
+from datetime import date
 
 from docproc_common import vault
 from docproc_common.bus.delivery import Delivery
@@ -75,6 +76,7 @@ class ParsedChunks:
     text: str
     chunks: list[str]
     pages: int | None
+    document_date: date | None = None
 
 
 class StorageJournal:
@@ -164,7 +166,9 @@ class ParserHandler:
                 return
             if await lock_current_attempt(session, event.document_id, event.attempt_id) is None:
                 return
-            await repository.record_parsed(session, event.document_id, parsed_key(event))
+            await repository.record_parsed(
+                session, event.document_id, parsed_key(event), parsed.document_date
+            )
             await enqueue(
                 session,
                 DocumentParsed(
@@ -219,7 +223,7 @@ class ParserHandler:
             len(chunks),
             " (truncated)" if doc.truncated else "",
         )
-        return ParsedChunks(doc.text, chunks, doc.pages)
+        return ParsedChunks(doc.text, chunks, doc.pages, doc.document_date)
 
     def _secrets(self, organization_id: str | None) -> SecretOpener:
         runtime = self._runtime

@@ -34,7 +34,7 @@ from docproc_upload.schemas import (
     SearchResponse,
 )
 
-KB_TEXT_FIELDS = frozenset({"ingestion", "organizational_unit"})
+KB_TEXT_FIELDS = frozenset({"ingestion", "organizational_unit", "document_date"})
 KB_UPLOAD_BODY = multipart_openapi(
     {
         "ingestion": {
@@ -42,6 +42,11 @@ KB_UPLOAD_BODY = multipart_openapi(
             "description": "JSON: only the ingestion settings that change",
         },
         "organizational_unit": {"type": "string", "maxLength": 200},
+        "document_date": {
+            "type": "string",
+            "format": "date",
+            "description": "The document's own date (YYYY-MM-DD), for date_from/date_to",
+        },
     }
 )
 
@@ -95,7 +100,8 @@ def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
     async def upload_document(
         kb_id: uuid.UUID, caller: Caller, request: Request
     ) -> RAGIngestResponse:
-        """Upload one document (multipart ``file``, optional ``ingestion`` JSON and ``organizational_unit``)."""
+        """Upload one document (multipart ``file``; optional ``ingestion`` JSON,
+        ``organizational_unit`` and ``document_date``)."""
         limit_mb = runtime.settings.limits.max_upload_size_mb
         try:
             form = await read_upload_form(
@@ -110,7 +116,13 @@ def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
             raise
         incoming = service.IncomingFile(form.filename or "upload", form.data, form.content_type)
         return await service.upload_document(
-            runtime, caller, kb_id, incoming, form.fields.get("ingestion"), form.organizational_unit
+            runtime,
+            caller,
+            kb_id,
+            incoming,
+            form.fields.get("ingestion"),
+            form.organizational_unit,
+            form.fields.get("document_date"),
         )
 
     @router.get("/kb/{kb_id}/ingestion", response_model=IngestionStatus, tags=["kb"])

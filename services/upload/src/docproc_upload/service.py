@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import secrets
 import uuid
 from dataclasses import dataclass
+from datetime import date
 
 from docproc_common.access import Access, resolve_collection, resolve_kb
 from docproc_common.auth import EDIT, Principal
@@ -183,6 +185,25 @@ def parse_override(raw: str | None) -> dict[str, object] | None:
     return value
 
 
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def parse_document_date(raw: str | None) -> date | None:
+    """The uploader's ``document_date``: a calendar date ``YYYY-MM-DD``, or None when blank."""
+    value = (raw or "").strip()
+    if not value:
+        return None
+    try:
+        if not _ISO_DATE.fullmatch(value):
+            raise ValueError(value)
+        return date.fromisoformat(value)
+    except ValueError as exc:
+        raise InvalidInput(
+            "document_date must be a calendar date written YYYY-MM-DD",
+            fields=[FieldError("document_date", "not a date")],
+        ) from exc
+
+
 async def upload_document(
     runtime: Runtime,
     principal: Principal,
@@ -190,6 +211,7 @@ async def upload_document(
     incoming: IncomingFile,
     ingestion: str | None,
     organizational_unit: str | None,
+    document_date: str | None = None,
 ) -> RAGIngestResponse:
     """Validate everything, store the original, then commit the row and its event together.
 
@@ -205,6 +227,7 @@ async def upload_document(
                 fields=[FieldError("file", "too large")],
             )
         config = merge_config(kb.ingestion_config, parse_override(ingestion))
+        own_date = parse_document_date(document_date)
         try:
             ext = check_supported(incoming.filename, config.parser)
         except InvalidInput:
@@ -230,6 +253,7 @@ async def upload_document(
                 storage_path=storage_path,
                 source="upload",
                 organizational_unit=(organizational_unit or "").strip() or None,
+                document_date=own_date,
                 ingestion_config=config.model_dump(mode="json"),
                 attempt_id=attempt,
             )

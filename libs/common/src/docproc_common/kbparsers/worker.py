@@ -21,10 +21,11 @@ if "pymupdf" not in sys.modules:
 import logging  # noqa: E402
 import tempfile  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
+from datetime import date  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Literal  # noqa: E402
 
-from docproc_common.kbparsers import errors  # noqa: E402
+from docproc_common.kbparsers import dates, errors  # noqa: E402
 from docproc_common.kbparsers.liteparse import LiteParseOptions, parse_file  # noqa: E402
 from docproc_common.kbparsers.pdf import (  # noqa: E402
     ExtractedImage,
@@ -79,6 +80,12 @@ def run(job: ParseJob) -> WorkerOutput:
             pdf.pages, pdf.page_count, pdf.truncated, pdf.images, pdf.images_skipped
         )
     return _liteparse(job)
+
+
+def own_date(document: tuple[bytes, str]) -> date | None:
+    """(data, extension) -> the date its metadata gives it, or None (``dates.own_date``)."""
+    data, extension = document
+    return dates.own_date(data, extension)
 
 
 def probe(data: bytes) -> int:
