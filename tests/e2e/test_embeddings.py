@@ -212,3 +212,23 @@ def test_a_failed_document_is_retried_from_its_stored_original(cluster: Cluster)
         assert again.status_code == 400
         assert again.json()["error"]["message"] == "Only a failed document can be retried"
         assert settled(cluster, doc) == ("done", None, chunks)
+
+
+def test_a_provider_that_never_answers_ends_the_document_in_error(cluster: Cluster) -> None:
+    """503 on every attempt: the bus gives up, and the document says so instead of indexing for ever."""
+    with member(cluster) as client, running_standin(status=503, dims=384) as standin:
+        kb = create_kb(client, add_key(client, "sk-unavailable"), standin.url)
+        doc = upload(client, kb, "Nothing here will be embedded.")
+        status, error, chunks = settled(cluster, doc)
+        ingestion = client.get(f"/kb/{kb['id']}/ingestion").json()
+        asked = len([r for r in standin.requests if r.path == "/v1/embeddings"])
+    assert status == "error"
+    assert error == (
+        "The document could not be indexed (EmbeddingProviderUnavailable) - it failed 5 times "
+        "on something other than the file (the embedding provider not answering, storage or "
+        "the database); retry the upload later. The worker log has the full error."
+    )
+    assert (chunks, vectors(cluster, kb["collection_name"])) == (0, 0)
+    assert ingestion["indexing_status"] == "complete"
+    assert (ingestion["processing_count"], ingestion["failed_count"]) == (0, 1)
+    assert asked >= 5  # every attempt asked the provider

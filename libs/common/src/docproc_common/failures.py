@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from docproc_common.errors import AppError
+from docproc_common.errors import AppError, PermanentError
 
 
 class Stage(StrEnum):
@@ -29,6 +29,14 @@ _ADVICE = {
 }
 
 
+_TRANSIENT = {
+    Stage.PARSE: "storage, the database, or the cloud parser or vision endpoint not answering",
+    Stage.INDEX: "the embedding provider not answering, storage or the database",
+    Stage.RECORD: "storage or the database",
+    Stage.SYNC: "the source not answering, storage or the database",
+}
+
+
 def failure_message(stage: Stage, exc: BaseException) -> str:
     if isinstance(exc, AppError):
         return exc.message
@@ -36,3 +44,23 @@ def failure_message(stage: Stage, exc: BaseException) -> str:
         f"The document could not be {stage.value} ({type(exc).__name__}) - {_ADVICE[stage]}. "
         "The worker log has the full error."
     )
+
+
+class GaveUp(AppError):
+    """The bus gave up on a document's event: every attempt failed on something transient.
+
+    Recorded on the document instead of leaving it ``processing`` for ever (the event
+    itself goes to the dead-letter destination). A permanent error reads as any other
+    failure; a transient one says how many attempts it took.
+    """
+
+    def __init__(self, stage: Stage, cause: BaseException, attempts: int) -> None:
+        if isinstance(cause, PermanentError):
+            message = failure_message(stage, cause)
+        else:
+            message = (
+                f"The document could not be {stage.value} ({type(cause).__name__}) - it failed "
+                f"{attempts} times on something other than the file ({_TRANSIENT[stage]}); "
+                "retry the upload later. The worker log has the full error."
+            )
+        super().__init__(message)

@@ -89,6 +89,58 @@ class TestHandleWithRetries:
         ).outcome is Outcome.DLQ
 
 
+class TestGiveUp:
+    """Before a decoded event is dead-lettered, its stage records the failure."""
+
+    async def test_called_once_with_the_last_error_when_attempts_are_spent(self) -> None:
+        given: list[tuple[object, int, BaseException]] = []
+
+        async def handler(_e: object, _d: Delivery) -> None:
+            raise TimeoutError("slow")
+
+        async def give_up(event: object, d: Delivery, error: BaseException) -> None:
+            given.append((event, d.attempt, error))
+
+        sub = Subscription(CollectionDeleted.TOPIC, handler, give_up=give_up)
+        assert (await handle_with_retries(sub, PAYLOAD, delivery(2), FAST)).outcome is Outcome.RETRY
+        assert given == []  # attempts left: nothing to record yet
+        result = await handle_with_retries(sub, PAYLOAD, delivery(3), FAST)
+        assert result.outcome is Outcome.DLQ
+        [(event, attempt, error)] = given
+        assert isinstance(event, CollectionDeleted)
+        assert attempt == 3
+        assert isinstance(error, TimeoutError)
+        assert result.error is error
+
+    async def test_called_for_a_permanent_error_but_not_for_an_undecodable_payload(self) -> None:
+        given: list[BaseException] = []
+
+        async def handler(_e: object, _d: Delivery) -> None:
+            raise PermanentError("never")
+
+        async def give_up(_e: object, _d: Delivery, error: BaseException) -> None:
+            given.append(error)
+
+        sub = Subscription(CollectionDeleted.TOPIC, handler, give_up=give_up)
+        assert (await handle_with_retries(sub, PAYLOAD, delivery(), FAST)).outcome is Outcome.DLQ
+        assert (await handle_with_retries(sub, b"junk", delivery(), FAST)).outcome is Outcome.DLQ
+        assert [str(e) for e in given] == ["never"]
+
+    async def test_a_failure_to_record_retries_the_event_instead_of_dead_lettering_it(
+        self,
+    ) -> None:
+        async def handler(_e: object, _d: Delivery) -> None:
+            raise TimeoutError
+
+        async def give_up(_e: object, _d: Delivery, _error: BaseException) -> None:
+            raise ConnectionError("database down")
+
+        sub = Subscription(CollectionDeleted.TOPIC, handler, give_up=give_up)
+        result = await handle_with_retries(sub, PAYLOAD, delivery(3), FAST)
+        assert result.outcome is Outcome.RETRY
+        assert isinstance(result.error, ConnectionError)
+
+
 class TestDlqGuard:
     def test_stops_a_consumer_dead_lettering_everything(self) -> None:
         guard = DlqGuard(max_ratio=0.5, window=4)

@@ -28,9 +28,10 @@ def build(runtime: Runtime) -> ServiceSpec:
     e = runtime.settings.embedder
     clients = EmbeddingClients(runtime.settings)
     token = e.openai_api_token.get_secret_value() if e.openai_api_token else None
+    handler = EmbedderHandler(runtime, clients)
     return ServiceSpec(
         name=NAME,
-        subscriptions=[Subscription(DocumentParsed.TOPIC, EmbedderHandler(runtime, clients))],
+        subscriptions=[Subscription(DocumentParsed.TOPIC, handler, give_up=handler.give_up)],
         routers=[build_openai_router(clients, token)] if e.serve_openai_api else [],
         tasks=[warm_model(clients)],
         on_shutdown=[clients.aclose],

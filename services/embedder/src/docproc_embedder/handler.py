@@ -23,7 +23,7 @@ from docproc_common.documents import fail_document, lock_current_attempt, retire
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import AppError, InvalidInput
 from docproc_common.events import DocumentIndexed, DocumentParsed
-from docproc_common.failures import Stage
+from docproc_common.failures import GaveUp, Stage
 from docproc_common.runtime import Runtime
 from docproc_common.vectorstore import ChunkStamp, ensure_table, table_exists, write_chunks
 
@@ -143,6 +143,11 @@ class EmbedderHandler:
         await runtime.storage.delete(event.chunks_path)
         CHUNKS.inc(written)
         DOCUMENTS.labels("index", "ok").inc()
+
+    async def give_up(self, event: DocumentParsed, delivery: Delivery, exc: BaseException) -> None:
+        """Every attempt failed on something transient (the provider, storage, the database):
+        the document ends ``error`` instead of ``processing`` for ever."""
+        await self._fail(event, delivery, GaveUp(Stage.INDEX, exc, delivery.attempt))
 
     async def _fail(self, event: DocumentParsed, delivery: Delivery, exc: BaseException) -> None:
         async with self._runtime.sessionmaker() as session, session.begin():

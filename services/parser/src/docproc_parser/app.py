@@ -52,9 +52,10 @@ def build(runtime: Runtime, settings: ParserSettings | None = None) -> ServiceSp
         await processor.http.aclose()
         processor.isolation.close()
 
+    handler = ParserHandler(runtime, processor)
     return ServiceSpec(
         name=NAME,
-        subscriptions=[Subscription(DocumentAccepted.TOPIC, ParserHandler(runtime, processor))],
+        subscriptions=[Subscription(DocumentAccepted.TOPIC, handler, give_up=handler.give_up)],
         tasks=[warm_up],
         on_shutdown=[close],
     )

@@ -31,7 +31,7 @@ from docproc_common.bus.outbox import enqueue
 from docproc_common.documents import fail_document, lock_current_attempt
 from docproc_common.errors import AppError
 from docproc_common.events import DocumentAccepted, DocumentParsed
-from docproc_common.failures import Stage
+from docproc_common.failures import GaveUp, Stage
 from docproc_common.ingestion import IngestionConfig
 from docproc_common.kbparsers import errors
 from docproc_common.processor import DocumentProcessor, ExtractedDocument, SecretOpener
@@ -138,23 +138,6 @@ class ParserHandler:
             log.warning("parsing %s failed: %s", event.document_id, exc)
             await self._fail(event, delivery, exc)
             return
-        except Exception as exc:
-            attempts = runtime.settings.kafka.max_attempts
-            if delivery.attempt < attempts:
-                raise  # transient: the bus tries again
-            log.exception("parsing %s failed on its last attempt", event.document_id)
-            await self._fail(
-                event,
-                delivery,
-                errors.DocumentUnreadable(
-                    type(exc).__name__,
-                    f"it failed {attempts} times on something other than the file (storage, "
-                    "the database, or the cloud parser or vision endpoint not answering); "
-                    "retry the upload later",
-                    logged=True,
-                ),
-            )
-            return
         await runtime.storage.put(
             parsed_key(event), parsed.text.encode(), "text/plain; charset=utf-8"
         )
@@ -247,6 +230,12 @@ class ParserHandler:
         """A synced file's temporary copy goes once its attempt is settled (it keeps no original)."""
         if event.staged:
             await self._runtime.storage.delete(event.storage_path)
+
+    async def give_up(
+        self, event: DocumentAccepted, delivery: Delivery, exc: BaseException
+    ) -> None:
+        """Every attempt failed on something other than the file: the document ends ``error``."""
+        await self._fail(event, delivery, GaveUp(Stage.PARSE, exc, delivery.attempt))
 
     async def _fail(self, event: DocumentAccepted, delivery: Delivery, exc: BaseException) -> None:
         async with self._runtime.sessionmaker() as session, session.begin():

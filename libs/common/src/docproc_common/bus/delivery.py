@@ -46,6 +46,8 @@ class Delivery:
 
 
 Handler = Callable[[Any, Delivery], Awaitable[None]]
+#: (event, delivery, the last error) -> record the failure; see ``Subscription.give_up``.
+GiveUp = Callable[[Any, Delivery, BaseException], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,10 @@ class Subscription:
 
     topic: str
     handler: Handler
+    give_up: GiveUp | None = None
+    """Called before a decoded event is dead-lettered (its attempts spent, or a permanent
+    error), so the stage records the failure where people look instead of leaving the
+    work in progress; if it raises, the event is retried instead."""
 
     @property
     def event_type(self) -> type[Event]:

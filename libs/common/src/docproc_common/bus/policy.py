@@ -86,7 +86,7 @@ async def handle_with_retries(
             return HandlingResult(Outcome.OK)
         except PermanentError as exc:
             log.exception("permanent failure of %s on %s", delivery.event_id, delivery.topic)
-            return HandlingResult(Outcome.DLQ, exc)
+            return await _dead_letter(subscription, event, delivery, exc)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - every other failure is worth another attempt
@@ -102,6 +102,30 @@ async def handle_with_retries(
             if retry < policy.in_place_retries:
                 await asyncio.sleep(policy.backoff_s * 2**retry)
     if delivery.attempt >= policy.max_attempts:
-        log.error("dead-lettering %s after %d attempts", delivery.event_id, delivery.attempt)
-        return HandlingResult(Outcome.DLQ, last)
+        assert last is not None
+        log.error(
+            "dead-lettering %s after %d attempts",
+            delivery.event_id,
+            delivery.attempt,
+            exc_info=last,
+        )
+        return await _dead_letter(subscription, event, delivery, last)
     return HandlingResult(Outcome.RETRY, last)
+
+
+async def _dead_letter(
+    subscription: Subscription, event: Event, delivery: Delivery, error: BaseException
+) -> HandlingResult:
+    """DLQ, once the stage has recorded the failure (``Subscription.give_up``); if recording
+    fails, the event is retried instead, so no document is left in progress unrecorded."""
+    if subscription.give_up is not None:
+        try:
+            await subscription.give_up(event, delivery, error)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the next delivery records it
+            log.exception(
+                "recording the failure of %s on %s failed", delivery.event_id, delivery.topic
+            )
+            return HandlingResult(Outcome.RETRY, exc)
+    return HandlingResult(Outcome.DLQ, error)

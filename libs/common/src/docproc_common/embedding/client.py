@@ -57,6 +57,10 @@ log = logging.getLogger(__name__)
 CHARS_PER_TOKEN = 3
 
 
+class EmbeddingProviderUnavailable(RetryableError):
+    """The provider timed out, could not be reached, or answered 408/409/425/429/5xx."""
+
+
 class EmbeddingNotConfiguredError(AppError):
     """The collection has no usable credential or service: docproc refuses before any call."""
 
@@ -351,12 +355,12 @@ class HttpEmbeddingClient:
             response = await self._http.post(self._url, json=body, headers=headers)
         except httpx.TimeoutException:
             log.warning("embedding provider %s timed out (%s)", r.provider, r.collection_name)
-            raise RetryableError(
+            raise EmbeddingProviderUnavailable(
                 f"The embedding provider '{r.provider}' did not answer in time"
             ) from None
         except httpx.TransportError as exc:
             log.warning("embedding provider %s unreachable: %r", r.provider, exc)
-            raise RetryableError(
+            raise EmbeddingProviderUnavailable(
                 f"The embedding provider '{r.provider}' could not be reached"
             ) from None
         status = response.status_code
@@ -396,7 +400,7 @@ class HttpEmbeddingClient:
                 "or endpoint that serves it"
             )
         if status in (408, 409, 425, 429) or status >= 500:
-            raise RetryableError(
+            raise EmbeddingProviderUnavailable(
                 f"The embedding provider '{r.provider}' is unavailable (HTTP {status})"
             )
         raise EmbeddingProviderError(
