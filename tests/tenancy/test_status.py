@@ -1,0 +1,109 @@
+"""Tracking and status on the running pipeline (in-process API, embedded bus, five services).
+
+* ``GET /kb/{id}/ingestion`` and ``GET /rag/collections/{name}/info`` derive
+  ``indexing_status`` from the rows: ``indexing`` while any document is ``processing``,
+  else ``complete``, with the processing / indexed / failed counts; a failure is terminal.
+* An upload has no address: its failure (or its success) retires no other row, not
+  even an earlier failed upload of the same file name.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+from docproc_common.db.models import DocumentStatus, RagDocument
+from docproc_common.runtime import Runtime
+from sqlalchemy import update
+
+from .conftest import Client
+from .test_tenancy import EDIT, VIEW, create, uniq, upload, wait_complete
+
+pytestmark = pytest.mark.integration
+
+BLANK = " \n\t\n "  # parses to no text: the document fails at the parse stage
+
+
+async def both_views(c: httpx.AsyncClient, kb: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+    ingestion = await c.get(f"/kb/{kb['id']}/ingestion")
+    info = await c.get(f"/rag/collections/{kb['collection_name']}/info")
+    assert ingestion.status_code == info.status_code == 200, (ingestion.text, info.text)
+    return dict(ingestion.json()), dict(info.json())
+
+
+def counts(view: dict[str, Any]) -> tuple[Any, ...]:
+    return (
+        view["indexing_status"],
+        view["processing_count"],
+        view["indexed_count"],
+        view["failed_count"],
+        view["document_count"],
+    )
+
+
+async def test_indexing_status_and_counts_follow_the_rows(client: Client, runtime: Runtime) -> None:
+    c = client("alice", "acme", (VIEW, EDIT))
+    kb = await create(c, uniq("status"), "org")
+    ok = await upload(c, kb["id"], "ok.txt", "The capybara is the largest rodent.")
+    bad = await upload(c, kb["id"], "blank.txt", BLANK)
+    assert ok.status_code == bad.status_code == 202
+    await wait_complete(c, kb["id"])  # a failed document does not keep the base indexing
+
+    ingestion, info = await both_views(c, kb)
+    assert counts(ingestion) == counts(info) == ("complete", 0, 1, 1, 2)
+    docs = {d["filename"]: d for d in (await c.get(f"/kb/{kb['id']}/documents")).json()["items"]}
+    assert docs["ok.txt"]["status"] == "done" and docs["blank.txt"]["status"] == "error"
+    assert info["collection_name"] == kb["collection_name"]
+    assert info["total_vectors"] == docs["ok.txt"]["chunk_count"] >= 1
+
+    # a document whose attempt is still in the pipeline
+    async with runtime.sessionmaker() as s, s.begin():
+        inflight = RagDocument(
+            collection_name=kb["collection_name"],
+            knowledge_base_id=uuid.UUID(kb["id"]),
+            organization_id="acme",
+            filename="inflight.txt",
+            filetype="txt",
+            status=DocumentStatus.PROCESSING,
+            attempt_id=uuid.uuid4(),
+        )
+        s.add(inflight)
+    ingestion, info = await both_views(c, kb)
+    assert counts(ingestion) == counts(info) == ("indexing", 1, 1, 1, 3)
+
+    # it fails: failed is terminal, the base is complete again
+    async with runtime.sessionmaker() as s, s.begin():
+        await s.execute(
+            update(RagDocument)
+            .where(RagDocument.id == inflight.id)
+            .values(status=DocumentStatus.ERROR, error_message="stand-in")
+        )
+    ingestion, info = await both_views(c, kb)
+    assert counts(ingestion) == counts(info) == ("complete", 0, 1, 2, 3)
+
+
+async def test_an_upload_retires_no_other_row_not_even_a_failed_one_of_the_same_name(
+    client: Client,
+) -> None:
+    c = client("alice", "acme", (VIEW, EDIT))
+    kb = await create(c, uniq("noaddr"), "org")
+    failed = []
+    for _ in range(2):
+        r = await upload(c, kb["id"], "notes.txt", BLANK)
+        assert r.status_code == 202, r.text
+        failed.append(r.json()["tracking_id"])
+        await wait_complete(c, kb["id"])  # each failure is recorded before the next upload
+    r = await upload(c, kb["id"], "notes.txt", "Notes about capybaras.")
+    good = r.json()["tracking_id"]
+    await wait_complete(c, kb["id"])
+
+    items = (await c.get(f"/kb/{kb['id']}/documents")).json()["items"]
+    by_id = {d["id"]: d for d in items}
+    assert set(by_id) == {*failed, good}
+    assert [by_id[d]["status"] for d in failed] == ["error", "error"]
+    assert by_id[good]["status"] == "done"
+    assert all(d["filename"] == "notes.txt" and d["source_path"] is None for d in items)
+    ingestion, _ = await both_views(c, kb)
+    assert counts(ingestion) == ("complete", 0, 1, 2, 3)
