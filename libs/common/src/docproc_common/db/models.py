@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    CheckConstraint,
     Date,
     DateTime,
     ForeignKey,
@@ -126,7 +127,12 @@ class RagDocument(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
-    __table_args__ = (Index("ix_rag_documents_kb_status", "knowledge_base_id", "status"),)
+    __table_args__ = (
+        Index("ix_rag_documents_kb_status", "knowledge_base_id", "status"),
+        CheckConstraint(
+            "status IN ('processing', 'done', 'error')", name="status"
+        ),  # DocumentStatus; no fourth value can slip in from any writer
+    )
 
 
 class ChatFile(Base):
