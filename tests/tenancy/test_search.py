@@ -11,6 +11,8 @@ import httpx
 import pytest
 from docproc_common.events import DocumentAccepted
 from docproc_common.runtime import Runtime
+from docproc_common.vectorstore import search as vector_search
+from docproc_upload import service
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -263,3 +265,50 @@ async def test_without_a_document_date_the_files_metadata_dates_it(
     assert rows == {"meta.docx": dt.date(2021, 5, 4), "told.docx": dt.date(2024, 1, 15)}
     r = await search(c, kb, filters={"date_from": "2021-05-04", "date_to": "2021-05-04"})
     assert names(r) == {"meta.docx"}
+
+
+async def test_one_unreachable_collection_refuses_the_search_before_a_vector_is_read(
+    client: Client, corpus: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c, kb = corpus["client"], corpus["kb"]
+    other = await create(client("bob", "globex", (VIEW, EDIT)), uniq("theirs"), "org")
+    read: list[str] = []
+    real = vector_search
+
+    async def recording(session: Any, collection: str, *args: Any, **kwargs: Any) -> Any:
+        read.append(collection)
+        return await real(session, collection, *args, **kwargs)
+
+    monkeypatch.setattr(service, "vector_search", recording)
+    assert names(await search(c, kb)) == {"hr.txt", "eng.md", "blank.txt"}
+    assert read == [kb["collection_name"]]
+    read.clear()
+    for order in (
+        [kb["collection_name"], other["collection_name"]],
+        [other["collection_name"], kb["collection_name"]],
+    ):
+        r = await c.post("/rag/search", json={"query": "vacation", "collections": order})
+        assert r.status_code == 404
+        assert r.json()["error"]["message"] == "Collection not found"
+    assert read == []  # not even the reachable one was read
+
+
+async def test_filter_values_stay_within_the_bases_the_caller_reaches(client: Client) -> None:
+    """An org base and its owner's personal twin share a name (and a table); a colleague
+    reaches only the org base, and sees only its organizational units."""
+    name = uniq("shared")
+    alice = client("alice", "acme", (VIEW, EDIT))
+    colleague = client("carol", "acme", (VIEW,))
+    for scope, unit in (("org", "hr"), ("personal", "private-notes")):
+        kb = await create(alice, name, scope)
+        r = await alice.post(
+            f"/kb/{kb['id']}/documents",
+            files={"file": ("a.txt", b"Some policy text.")},
+            data={"organizational_unit": unit},
+        )
+        assert r.status_code == 202, r.text
+        await wait_complete(alice, kb["id"])
+    for c, units in ((alice, ["hr", "private-notes"]), (colleague, ["hr"])):
+        r = await c.get(f"/rag/collections/{name}/filter-values")
+        assert r.status_code == 200, r.text
+        assert r.json() == {"organizational_unit": units}
