@@ -100,6 +100,18 @@ async def test_an_empty_list_is_422_naming_the_field(corpus: dict[str, Any]) -> 
     assert r.json()["error"]["details"]["fields"][0]["field"] == "filters.source"
 
 
+async def test_a_reversed_date_range_is_422_naming_date_to(corpus: dict[str, Any]) -> None:
+    r = await search(
+        corpus["client"], corpus["kb"], filters={"date_from": "2024-02-01", "date_to": "2024-01-31"}
+    )
+    assert r.status_code == 422
+    [field] = r.json()["error"]["details"]["fields"]
+    assert field["field"] == "filters.date_to"
+    assert "before date_from" in field["message"]
+    same_day = {"date_from": "2024-02-01", "date_to": "2024-02-01"}
+    assert (await search(corpus["client"], corpus["kb"], filters=same_day)).status_code == 200
+
+
 async def test_the_legacy_filter_string(corpus: dict[str, Any]) -> None:
     c, kb, ids = corpus["client"], corpus["kb"], corpus["ids"]
     assert names(await search(c, kb, filter=f'parent_doc_id == "{ids["hr.txt"]}"')) == {"hr.txt"}

@@ -7,7 +7,7 @@ from datetime import date, datetime
 from typing import Any, Literal
 
 from docproc_common.ingestion import IngestionConfig
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 
 class KnowledgeBaseCreate(BaseModel):
@@ -85,6 +85,14 @@ class SearchFiltersIn(BaseModel):
     def _not_empty(cls, v: list[str] | None) -> list[str] | None:
         if v is not None and not v:
             raise ValueError("an empty list matches nothing; leave the filter out instead")
+        return v
+
+    @field_validator("date_to")
+    @classmethod
+    def _a_range(cls, v: date | None, info: ValidationInfo) -> date | None:
+        start = info.data.get("date_from")
+        if v is not None and start is not None and v < start:
+            raise ValueError("date_to is before date_from: the range holds no day")
         return v
 
 
