@@ -4,32 +4,23 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 
 import httpx
 import pytest
 from docproc_cli.embedded import BUILDERS
 from docproc_common.auth import mint_token
 from docproc_common.runtime import Runtime, build_app, serve
-from docproc_common.settings import AuthSettings, BusMode, Settings, StorageSettings
-from docproc_common.testing.db import create_test_database
-from docproc_common.testing.infra import find_repo_root, load_infra_env
+from docproc_common.settings import AuthSettings, BusMode
+from docproc_common.testing.runtime import fresh_runtime
 
 Client = Callable[..., httpx.AsyncClient]
 
 
 @pytest.fixture(scope="module")
 async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Runtime]:
-    infra = load_infra_env(("postgres",))
-    settings = Settings(
-        database={"url": await create_test_database(infra["DATABASE__URL"])},
-        bus={"mode": BusMode.EMBEDDED, "relay_interval_s": 0.05},
-        storage=StorageSettings(media_dir=Path(tmp_path_factory.mktemp("media"))),
-        embedder={"model_cache_dir": find_repo_root() / ".cache" / "models"},
-    )
-    rt = Runtime.create(settings)
-    yield rt
-    await rt.close()
+    bus = {"mode": BusMode.EMBEDDED, "relay_interval_s": 0.05}
+    async with fresh_runtime(tmp_path_factory.mktemp("media"), bus=bus) as rt:
+        yield rt
 
 
 @pytest.fixture(scope="module")

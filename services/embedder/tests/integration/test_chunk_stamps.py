@@ -12,7 +12,6 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import date
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,10 +20,8 @@ from docproc_common.db.models import DocumentStatus, KnowledgeBase, RagDocument
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.events import DocumentParsed
 from docproc_common.runtime import Runtime
-from docproc_common.settings import Settings, StorageSettings
-from docproc_common.testing.db import create_test_database
 from docproc_common.testing.embedding_standin import StandIn, running_standin, standin_vector
-from docproc_common.testing.infra import load_infra_env
+from docproc_common.testing.runtime import fresh_runtime
 from docproc_common.vault import create_secret
 from docproc_embedder.handler import EmbedderHandler
 from sqlalchemy import text
@@ -37,14 +34,8 @@ KEY = "sk-stamps"
 
 @pytest.fixture(scope="module")
 async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Runtime]:
-    infra = load_infra_env(("postgres",))
-    settings = Settings(
-        database={"url": await create_test_database(infra["DATABASE__URL"])},
-        storage=StorageSettings(media_dir=Path(tmp_path_factory.mktemp("media"))),
-    )
-    rt = Runtime.create(settings)
-    yield rt
-    await rt.close()
+    async with fresh_runtime(tmp_path_factory.mktemp("media")) as rt:
+        yield rt
 
 
 @pytest.fixture(scope="module")

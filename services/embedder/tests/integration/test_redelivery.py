@@ -13,7 +13,6 @@ import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,9 +23,8 @@ from docproc_common.db.models import DocumentStatus, KnowledgeBase, RagDocument
 from docproc_common.embedding.client import EmbeddingClient, EmbeddingClients
 from docproc_common.events import DocumentIndexed, DocumentParsed
 from docproc_common.runtime import Runtime
-from docproc_common.settings import Settings, StorageSettings
-from docproc_common.testing.db import create_test_database
-from docproc_common.testing.infra import find_repo_root, load_infra_env
+from docproc_common.settings import Settings
+from docproc_common.testing.runtime import fresh_runtime
 from docproc_embedder.handler import EmbedderHandler, vector_document_id
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -39,15 +37,8 @@ CHUNKS = [f"Paragraph {i}: the capybara is the largest rodent, number {i}." for 
 
 @pytest.fixture(scope="module")
 async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Runtime]:
-    infra = load_infra_env(("postgres",))
-    settings = Settings(
-        database={"url": await create_test_database(infra["DATABASE__URL"])},
-        storage=StorageSettings(media_dir=Path(tmp_path_factory.mktemp("media"))),
-        embedder={"model_cache_dir": find_repo_root() / ".cache" / "models"},
-    )
-    rt = Runtime.create(settings)
-    yield rt
-    await rt.close()
+    async with fresh_runtime(tmp_path_factory.mktemp("media")) as rt:
+        yield rt
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ The upload service's routers in-process (ASGI) on a fresh database of the test P
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -16,9 +15,8 @@ from docproc_common.auth import EDIT, VIEW, mint_token
 from docproc_common.db.vector_tables import validate_collection_name
 from docproc_common.errors import InvalidInput
 from docproc_common.runtime import Runtime, build_app
-from docproc_common.settings import AuthSettings, Settings, StorageSettings
-from docproc_common.testing.db import create_test_database
-from docproc_common.testing.infra import load_infra_env
+from docproc_common.settings import AuthSettings
+from docproc_common.testing.runtime import fresh_runtime
 from docproc_upload.app import build
 
 pytestmark = pytest.mark.integration
@@ -40,14 +38,8 @@ REFUSED = {
 
 @pytest.fixture(scope="module")
 async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Runtime]:
-    infra = load_infra_env(("postgres",))
-    settings = Settings(
-        database={"url": await create_test_database(infra["DATABASE__URL"])},
-        storage=StorageSettings(media_dir=Path(tmp_path_factory.mktemp("media"))),
-    )
-    rt = Runtime.create(settings)
-    yield rt
-    await rt.close()
+    async with fresh_runtime(tmp_path_factory.mktemp("media")) as rt:
+        yield rt
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ import logging
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -25,10 +24,9 @@ from docproc_common.embedding.client import (
     resolve_embedding,
 )
 from docproc_common.runtime import Runtime, build_app
-from docproc_common.settings import AuthSettings, Settings, StorageSettings
-from docproc_common.testing.db import create_test_database
+from docproc_common.settings import AuthSettings, Settings
 from docproc_common.testing.embedding_standin import running_standin
-from docproc_common.testing.infra import load_infra_env
+from docproc_common.testing.runtime import fresh_runtime
 from docproc_common.vault import create_secret, open_secret, rewrap_all
 from docproc_upload.app import build
 from pydantic import SecretStr
@@ -48,15 +46,9 @@ def uniq(prefix: str = "c") -> str:
 
 @pytest.fixture(scope="module")
 async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Runtime]:
-    infra = load_infra_env(("postgres",))
-    settings = Settings(
-        database={"url": await create_test_database(infra["DATABASE__URL"])},
-        storage=StorageSettings(media_dir=Path(tmp_path_factory.mktemp("media"))),
-        embedder={"allowed_base_urls": ["http://127.0.0.1"], "probe_timeout_s": 2},
-    )
-    rt = Runtime.create(settings)
-    yield rt
-    await rt.close()
+    embedder = {"allowed_base_urls": ["http://127.0.0.1"], "probe_timeout_s": 2}
+    async with fresh_runtime(tmp_path_factory.mktemp("media"), embedder=embedder) as rt:
+        yield rt
 
 
 @pytest.fixture(scope="module")
