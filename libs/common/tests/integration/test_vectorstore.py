@@ -1,17 +1,28 @@
-"""The runtime vector tables: concurrent first writers, batched writes, redelivery, stamps."""
+"""The runtime vector tables: creation in the writer's transaction, concurrent first writers,
+one binary COPY per document, redelivery, stamps; search filters, date ranges and the
+knowledge-base scope applied before top-k."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from datetime import date
 
 import numpy as np
 import pytest
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.settings import DatabaseSettings
 from docproc_common.testing.db import create_test_database
-from docproc_common.vectorstore import ChunkStamp, SearchFilters, ensure_table, search, write_chunks
+from docproc_common.vectorstore import (
+    ChunkStamp,
+    SearchFilters,
+    ensure_table,
+    filter_values,
+    search,
+    table_exists,
+    write_chunks,
+)
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -44,9 +55,10 @@ def stamp(kb: uuid.UUID, **kw: object) -> ChunkStamp:
     return ChunkStamp(**{**base, **kw})  # type: ignore[arg-type]
 
 
-def unit_vectors(n: int, seed: int = 0) -> np.ndarray:
-    v = np.random.default_rng(seed).normal(size=(n, 384)).astype(np.float32)
-    return v / np.linalg.norm(v, axis=1, keepdims=True)
+def unit_vectors(n: int, seed: int = 0, dim: int = 384) -> np.ndarray:
+    v = np.random.default_rng(seed).normal(size=(n, dim)).astype(np.float32)
+    out: np.ndarray = v / np.linalg.norm(v, axis=1, keepdims=True)
+    return out
 
 
 async def test_concurrent_first_writers_create_one_table_without_errors(
@@ -136,3 +148,193 @@ async def test_a_selective_filter_still_fills_the_top_k(
     assert len(hits) == 10
     assert all(h.content.startswith("rare") for h in hits)
     assert other_kb == []
+
+
+async def relations(s: AsyncSession, table: str) -> set[str]:
+    """The table and every index on it, as the catalog knows them."""
+    rows = await s.execute(
+        text("SELECT relname FROM pg_class WHERE relname = :t OR relname LIKE :p"),
+        {"t": table, "p": f"{table}\\_%"},
+    )
+    return {r for (r,) in rows}
+
+
+async def test_table_and_indexes_are_created_in_the_writers_transaction(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    name = f"tx_{uuid.uuid4().hex[:8]}"
+    table = f"rag_{name}"
+    async with sessions() as s:
+        await s.begin()
+        await ensure_table(s, name, 384)
+        inside = await relations(s, table)
+        await s.rollback()
+    # the table and its indexes existed in the transaction, and went with it
+    assert {table, *(f"{table}_{i}_idx" for i in ("embedding", "path", "fname", "hash"))} <= inside
+    async with sessions() as s:
+        assert not await table_exists(s, name)
+        assert await relations(s, table) == set()
+
+    # a first write that fails after creating the table leaves no table behind either
+    async def first_write_of_the_wrong_width() -> None:
+        async with sessions() as s, s.begin():
+            await ensure_table(s, name, 384)
+            await write_chunks(
+                s, name, uuid.uuid4(), ["a"], unit_vectors(1, dim=8), stamp(uuid.uuid4())
+            )
+
+    with pytest.raises(Exception, match="expected 384 dimensions"):
+        await first_write_of_the_wrong_width()
+    async with sessions() as s:
+        assert await relations(s, table) == set()
+
+
+async def test_a_document_is_written_by_one_binary_copy(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    name = f"copy_{uuid.uuid4().hex[:8]}"
+    table = f"rag_{name}"
+    async with sessions() as s, s.begin():
+        await ensure_table(s, name, 384)
+        # every INSERT statement on the table records the top-level query that caused it
+        await s.execute(text("CREATE TABLE statements_seen (query text NOT NULL)"))
+        await s.execute(
+            text(
+                "CREATE FUNCTION note_statement() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                "BEGIN INSERT INTO statements_seen VALUES (current_query()); RETURN NULL; END $$"
+            )
+        )
+        await s.execute(
+            text(
+                f"CREATE TRIGGER {table}_seen AFTER INSERT ON {table} "
+                "FOR EACH STATEMENT EXECUTE FUNCTION note_statement()"
+            )
+        )
+    n = 1000
+    vectors = unit_vectors(n, seed=3)
+    document = uuid.uuid4()
+    async with sessions() as s, s.begin():
+        written = await write_chunks(
+            s, name, document, [f"chunk {i}" for i in range(n)], vectors, stamp(uuid.uuid4())
+        )
+    assert written == n
+    async with sessions() as s:
+        seen = [q for (q,) in await s.execute(text("SELECT query FROM statements_seen"))]
+        stored = (
+            await s.execute(
+                text(f"SELECT chunk_no, content, embedding FROM {table} ORDER BY chunk_no")
+            )
+        ).all()
+    assert len(seen) == 1, seen  # one statement for the whole document, not one per chunk
+    assert seen[0].lstrip().upper().startswith("COPY ")
+    assert "binary" in seen[0].lower()
+    assert [r.chunk_no for r in stored] == list(range(n))
+    assert [r.content for r in stored] == [f"chunk {i}" for i in range(n)]
+    assert np.allclose(np.stack([r.embedding.to_numpy() for r in stored]), vectors, atol=1e-6)
+
+
+async def test_a_date_range_is_inclusive_ands_with_other_fields_and_fails_closed(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    name = f"dates_{uuid.uuid4().hex[:8]}"
+    kb = uuid.uuid4()
+    docs = {
+        "jan.txt": ("txt", date(2024, 1, 1)),
+        "jun.txt": ("txt", date(2024, 6, 15)),
+        "jun.md": ("md", date(2024, 6, 15)),
+        "dec.txt": ("txt", date(2024, 12, 31)),
+        "undated.txt": ("txt", None),
+    }
+    vectors = unit_vectors(len(docs) * 2, 3)
+    async with sessions() as s, s.begin():
+        await ensure_table(s, name, 384)
+        for i, (filename, (doctype, day)) in enumerate(docs.items()):
+            await write_chunks(
+                s,
+                name,
+                uuid.uuid4(),
+                [f"{filename} one", f"{filename} two"],
+                vectors[2 * i : 2 * i + 2],
+                stamp(kb, filename=filename, document_type=doctype, document_date=day),
+            )
+
+    async def found(**filters: object) -> set[str]:
+        async with sessions() as s, s.begin():
+            hits = await search(
+                s,
+                name,
+                vectors[0],
+                knowledge_base_ids=[kb],
+                top_k=50,
+                filters=SearchFilters(**filters),  # type: ignore[arg-type]
+            )
+        return {h.filename or "" for h in hits}
+
+    assert await found() == set(docs)
+    # both bounds are inclusive; a chunk without a date never matches a date filter
+    assert await found(date_from=date(2024, 6, 15)) == {"jun.txt", "jun.md", "dec.txt"}
+    assert await found(date_to=date(2024, 6, 15)) == {"jan.txt", "jun.txt", "jun.md"}
+    assert await found(date_from=date(2024, 6, 15), date_to=date(2024, 6, 15)) == {
+        "jun.txt",
+        "jun.md",
+    }
+    assert await found(date_from=date(2024, 1, 2), date_to=date(2024, 12, 30)) == {
+        "jun.txt",
+        "jun.md",
+    }
+    # AND across fields
+    assert await found(date_from=date(2024, 6, 1), document_type=["md"]) == {"jun.md"}
+    assert await found(date_to=date(2024, 6, 1), document_type=["md"]) == set()
+    # an empty range matches nothing rather than everything
+    assert await found(date_from=date(2025, 1, 1), date_to=date(2024, 1, 1)) == set()
+
+
+async def test_the_knowledge_base_constraint_comes_before_top_k(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    """A small base in a table filled by a large sibling: its caller still gets a full top-k."""
+    name = f"kbtop_{uuid.uuid4().hex[:8]}"
+    big, small = uuid.uuid4(), uuid.uuid4()
+    big_vectors = unit_vectors(3000, 11)
+    small_vectors = unit_vectors(15, 12)
+    async with sessions() as s, s.begin():
+        await ensure_table(s, name, 384)
+        await write_chunks(
+            s,
+            name,
+            uuid.uuid4(),
+            [f"big{i}" for i in range(len(big_vectors))],
+            big_vectors,
+            stamp(big, filename="big.txt", organizational_unit="sales"),
+        )
+        await write_chunks(
+            s,
+            name,
+            uuid.uuid4(),
+            [f"small{i}" for i in range(len(small_vectors))],
+            small_vectors,
+            stamp(small, filename="small.txt", organizational_unit="legal"),
+        )
+
+    async def page(kbs: list[uuid.UUID], top_k: int) -> list[str]:
+        async with sessions() as s, s.begin():
+            # the query is one of the big base's own chunks: its nearest neighbours are all big's
+            hits = await search(s, name, big_vectors[0], knowledge_base_ids=kbs, top_k=top_k)
+        return [h.content for h in hits]
+
+    for plan in ("never analyzed (HNSW first)", "analyzed (planner may pick the exact scan)"):
+        ten = await page([small], 10)
+        assert len(ten) == 10, plan
+        assert all(c.startswith("small") for c in ten), plan
+        everything = await page([small], 50)
+        assert sorted(everything) == sorted(f"small{i}" for i in range(15)), plan
+        assert all(c.startswith("big") for c in await page([big], 10)), plan
+        assert await page([uuid.uuid4()], 10) == [], plan
+        async with sessions() as s, s.begin():
+            await s.execute(text(f"ANALYZE rag_{name}"))
+
+    async with sessions() as s:
+        assert await filter_values(s, name, [small]) == ["legal"]
+        assert await filter_values(s, name, [big]) == ["sales"]
+        assert await filter_values(s, name, [big, small]) == ["legal", "sales"]
+        assert await filter_values(s, name, [uuid.uuid4()]) == []

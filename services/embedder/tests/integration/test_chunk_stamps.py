@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import date
 
@@ -21,7 +20,6 @@ from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.events import DocumentParsed
 from docproc_common.runtime import Runtime
 from docproc_common.testing.embedding_standin import StandIn, running_standin, standin_vector
-from docproc_common.testing.runtime import fresh_runtime
 from docproc_common.vault import create_secret
 from docproc_embedder.handler import EmbedderHandler
 from sqlalchemy import text
@@ -30,19 +28,6 @@ pytestmark = pytest.mark.integration
 
 SMALL = "text-embedding-3-small"  # 1536 wide: not the built-in model's 384
 KEY = "sk-stamps"
-
-
-@pytest.fixture(scope="module")
-async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Runtime]:
-    async with fresh_runtime(tmp_path_factory.mktemp("media")) as rt:
-        yield rt
-
-
-@pytest.fixture(scope="module")
-async def clients(runtime: Runtime) -> AsyncIterator[EmbeddingClients]:
-    c = EmbeddingClients(runtime.settings)
-    yield c
-    await c.aclose()
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,6 @@ from docproc_common.embedding.client import EmbeddingClient, EmbeddingClients
 from docproc_common.events import DocumentIndexed, DocumentParsed
 from docproc_common.runtime import Runtime
 from docproc_common.settings import Settings
-from docproc_common.testing.runtime import fresh_runtime
 from docproc_embedder.handler import EmbedderHandler, vector_document_id
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -33,19 +31,6 @@ pytestmark = pytest.mark.integration
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 CHUNKS = [f"Paragraph {i}: the capybara is the largest rodent, number {i}." for i in range(7)]
-
-
-@pytest.fixture(scope="module")
-async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Runtime]:
-    async with fresh_runtime(tmp_path_factory.mktemp("media")) as rt:
-        yield rt
-
-
-@pytest.fixture(scope="module")
-async def clients(runtime: Runtime) -> AsyncIterator[EmbeddingClients]:
-    c = EmbeddingClients(runtime.settings)
-    yield c
-    await c.aclose()
 
 
 async def parsed_document(runtime: Runtime) -> DocumentParsed:
