@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -12,6 +13,8 @@ import asyncpg
 import boto3
 import pytest
 from docproc_common.blocking import BlockingPool
+from docproc_common.connectors import network
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.settings import SyncSettings
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.db.migrate import upgrade
@@ -97,3 +100,35 @@ def bucket(s3_client: Any) -> str:
 @pytest.fixture
 def bed(runtime: Runtime, sync_settings: SyncSettings) -> SyncBed:
     return SyncBed(runtime, sync_settings)
+
+
+class RebindingDns:
+    """A name whose first answer is the test server (taken as public) and every later one
+    an internal address: DNS rebinding. Nothing else here is public."""
+
+    SERVER = "127.0.0.1"
+    INTERNAL = "169.254.169.254"
+
+    def __init__(self, first: str = SERVER) -> None:
+        self.first = first
+        self.lookups: list[str] = []
+
+    def is_public(self, address: str) -> bool:
+        return str(ipaddress.ip_address(address)) == self.SERVER  # a name: ValueError, as ever
+
+    async def resolve(self, host: str, _port: int) -> list[str]:
+        self.lookups.append(host)
+        return [self.first if len(self.lookups) == 1 else self.INTERNAL]
+
+
+@pytest.fixture
+def rebinding_dns(monkeypatch: pytest.MonkeyPatch) -> RebindingDns:
+    dns = RebindingDns()
+    monkeypatch.setattr(network, "resolve", dns.resolve)
+    monkeypatch.setattr(network, "_is_public", dns.is_public)
+    return dns
+
+
+def checked_options(tmp: Path) -> ConnectorOptions:
+    """As a deployment runs: private networks refused (plain HTTP allowed for the test server)."""
+    return ConnectorOptions(allow_private_networks=False, allow_plain_http=True, cache_dir=tmp)

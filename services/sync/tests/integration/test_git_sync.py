@@ -17,6 +17,8 @@ from docproc_common.connectors.base import RemoteFile
 from docproc_common.connectors.git import GitConfig, GitConnector
 from docproc_sync.testing import SyncBed
 
+from .conftest import RebindingDns, checked_options
+
 pytestmark = pytest.mark.integration
 
 TOKEN = "ghp_test_token_123"
@@ -46,6 +48,7 @@ class GitServer:
         self.root = root
         self.token = token
         self.requests: list[tuple[str, str, str | None]] = []
+        self.hosts: set[str | None] = set()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -79,6 +82,7 @@ class GitServer:
                 auth = self.headers.get("Authorization")
                 path, _, query = self.path.partition("?")
                 bridge.requests.append((self.command, path, auth))
+                bridge.hosts.add(self.headers.get("Host"))
                 body = self._body() if self.command == "POST" else b""
                 expected = (
                     "Basic " + base64.b64encode(f"x-access-token:{bridge.token}".encode()).decode()
@@ -251,3 +255,24 @@ class TestGit:
         assert b"attacker" in landed.read_bytes()
         assert listing.signal and len(listing.signal) == 40
         await connector.aclose()
+
+
+async def test_git_connects_to_the_checked_address_of_a_rebinding_name(
+    served: GitServer, rebinding_dns: RebindingDns, tmp_path: Path
+) -> None:
+    port = served.server.server_address[1]
+    connector = GitConnector(
+        GitConfig(repo_url=f"http://git.rebind.test:{port}/repo.git"),
+        {"token": TOKEN},
+        checked_options(tmp_path / "cache"),
+    )
+    listing = await connector.list_files()  # ls-remote and fetch: the name has no real DNS answer
+    await connector.aclose()
+    assert sorted(f.name for f in listing.files) == [
+        "..\\..\\..\\home\\app\\.ssh\\authorized_keys.md",  # HOSTILE: lands inside
+        "README.md",
+        "docs/deep/nested.txt",
+        "docs/intro.md",
+    ]
+    assert rebinding_dns.lookups == ["git.rebind.test"]
+    assert served.hosts == {f"git.rebind.test:{port}"}

@@ -7,11 +7,15 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
+from docproc_common.connectors.errors import NetworkRefusedError
 from docproc_common.connectors.web import WebConfig, WebConnector
 from docproc_sync.testing import SyncBed
+
+from .conftest import RebindingDns, checked_options
 
 pytestmark = pytest.mark.integration
 
@@ -30,6 +34,7 @@ class Site:
     def __init__(self) -> None:
         self.pages: dict[str, Page] = {}
         self.hits: list[str] = []
+        self.hosts: set[str | None] = set()
         handler = self._handler()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
@@ -49,6 +54,7 @@ class Site:
 
             def do_GET(self) -> None:  # noqa: N802
                 site.hits.append(self.path)
+                site.hosts.add(self.headers.get("Host"))
                 page = site.pages.get(self.path)
                 if page is None:
                     self.send_response(404)
@@ -238,3 +244,37 @@ class TestHostileNames:
         assert landed == sync_dir.resolve() / "authorized_keys.md"
         assert b"attacker" in landed.read_bytes()
         await connector.aclose()
+
+
+class TestPinnedAddress:
+    """The crawler connects to the address the network check accepted, resolved once."""
+
+    async def test_a_rebinding_name_is_crawled_at_the_checked_address_only(
+        self, site: Site, rebinding_dns: RebindingDns, tmp_path: Path
+    ) -> None:
+        build_site(site)
+        port = site.server.server_address[1]
+        connector = WebConnector(
+            WebConfig(start_url=f"http://docs.rebind.test:{port}/"), None, checked_options(tmp_path)
+        )
+        listing = await connector.list_files()
+        await connector.aclose()
+        # every page came from the test server (the name has no real DNS answer at all)
+        assert listing.complete, listing.note
+        assert {f.name for f in listing.files} == {"index.md", "a.md", "c.md", "notes.txt"}
+        assert rebinding_dns.lookups == ["docs.rebind.test"]  # later answers never asked for
+        assert site.hosts == {f"docs.rebind.test:{port}"}  # the name, not the address
+
+    async def test_a_name_that_first_resolves_inside_is_refused_before_any_request(
+        self, site: Site, rebinding_dns: RebindingDns, tmp_path: Path
+    ) -> None:
+        build_site(site)
+        rebinding_dns.first = RebindingDns.INTERNAL
+        port = site.server.server_address[1]
+        connector = WebConnector(
+            WebConfig(start_url=f"http://docs.rebind.test:{port}/"), None, checked_options(tmp_path)
+        )
+        with pytest.raises(NetworkRefusedError, match="resolves to a non-public address"):
+            await connector.list_files()
+        await connector.aclose()
+        assert site.hits == []

@@ -37,7 +37,7 @@ from docproc_common.connectors.base import (
     RemoteListing,
 )
 from docproc_common.connectors.errors import ConnectorError
-from docproc_common.connectors.network import check_url, literal_refusal
+from docproc_common.connectors.network import check_url, default_port, literal_refusal
 from docproc_common.connectors.remote_names import open_landing
 
 BRANCH = re.compile(r"^(?!-)(?!.*\.\.)(?!.*//)(?!.*\.lock$)[A-Za-z0-9._/-]{1,200}(?<!/)$")
@@ -117,6 +117,7 @@ class GitConnector(BaseSyncConnector[GitConfig]):
                 self._token = GitSecret.model_validate(dict(self.secret))
             except ValueError as exc:
                 raise ConnectorError("The source's git_token secret has no token") from exc
+        self._resolve: str | None = None  # host:port:address for http.curloptResolve
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if options.cache_dir is not None:
             base = Path(options.cache_dir)
@@ -161,6 +162,8 @@ class GitConnector(BaseSyncConnector[GitConfig]):
             ("protocol.file.allow", "never"),
             ("core.hooksPath", os.devnull),
         ]
+        if self._resolve is not None:
+            settings.append(("http.curloptResolve", self._resolve))
         if self._token is not None:
             pair = f"{self._token.username}:{self._token.token}".encode()
             header = f"Authorization: Basic {base64.b64encode(pair).decode()}"
@@ -239,7 +242,13 @@ class GitConnector(BaseSyncConnector[GitConfig]):
         return RemoteListing(files, complete=True, signal=commit)
 
     async def list_files(self) -> RemoteListing:
-        await check_url(self.config.repo_url, allow_private=self.options.allow_private_networks)
+        checked = await check_url(
+            self.config.repo_url, allow_private=self.options.allow_private_networks
+        )
+        if checked:  # git connects to the address just checked, not to a second DNS answer
+            host = urlsplit(self.config.repo_url).hostname or ""
+            address = f"[{checked[0]}]" if ":" in checked[0] else checked[0]
+            self._resolve = f"{host}:{default_port(self.config.repo_url)}:{address}"
         return await self.blocking(self._list)
 
     def _cat(self, blob: str, dest: Path) -> None:

@@ -38,7 +38,7 @@ from docproc_common.connectors.base import (
 )
 from docproc_common.connectors.errors import ConnectorError
 from docproc_common.connectors.html_text import parse_html
-from docproc_common.connectors.network import check_url, literal_refusal
+from docproc_common.connectors.network import PinnedTransport, literal_refusal
 
 USER_AGENT = "docproc-sync"
 MAX_PAGE_BYTES = 10 * 1024 * 1024
@@ -147,10 +147,15 @@ class WebConnector(BaseSyncConnector[WebConfig]):
         return (parts.scheme, parts.netloc) == self.site and parts.path.startswith(self.prefix)
 
     async def list_files(self) -> RemoteListing:
-        await check_url(self.start, allow_private=self.options.allow_private_networks)
         timeout = self.config.page_timeout_s
+        # the first request checks the host (refusing an internal one); every request then
+        # goes to the address that check accepted
+        pinned = PinnedTransport(allow_private=self.options.allow_private_networks)
         async with httpx.AsyncClient(
-            timeout=timeout, follow_redirects=False, headers={"User-Agent": USER_AGENT}
+            transport=pinned,
+            timeout=timeout,
+            follow_redirects=False,
+            headers={"User-Agent": USER_AGENT},
         ) as client:
             robots, note = await self._robots(client)
             if robots is None:

@@ -1,0 +1,55 @@
+"""A pinned connection: the checked address on the wire, the name in Host and in TLS."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from docproc_common.connectors import network
+from docproc_common.connectors.network import PinnedTransport
+
+
+async def test_https_goes_to_the_checked_address_with_the_name_for_tls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    answers = iter([["93.184.216.34"], ["10.0.0.7"]])  # the second would be a rebinding
+
+    async def resolve(_host: str, _port: int) -> list[str]:
+        return next(answers)
+
+    monkeypatch.setattr(network, "resolve", resolve)
+    seen: list[httpx.Request] = []
+
+    def wire(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200)
+
+    transport = PinnedTransport(allow_private=False, inner=httpx.MockTransport(wire))
+    async with httpx.AsyncClient(transport=transport) as client:
+        for path in ("/", "/a", "/b"):
+            assert (await client.get(f"https://docs.example.com{path}")).status_code == 200
+    assert [str(r.url) for r in seen] == [
+        "https://93.184.216.34/",
+        "https://93.184.216.34/a",
+        "https://93.184.216.34/b",
+    ]
+    assert {r.headers["host"] for r in seen} == {"docs.example.com"}
+    assert {r.extensions["sni_hostname"] for r in seen} == {"docs.example.com"}
+
+
+async def test_with_private_networks_allowed_nothing_is_resolved_or_rewritten(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def resolve(_host: str, _port: int) -> list[str]:
+        raise AssertionError("nothing to check")
+
+    monkeypatch.setattr(network, "resolve", resolve)
+    seen: list[str] = []
+
+    def wire(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        return httpx.Response(204)
+
+    transport = PinnedTransport(allow_private=True, inner=httpx.MockTransport(wire))
+    async with httpx.AsyncClient(transport=transport) as client:
+        await client.get("http://minio.internal:9000/bucket")
+    assert seen == ["http://minio.internal:9000/bucket"]
