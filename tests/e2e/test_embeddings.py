@@ -232,3 +232,9 @@ def test_a_provider_that_never_answers_ends_the_document_in_error(cluster: Clust
     assert ingestion["indexing_status"] == "complete"
     assert (ingestion["processing_count"], ingestion["failed_count"]) == (0, 1)
     assert asked >= 5  # every attempt asked the provider
+    # the stored message names no endpoint; the worker log has the whole story
+    endpoint = standin.url.split("//", 1)[1].split("/", 1)[0]
+    assert endpoint not in error
+    log = cluster.services["embedder"].log_path.read_text()
+    assert f"answered HTTP 503 for collection {kb['collection_name']}" in log
+    assert "dead-lettering" in log and "EmbeddingProviderUnavailable" in log
