@@ -47,7 +47,6 @@ from docproc_common.parsing import (
     ParsingRefused,
     check_archive,
     iter_archive_members,
-    tiff_to_png_pages,
 )
 from docproc_common.storage import AsyncStorage, safe_filename
 
@@ -377,6 +376,8 @@ def _archive_detected(f: AttachmentFile) -> Detected:
 
 def _tiff_pages(data: bytes, max_pages: int) -> tuple[list[bytes], int]:
     from PIL import Image
+
+    from docproc_common.parsing.images import tiff_to_png_pages  # Pillow: loaded when used
 
     pages = tiff_to_png_pages(data, max_pages)
     try:

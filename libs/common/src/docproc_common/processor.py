@@ -37,12 +37,19 @@ import httpx
 
 from docproc_common.errors import FieldError, InvalidInput
 from docproc_common.ingestion import IngestionConfig, Parser
-from docproc_common.kbparsers import dates, errors, liteparse, llamaparse, worker
+from docproc_common.kbparsers import dates, errors, liteparse, llamaparse
 from docproc_common.kbparsers.isolation import ChildCrashed, ChildRaised, ChildTimeout, Isolation
+from docproc_common.kbparsers.jobs import (
+    OWN_DATE,
+    PROBE,
+    RUN,
+    PageText,
+    ParseJob,
+    Route,
+    WorkerOutput,
+)
 from docproc_common.kbparsers.llamaparse import JobJournal, LlamaParseClient
-from docproc_common.kbparsers.pdf import PageText
 from docproc_common.kbparsers.vision import VisionDescriber
-from docproc_common.kbparsers.worker import ParseJob, Route, WorkerOutput
 
 log = logging.getLogger(__name__)
 
@@ -210,7 +217,7 @@ class DocumentProcessor:
         if ext not in dates.FORMATS:
             return None
         try:
-            return await self.isolation.run(worker.own_date, (data, ext), timeout_s=PROBE_TIMEOUT_S)
+            return await self.isolation.run(OWN_DATE, (data, ext), timeout_s=PROBE_TIMEOUT_S)
         except (ChildCrashed, ChildRaised, ChildTimeout) as exc:
             log.warning("reading the document's date from its metadata failed: %r", exc)
             return None
@@ -246,7 +253,7 @@ class DocumentProcessor:
             if route == "liteparse"
             else None,
         )
-        output = await self._run(worker.run, job, float(config.parse_timeout_seconds))
+        output = await self._run(RUN, job, float(config.parse_timeout_seconds))
         descriptions: dict[str, str] = {}
         if output.images and config.vision_profile is not None:
             key = None
@@ -315,7 +322,7 @@ class DocumentProcessor:
             )
         if ext == "pdf":
             # Refuse a damaged or password-protected PDF here, before LlamaParse bills for it.
-            pages = await self._run(worker.probe, data, PROBE_TIMEOUT_S)
+            pages = await self._run(PROBE, data, PROBE_TIMEOUT_S)
             log.info(
                 "LlamaParse will bill at most %d of %d pages", min(pages, config.max_pages), pages
             )
@@ -405,6 +412,7 @@ def extract_text(data: bytes, filename: str, parser: str) -> ExtractedDocument:
     For tools that parse one trusted file at a time; the parser service uses
     :class:`DocumentProcessor`, which bounds memory and time per document.
     """
+    from docproc_common.kbparsers import worker
     from docproc_common.parsing import PYMUPDF_LOCK
 
     ext = check_supported(filename, parser)

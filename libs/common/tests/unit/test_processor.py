@@ -8,7 +8,7 @@ import pymupdf
 import pytest
 from docproc_common.errors import InvalidInput
 from docproc_common.kbparsers.errors import DocumentUnreadable
-from docproc_common.kbparsers.pdf import PageText
+from docproc_common.kbparsers.jobs import PageText
 from docproc_common.processor import (
     BUILTIN_FORMATS,
     Capabilities,

@@ -24,8 +24,6 @@ import zipfile
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-import olefile
-import pymupdf
 from defusedxml import ElementTree
 
 OOXML = frozenset({"docx", "pptx", "xlsx"})
@@ -71,6 +69,8 @@ def own_date(data: bytes, extension: str, *, today: date | None = None) -> date 
 
 
 def _pdf(data: bytes) -> list[date | None]:
+    import pymupdf  # loaded in the parse child already; not in the service process
+
     doc: Any = pymupdf.open(stream=data, filetype="pdf")  # type: ignore[no-untyped-call]
     try:
         meta: dict[str, str] = doc.metadata or {}
@@ -92,6 +92,8 @@ def _xml_part(data: bytes, name: str, tags: tuple[str, ...]) -> list[date | None
 
 
 def _ole(data: bytes) -> list[date | None]:
+    import olefile
+
     with olefile.OleFileIO(data) as ole:
         meta = ole.get_metadata()
     stamps = (meta.create_time, meta.last_saved_time)

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pymupdf
 
 from docproc_common.kbparsers import errors
+from docproc_common.kbparsers.jobs import ExtractedImage, PageText
 
 log = logging.getLogger(__name__)
 
@@ -30,22 +31,6 @@ MIN_IMAGE_SIDE = 32
 MAX_IMAGE_BYTES = 10 * 2**20
 #: Formats a vision endpoint takes as they are; anything else is re-encoded as PNG.
 _PASSTHROUGH = {"png": "image/png", "jpeg": "image/jpeg", "jpg": "image/jpeg"}
-
-
-@dataclass(frozen=True, slots=True)
-class ExtractedImage:
-    digest: str
-    data: bytes = field(repr=False)
-    mime: str
-    width: int
-    height: int
-
-
-@dataclass(frozen=True, slots=True)
-class PageText:
-    text: str
-    #: Digests of the images this page shows, in the order of their first reference.
-    images: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ import httpx
 from docproc_common.errors import RetryableError
 from docproc_common.ingestion import VisionProfile
 from docproc_common.kbparsers import errors
-from docproc_common.kbparsers.pdf import ExtractedImage
+from docproc_common.kbparsers.jobs import ExtractedImage
 
 log = logging.getLogger(__name__)
 

@@ -20,49 +20,17 @@ if "pymupdf" not in sys.modules:
 
 import logging  # noqa: E402
 import tempfile  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
 from datetime import date  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Literal  # noqa: E402
 
 from docproc_common.kbparsers import dates, errors  # noqa: E402
-from docproc_common.kbparsers.liteparse import LiteParseOptions, parse_file  # noqa: E402
-from docproc_common.kbparsers.pdf import (  # noqa: E402
-    ExtractedImage,
-    PageText,
-    extract_pdf,
-    probe_pdf,
-)
+from docproc_common.kbparsers.jobs import PageText, ParseJob, WorkerOutput  # noqa: E402
+from docproc_common.kbparsers.liteparse import parse_file  # noqa: E402
+from docproc_common.kbparsers.pdf import extract_pdf, probe_pdf  # noqa: E402
 from docproc_common.parsing import ParseLimits, ParsingRefused, detect, parse  # noqa: E402
 from docproc_common.parsing.errors import EncryptedDocument  # noqa: E402
 
 log = logging.getLogger(__name__)
-
-Route = Literal["builtin", "pymupdf", "liteparse"]
-
-
-@dataclass(frozen=True, slots=True)
-class ParseJob:
-    data: bytes = field(repr=False)
-    filename: str
-    extension: str
-    route: Route
-    max_pages: int
-    max_chars: int
-    describe_images: bool = False
-    max_images: int = 50
-    liteparse: LiteParseOptions | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class WorkerOutput:
-    pages: list[PageText]
-    page_count: int | None
-    truncated: bool
-    images: dict[str, ExtractedImage] = field(default_factory=dict)
-    images_skipped: int = 0
-    ocr: bool = False
-    missing_languages: tuple[str, ...] = ()
 
 
 def run(job: ParseJob) -> WorkerOutput:

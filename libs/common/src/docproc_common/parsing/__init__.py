@@ -7,9 +7,11 @@
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .archives import check_archive, iter_archive_members
 from .detect import ALLOWED_EXTENSIONS, ALLOWED_MIME_TYPES, detect
-from .dispatch import parse, preview
 from .errors import (
     ArchiveDuplicate,
     ArchiveEncrypted,
@@ -31,8 +33,7 @@ from .errors import (
     UnsafeDocument,
     UnsupportedType,
 )
-from .images import tiff_to_png_pages
-from .pdf import PYMUPDF_LOCK, iter_pdf_pages
+from .text import preview
 from .types import (
     ArchiveLimits,
     ArchiveMember,
@@ -41,6 +42,30 @@ from .types import (
     ParsedText,
     ParseLimits,
 )
+
+if TYPE_CHECKING:
+    from .dispatch import parse
+    from .images import tiff_to_png_pages
+    from .pdf import PYMUPDF_LOCK, iter_pdf_pages
+
+#: Loaded on first use: they import PyMuPDF, the office libraries and Pillow, which a
+#: process that only detects, checks and previews files (the API, the parse service
+#: before its fork server) never needs. The parse children have them preloaded.
+_LAZY = {
+    "parse": ".dispatch",
+    "tiff_to_png_pages": ".images",
+    "PYMUPDF_LOCK": ".pdf",
+    "iter_pdf_pages": ".pdf",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ALLOWED_EXTENSIONS",

@@ -1,4 +1,4 @@
-"""``parse``: route a detected upload to its parser; ``preview``: the card's excerpt."""
+"""``parse``: route a detected upload to its parser."""
 
 from __future__ import annotations
 
@@ -14,9 +14,6 @@ from .pdf import parse_pdf
 from .spreadsheet import parse_xls, parse_xlsx
 from .text import parse_text
 from .types import Detected, FileType, ParsedText, ParseLimits
-
-PREVIEW_LINES = 3
-PREVIEW_CHARS = 240
 
 _Parser = Callable[[bytes, ParseLimits], ParsedText]
 
@@ -68,12 +65,3 @@ def parse(data: bytes, detected: Detected, limits: ParseLimits = DEFAULT_LIMITS)
             text=None, note=f"Text extraction for .{detected.extension} files is unavailable"
         )
     return parser(data, limits)
-
-
-def preview(text: str | None) -> str | None:
-    """The first three lines of the text, capped at 240 characters; None when there is none."""
-    if not text:
-        return None
-    lines = [line.rstrip() for line in text.strip().splitlines()[:PREVIEW_LINES]]
-    excerpt = "\n".join(lines)[:PREVIEW_CHARS].rstrip()
-    return excerpt or None

@@ -51,3 +51,16 @@ def parse_text(data: bytes, extension: str, limits: ParseLimits) -> ParsedText:
     budget = TextBudget(limits.max_chars)
     decode_into(data, budget, codec, skip)
     return budget.result()
+
+
+PREVIEW_LINES = 3
+PREVIEW_CHARS = 240
+
+
+def preview(text: str | None) -> str | None:
+    """The card's excerpt: the first three lines, capped at 240 characters; None when empty."""
+    if not text:
+        return None
+    lines = [line.rstrip() for line in text.strip().splitlines()[:PREVIEW_LINES]]
+    excerpt = "\n".join(lines)[:PREVIEW_CHARS].rstrip()
+    return excerpt or None

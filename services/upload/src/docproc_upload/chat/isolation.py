@@ -17,7 +17,9 @@ thread each, on this pool and not the file-I/O pool); at most ``max_queue`` more
 wait, beyond that the upload is refused with 503.
 
 This module is imported by the children: keep its imports to the standard library
-and ``docproc_common.parsing``.
+and ``docproc_common.parsing``. The parsers themselves (``parsing.dispatch``: PyMuPDF,
+the office libraries) are preloaded by the fork server and never imported by the API
+process, which only detects and previews.
 """
 
 from __future__ import annotations
@@ -44,7 +46,6 @@ from docproc_common.parsing import (
     ParsedText,
     ParseLimits,
     ParsingRefused,
-    parse,
 )
 from docproc_common.parsing import errors as parsing_errors
 
@@ -73,6 +74,8 @@ def _child(
         # fallback far enough above it that a late timer tick on a busy host never
         # delivers both at once and loses the reason.
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds * 2 + 5))
+    from docproc_common.parsing.dispatch import parse  # preloaded by the fork server
+
     answer: tuple[Any, ...]
     try:
         answer = ("ok", parse(data, detected, limits))
@@ -118,7 +121,7 @@ class IsolatedParser:
         self.cpu_seconds = max(1, math.ceil(timeout_s))
         self.wall_s = timeout_s * wall_factor
         self._ctx = multiprocessing.get_context("forkserver")
-        self._ctx.set_forkserver_preload(["__main__", __name__])
+        self._ctx.set_forkserver_preload(["__main__", __name__, "docproc_common.parsing.dispatch"])
         self._pool = BlockingPool(self.workers, name=f"docproc-{name}-parse")
         self._admitted = 0
 

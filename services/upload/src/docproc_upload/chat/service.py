@@ -49,7 +49,6 @@ from docproc_common.parsing import (
     ParseLimits,
     ParsingRefused,
     detect,
-    parse,
     preview,
 )
 from docproc_common.runtime import Runtime
@@ -210,7 +209,10 @@ class ChatFiles:
         if detected.file_type in (FileType.IMAGE, FileType.TIFF):
             return ParsedText(text=None)
         if detected.file_type is FileType.TEXT or self.isolated is None:
-            # text is decoding only: cheap, in a file-I/O thread
+            # text is decoding only: cheap, in a file-I/O thread (the binary parsers load
+            # only here, in the no-isolation fallback)
+            from docproc_common.parsing.dispatch import parse
+
             return await self.runtime.pool.run(parse, data, detected, self.parse_limits)
         return await self.isolated.parse(data, detected, self.parse_limits)
 
