@@ -3,8 +3,9 @@
 The fork server imports this module once (through ``forkserver_preload``); every child is a
 fork of it, so PyMuPDF, the office parsers and LiteParse are already loaded.
 
-Every function here takes and returns plain picklable values: the job goes to the
-child and the result comes back through a pipe.
+Every function here takes and returns plain picklable values (``kbparsers.jobs``): the
+job goes to the child and the result comes back through a pipe. The service names these
+functions with ``jobs.InChild`` rather than importing this module.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import sys
 
 # PyMuPDF >= 1.26 imports its optional ONNX layout model on import when the package is
 # installed; nothing here uses page.get_layout(), and the model would double the child's
-# address space before the document is even opened. Only this (fork-server) process is
-# affected: the service's own processes import PyMuPDF normally.
+# address space before the document is even opened. Only the fork server imports this
+# module (service processes do not import PyMuPDF at all: tests/test_service_imports.py).
 if "pymupdf" not in sys.modules:
     sys.modules.setdefault("pymupdf.layout", None)  # type: ignore[arg-type]
 
