@@ -7,7 +7,9 @@ Measures, on one generated text PDF (dense prose, a text layer on every page):
   child per document (fork server, ``RLIMIT_AS``, deadline) and the result piped back,
 * LiteParse with the collection defaults (markdown, ``auto_ocr``: the text-layer check
   runs first and finds nothing to OCR here),
-* the isolation overhead alone: a no-op child, and a 1-page PDF in-process vs isolated.
+* the isolation overhead alone: a no-op child, and a 1-page PDF in-process vs isolated,
+* reading the document's date from its metadata, the second isolated call of every
+  PDF or office document's extract.
 
 Chunking throughput is ``bench/chunking.py``'s (docs/benchmarks.md, "Chunking").
 
@@ -32,6 +34,7 @@ import pymupdf
 from docproc_common.ingestion import IngestionConfig
 from docproc_common.kbparsers import liteparse
 from docproc_common.kbparsers.isolation import Isolation, child_cpu_seconds
+from docproc_common.kbparsers.jobs import OWN_DATE
 from docproc_common.kbparsers.pdf import extract_pdf
 from docproc_common.processor import KB_MAX_CHARS, DocumentProcessor
 
@@ -163,6 +166,10 @@ async def main() -> None:
         one_iso, _, _ = await timed(
             lambda: processor.extract(one, "one.pdf", IngestionConfig(), secrets=keys), 20
         )
+        # part of every extract of a PDF or office file: its own isolated call
+        own_date, _, _ = await timed(
+            lambda: isolation.run(OWN_DATE, (data, "pdf"), timeout_s=60), 20
+        )
     isolation.close()
 
     machine = platform.processor() or platform.machine()
@@ -188,6 +195,10 @@ async def main() -> None:
     print(
         f"- 1-page PDF: {one_in * 1000:.1f} ms in process, {one_iso * 1000:.1f} ms isolated "
         f"(median of 20)"
+    )
+    print(
+        f"- the {args.pages}-page PDF's date from its metadata (its own isolated call, part of "
+        f"each isolated extract above): {own_date * 1000:.1f} ms wall (median of 20)"
     )
     print(f"- load average after the run: {os.getloadavg()[0]:.2f}")
 
