@@ -3,23 +3,33 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from docproc_common.bus.delivery import Subscription
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.events import DocumentParsed
 from docproc_common.runtime import Runtime, ServiceSpec, Task
 
+from docproc_embedder import repository
 from docproc_embedder.handler import EmbedderHandler
 from docproc_embedder.openai_api import build_openai_router
 
 NAME = "embedder"
+log = logging.getLogger(__name__)
 
 
-def warm_model(clients: EmbeddingClients) -> Task:
-    """Load the local model at start-up, not on the first document."""
+def warm_model(runtime: Runtime, clients: EmbeddingClients, serves_openai_api: bool) -> Task:
+    """Load the local model at start-up, not on the first document, when something uses it:
+    a knowledge base on the ``local`` provider, or this embedder's OpenAI-compatible
+    endpoint (which serves it). Otherwise it stays unloaded (~150 MiB) until first used."""
 
     async def run(_stop: asyncio.Event) -> None:
-        await clients.warm()
+        async with runtime.sessionmaker() as session:
+            needed = serves_openai_api or await repository.local_model_in_use(session)
+        if needed:
+            await clients.warm()
+        else:
+            log.info("no knowledge base uses the local model; it loads on first use")
 
     return run
 
@@ -33,6 +43,6 @@ def build(runtime: Runtime) -> ServiceSpec:
         name=NAME,
         subscriptions=[Subscription(DocumentParsed.TOPIC, handler, give_up=handler.give_up)],
         routers=[build_openai_router(clients, token)] if e.serve_openai_api else [],
-        tasks=[warm_model(clients)],
+        tasks=[warm_model(runtime, clients, e.serve_openai_api)],
         on_shutdown=[clients.aclose],
     )

@@ -45,3 +45,11 @@ async def complete(
             completed_at=func.now(),
         )
     )
+
+
+async def local_model_in_use(session: AsyncSession) -> bool:
+    """Whether any knowledge base embeds with the built-in local model."""
+    row = await session.execute(
+        select(select(KnowledgeBase.id).where(KnowledgeBase.embedding_provider == "local").exists())
+    )
+    return bool(row.scalar())

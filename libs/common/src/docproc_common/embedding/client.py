@@ -477,6 +477,10 @@ class EmbeddingClients:
             await self.warm()
         return self.client(resolved)
 
+    @property
+    def local_loaded(self) -> bool:
+        return self._local is not None
+
     async def warm(self) -> None:
         """Build (or load the cached graph of) the local model off the event loop."""
         await asyncio.to_thread(self.local)

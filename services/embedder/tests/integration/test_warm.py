@@ -1,0 +1,62 @@
+"""The local model is loaded at start-up only when something will use it (~150 MiB otherwise)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from docproc_common.db.models import KnowledgeBase
+from docproc_common.embedding.client import EmbeddingClients
+from docproc_common.runtime import Runtime
+from docproc_common.testing.runtime import fresh_runtime
+from docproc_embedder.app import warm_model
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def empty(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Runtime]:
+    """A deployment with no knowledge base yet."""
+    async with fresh_runtime(tmp_path_factory.mktemp("media")) as rt:
+        yield rt
+
+
+async def warmed(runtime: Runtime, serves_openai_api: bool = False) -> bool:
+    clients = EmbeddingClients(runtime.settings)
+    try:
+        await warm_model(runtime, clients, serves_openai_api)(asyncio.Event())
+        return clients.local_loaded
+    finally:
+        await clients.aclose()
+
+
+async def add_kb(runtime: Runtime, provider: str, model: str, dim: int) -> None:
+    name = f"warm_{uuid.uuid4().hex[:8]}"
+    async with runtime.sessionmaker() as s, s.begin():
+        s.add(
+            KnowledgeBase(
+                name=name,
+                collection_name=name,
+                scope="org",
+                owner_id="alice",
+                organization_id="acme",
+                embedding_provider=provider,
+                embedding_model=model,
+                embedding_dim=dim,
+                ingestion_config={},
+            )
+        )
+
+
+async def test_loaded_only_once_a_knowledge_base_uses_it(empty: Runtime) -> None:
+    assert await warmed(empty) is False
+    await add_kb(empty, "openai", "text-embedding-3-small", 1536)
+    assert await warmed(empty) is False  # a remote provider needs no local model
+    await add_kb(empty, "local", "sentence-transformers/all-MiniLM-L6-v2", 384)
+    assert await warmed(empty) is True
+
+
+async def test_loaded_when_the_embedder_serves_it_over_http(empty: Runtime) -> None:
+    assert await warmed(empty, serves_openai_api=True) is True
