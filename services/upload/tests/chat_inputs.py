@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
-import shutil
 import struct
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -27,6 +25,8 @@ import docx
 import openpyxl
 import pptx
 import pymupdf
+from docproc_common.testing.office import SOFFICE as SOFFICE  # re-exported: tests skip on it
+from docproc_common.testing.office import soffice_convert as convert
 from odf.draw import Frame, Page, TextBox
 from odf.opendocument import (
     OpenDocumentPresentation,
@@ -39,7 +39,6 @@ from odf.text import P
 from PIL import Image
 
 _PARSING_TESTS = Path(__file__).resolve().parents[3] / "libs" / "common" / "tests" / "unit"
-SOFFICE = shutil.which("soffice")
 
 
 @cache
@@ -146,29 +145,11 @@ def make_msg() -> bytes:
 
 def soffice_convert(data: bytes, suffix: str, target: str) -> bytes:
     """Convert with LibreOffice (``.docx`` -> ``doc``, ``.xlsx`` -> ``xls``)."""
-    assert SOFFICE is not None
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         source = work / f"in{suffix}"
         source.write_bytes(data)
-        subprocess.run(
-            [
-                SOFFICE,
-                f"-env:UserInstallation={(work / 'profile').as_uri()}",
-                "--headless",
-                "--convert-to",
-                target,
-                "--outdir",
-                str(work / "out"),
-                str(source),
-            ],
-            check=True,
-            capture_output=True,
-            timeout=180,
-        )
-        produced = list((work / "out").iterdir())
-        assert len(produced) == 1
-        return produced[0].read_bytes()
+        return convert(work, source, target)
 
 
 # --- images ---------------------------------------------------------------------------------
