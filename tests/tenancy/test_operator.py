@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from docproc_cli import operator
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import InvalidInput
 from docproc_common.runtime import Runtime
+from sqlalchemy import text
 
 from .conftest import Client
 from .test_lifecycle import table_exists, teardowns_done
@@ -63,3 +65,63 @@ async def test_rag_ingest_then_rag_drop_of_a_name_no_base_holds(
     await teardowns_done(runtime, name)
     assert not await table_exists(runtime, name)
     assert name not in {r.name for r in await operator.rag_collections(runtime)}
+
+
+async def test_rag_ingest_again_skips_an_unchanged_file_and_replaces_a_changed_one(
+    runtime: Runtime,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    name = uniq("again")
+    page = tmp_path / "a.md"
+    seen: list[str] = []
+
+    async def ingest() -> tuple[int, int]:
+        return await operator.rag_ingest(
+            runtime, EmbeddingClients(runtime.settings), [page], name, lambda _p, o: seen.append(o)
+        )
+
+    async def state() -> tuple[list[Any], set[str]]:
+        async with runtime.sessionmaker() as s:
+            rows = (
+                await s.execute(
+                    text(
+                        "SELECT id, vector_document_id FROM rag_documents WHERE collection_name = :n"
+                    ),
+                    {"n": name},
+                )
+            ).all()
+            contents = {c for (c,) in await s.execute(text(f"SELECT content FROM rag_{name}"))}
+        return list(rows), contents
+
+    page.write_text("# Birds\n\nPenguins live in Antarctica.")
+    assert await ingest() == (1, 0)
+    [(first, _vdid)], contents = await state()
+    assert any("Antarctica" in c for c in contents)
+
+    assert await ingest() == (0, 0)
+    assert seen[-1] == "skipped: unchanged since it was ingested"
+    assert [r[0] for r in (await state())[0]] == [first]
+
+    page.write_text("# Birds\n\nPenguins cannot fly; they swim.")
+    assert await ingest() == (1, 0)
+    assert seen[-1].endswith(", replacing 1")
+    [(second, vdid)], contents = await state()
+    assert second != first
+    assert contents and all("Antarctica" not in c for c in contents)
+    async with runtime.sessionmaker() as s:
+        sets = {d for (d,) in await s.execute(text(f"SELECT DISTINCT document_id FROM rag_{name}"))}
+    assert sets == {vdid}
+
+    # a failed delete of the earlier chunks is logged; the new ingest still counts
+    async def failing(*_a: Any, **_k: Any) -> int:
+        raise ConnectionError("db-internal.example:5432 went away")
+
+    monkeypatch.setattr(operator, "delete_documents", failing)
+    page.write_text("# Birds\n\nPenguins are birds that swim.")
+    assert await ingest() == (1, 0)
+    rows, _ = await state()
+    assert len(rows) == 2  # a duplicate someone can see and delete, not a failure
+    assert "the earlier ingest of" in caplog.text
+    await operator.rag_drop(runtime, name, None)

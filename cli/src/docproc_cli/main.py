@@ -249,7 +249,11 @@ def rag_ingest(
     paths: Annotated[list[Path], typer.Argument(help="files or folders")],
     collection: Annotated[str, typer.Option("--collection", "-c")],
 ) -> None:
-    """Operator ingest from the server shell: chunks no knowledge base owns (writer_kind operator)."""
+    """Operator ingest from the server shell: chunks no knowledge base owns (writer_kind operator).
+
+    Run it again on the same files: an unchanged file is skipped, a changed one replaces
+    its earlier ingest (matched by absolute path).
+    """
     files = _files(paths)
 
     def show(path: Path, outcome: str) -> None:

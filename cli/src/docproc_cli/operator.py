@@ -3,13 +3,17 @@
 ``rag-ingest`` writes *operator* chunks no knowledge base owns (``writer_kind =
 operator``, no organization): an app-scoped knowledge base on the name reads
 them, nothing else does. It holds the name's lock until it commits, so a create
-on the name waits and then asks to retry, and a delete waits for it.
+on the name waits and then asks to retry, and a delete waits for it. Ingesting a file
+again replaces its earlier ingest (matched by its absolute path): an unchanged file is
+skipped, a changed one is written, then the earlier row and chunks go, in the same
+transaction.
 ``rag-drop`` goes through the same teardown as the API.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,12 +37,13 @@ from docproc_common.ingestion import IngestionConfig
 from docproc_common.processor import check_supported, extract_text
 from docproc_common.runtime import Runtime
 from docproc_common.splitters import split_text
-from docproc_common.vectorstore import ChunkStamp, ensure_table, write_chunks
+from docproc_common.vectorstore import ChunkStamp, delete_documents, ensure_table, write_chunks
 from docproc_upload import repository
 from docproc_upload.collections import _tear_down
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+log = logging.getLogger(__name__)
 OPERATOR = Principal(user_id="operator", permissions=frozenset({VIEW, EDIT}), app_admin=True)
 LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -94,6 +99,12 @@ async def rag_ingest(
             progress(path, "skipped: unsupported type")
             continue
         data = path.read_bytes()
+        source_path, content_hash = str(path.resolve()), hashlib.sha256(data).hexdigest()
+        async with runtime.sessionmaker() as session:
+            previous = await _operator_rows(session, collection, source_path)
+        if any(p.content_hash == content_hash and p.chunk_count for p in previous):
+            progress(path, "skipped: unchanged since it was ingested")
+            continue
         try:
             doc = await runtime.pool.run(extract_text, data, path.name, config.parser)
         except InvalidInput as exc:
@@ -136,8 +147,8 @@ async def rag_ingest(
                 filetype=path.suffix.lower().lstrip("."),
                 status=DocumentStatus.DONE,
                 source="cli",
-                source_path=str(path.resolve()),
-                content_hash=hashlib.sha256(data).hexdigest(),
+                source_path=source_path,
+                content_hash=content_hash,
                 writer_kind=WriterKind.OPERATOR,
                 vector_document_id=vdid,
                 chunk_count=len(chunks),
@@ -161,9 +172,50 @@ async def rag_ingest(
                 writer_kind=WriterKind.OPERATOR,
             )
             await write_chunks(session, collection, vdid, chunks, embeddings, stamp)
+            replaced = await _retire(session, collection, source_path, keep=row.id)
         ingested += 1
-        progress(path, f"{len(chunks)} chunks")
+        progress(path, f"{len(chunks)} chunks" + (f", replacing {replaced}" if replaced else ""))
     return ingested, failed
+
+
+async def _operator_rows(
+    session: AsyncSession, collection: str, source_path: str
+) -> list[RagDocument]:
+    """The operator's earlier ingests of this file (by its address) into this name."""
+    return list(
+        (
+            await session.execute(
+                select(RagDocument).where(
+                    RagDocument.collection_name == collection,
+                    RagDocument.source_path == source_path,
+                    RagDocument.knowledge_base_id.is_(None),
+                    RagDocument.organization_id.is_(None),
+                    RagDocument.writer_kind == WriterKind.OPERATOR,
+                )
+            )
+        ).scalars()
+    )
+
+
+async def _retire(session: AsyncSession, collection: str, source_path: str, keep: uuid.UUID) -> int:
+    """After the new chunk set is written (same transaction): the earlier ingests of the file
+    and their chunks go. A failed delete of the old chunks is logged, not a failed ingest:
+    the new document is in, and a duplicate someone can see and delete is no failure."""
+    old = [r for r in await _operator_rows(session, collection, source_path) if r.id != keep]
+    if not old:
+        return 0
+    try:
+        async with session.begin_nested():
+            await delete_documents(
+                session, collection, [r.vector_document_id for r in old if r.vector_document_id]
+            )
+            await session.execute(
+                delete(RagDocument).where(RagDocument.id.in_([r.id for r in old]))
+            )
+    except Exception:  # noqa: BLE001 - see the docstring
+        log.exception("the earlier ingest of %s in %s was not removed", source_path, collection)
+        return 0
+    return len(old)
 
 
 async def rag_drop(runtime: Runtime, collection: str, knowledge_base_id: uuid.UUID | None) -> str:
