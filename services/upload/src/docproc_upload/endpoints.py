@@ -102,6 +102,27 @@ def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
     ) -> RAGIngestResponse:
         """Upload one document (multipart ``file``; optional ``ingestion`` JSON,
         ``organizational_unit`` and ``document_date``)."""
+        return await upload_into(kb_id, caller, request)
+
+    @router.post(
+        "/rag/collections/{name}/ingest",
+        status_code=status.HTTP_202_ACCEPTED,
+        response_model=RAGIngestResponse,
+        tags=["rag"],
+        openapi_extra=KB_UPLOAD_BODY,
+    )
+    async def ingest_into_collection(
+        name: str, caller: Caller, request: Request
+    ) -> RAGIngestResponse:
+        """The same upload, addressed by collection name: into the one knowledge base on the
+        name the caller may edit (409 when there are several: use ``/kb/{kb_id}/documents``)."""
+        async with runtime.sessionmaker() as session:
+            kb_id = await service.kb_to_ingest_into(session, caller, name)
+        return await upload_into(kb_id, caller, request)
+
+    async def upload_into(
+        kb_id: uuid.UUID, caller: Principal, request: Request
+    ) -> RAGIngestResponse:
         limit_mb = runtime.settings.limits.max_upload_size_mb
         try:
             form = await read_upload_form(

@@ -185,6 +185,21 @@ def parse_override(raw: str | None) -> dict[str, object] | None:
     return value
 
 
+async def kb_to_ingest_into(session: AsyncSession, principal: Principal, name: str) -> uuid.UUID:
+    """``POST /rag/collections/{name}/ingest``: the one knowledge base on ``name`` the caller
+    may edit. None is "Collection not found" (as for a denial); several are refused rather
+    than guessed between (an organization's base and its owner's personal twin)."""
+    validate_collection_name(name)
+    kbs = await resolve_collection(session, principal, name, Access.EDIT)
+    if len(kbs) > 1:
+        raise Conflict(
+            f"The collection name '{name}' holds {len(kbs)} knowledge bases you can edit; "
+            "upload into one of them with POST /api/v1/kb/{kb_id}/documents",
+            details={"knowledge_base_ids": [str(kb.id) for kb in kbs]},
+        )
+    return kbs[0].id
+
+
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 

@@ -77,6 +77,9 @@ async def test_every_route_refuses_with_the_rule(
         lambda: alice.get(f"/rag/collections/{name}/info"),
         lambda: alice.get(f"/rag/collections/{name}/filter-values"),
         lambda: alice.delete(f"/rag/collections/{name}"),
+        lambda: alice.post(
+            f"/rag/collections/{name}/ingest", files={"file": ("a.txt", b"Some text.")}
+        ),
     ]
     for call in calls:
         r = await call()
