@@ -24,6 +24,8 @@ from docproc_common.vault import create_secret
 from docproc_embedder.handler import EmbedderHandler
 from sqlalchemy import text
 
+from .conftest import org_kb
+
 pytestmark = pytest.mark.integration
 
 SMALL = "text-embedding-3-small"  # 1536 wide: not the built-in model's 384
@@ -53,12 +55,8 @@ async def parsed(runtime: Runtime, standin: StandIn, chunks: list[str]) -> Parse
             master_key=runtime.settings.vault.master_key.get_secret_value(),
             provider="openai",
         )
-        kb = KnowledgeBase(
-            name=name,
-            collection_name=name,
-            scope="org",
-            owner_id="alice",
-            organization_id="acme",
+        kb = org_kb(
+            name,
             embedding_provider="openai",
             embedding_model=SMALL,
             embedding_dim=1536,

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from docproc_common.bus.delivery import Delivery
-from docproc_common.db.models import DocumentStatus, KnowledgeBase, RagDocument
+from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.embedding.client import EmbeddingClient, EmbeddingClients
 from docproc_common.events import DocumentIndexed, DocumentParsed
 from docproc_common.runtime import Runtime
@@ -26,6 +26,8 @@ from docproc_common.settings import Settings
 from docproc_embedder.handler import EmbedderHandler, vector_document_id
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from .conftest import org_kb
 
 pytestmark = pytest.mark.integration
 
@@ -38,17 +40,7 @@ async def parsed_document(runtime: Runtime) -> DocumentParsed:
     name = f"redeliv_{uuid.uuid4().hex[:8]}"
     attempt = uuid.uuid4()
     async with runtime.sessionmaker() as s, s.begin():
-        kb = KnowledgeBase(
-            name=name,
-            collection_name=name,
-            scope="org",
-            owner_id="alice",
-            organization_id="acme",
-            embedding_provider="local",
-            embedding_model=MINILM,
-            embedding_dim=384,
-            ingestion_config={},
-        )
+        kb = org_kb(name, embedding_provider="local", embedding_model=MINILM, embedding_dim=384)
         s.add(kb)
         await s.flush()
         doc = RagDocument(

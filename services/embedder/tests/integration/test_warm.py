@@ -7,11 +7,12 @@ import uuid
 from collections.abc import AsyncIterator
 
 import pytest
-from docproc_common.db.models import KnowledgeBase
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.runtime import Runtime
 from docproc_common.testing.runtime import fresh_runtime
 from docproc_embedder.app import warm_model
+
+from .conftest import org_kb
 
 pytestmark = pytest.mark.integration
 
@@ -35,19 +36,7 @@ async def warmed(runtime: Runtime, serves_openai_api: bool = False) -> bool:
 async def add_kb(runtime: Runtime, provider: str, model: str, dim: int) -> None:
     name = f"warm_{uuid.uuid4().hex[:8]}"
     async with runtime.sessionmaker() as s, s.begin():
-        s.add(
-            KnowledgeBase(
-                name=name,
-                collection_name=name,
-                scope="org",
-                owner_id="alice",
-                organization_id="acme",
-                embedding_provider=provider,
-                embedding_model=model,
-                embedding_dim=dim,
-                ingestion_config={},
-            )
-        )
+        s.add(org_kb(name, embedding_provider=provider, embedding_model=model, embedding_dim=dim))
 
 
 async def test_loaded_only_once_a_knowledge_base_uses_it(empty: Runtime) -> None:
