@@ -64,7 +64,7 @@ from docproc_common.db.vector_tables import vector_table_name
 from docproc_common.settings import DatabaseSettings
 from docproc_common.testing.db import create_test_database, plain_dsn
 from docproc_common.testing.infra import load_infra_env
-from docproc_common.vectorstore import COLUMNS, ChunkStamp, SearchFilters, chunk_id
+from docproc_common.vectorstore import COLUMNS, ChunkStamp, SearchFilters
 from pgvector.asyncpg import register_vector
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -169,33 +169,6 @@ def stamp_for(doc: uuid.UUID, document_type: str, n: int) -> ChunkStamp:
     )
 
 
-def records_for(
-    doc: uuid.UUID, contents: list[str], emb: np.ndarray, stamp: ChunkStamp
-) -> list[tuple[Any, ...]]:
-    """The same record layout ``write_chunks`` builds (``COLUMNS`` order)."""
-    return [
-        (
-            chunk_id(doc, i),
-            doc,
-            i,
-            content,
-            emb[i],
-            stamp.knowledge_base_id,
-            stamp.organization_id,
-            stamp.tracking_id,
-            stamp.source,
-            stamp.document_type,
-            stamp.organizational_unit,
-            stamp.document_date,
-            stamp.source_path,
-            stamp.filename,
-            stamp.content_hash,
-            stamp.writer_kind,
-        )
-        for i, content in enumerate(contents)
-    ]
-
-
 INSERT_SQL = "INSERT INTO {table} ({cols}) VALUES ({params})"
 WRITE_METHODS = ("ours", "insert", "copy", "ours_open", "copy_open")
 GENERATOR_ARGS = (
@@ -293,7 +266,7 @@ async def bench_writes(
         async def insert(doc: Doc) -> float:
             t0 = time.perf_counter()
             async with sm() as s, s.begin():
-                for rec in records_for(*doc):
+                for rec in vectorstore.chunk_records(*doc):
                     await s.execute(text(insert_sql), dict(zip(COLUMNS, rec, strict=True)))
             return time.perf_counter() - t0
 
@@ -301,7 +274,7 @@ async def bench_writes(
             t0 = time.perf_counter()
             async with raw.transaction():
                 await raw.copy_records_to_table(
-                    tables["copy"], records=records_for(*doc), columns=list(COLUMNS)
+                    tables["copy"], records=vectorstore.chunk_records(*doc), columns=list(COLUMNS)
                 )
             return time.perf_counter() - t0
 
@@ -319,7 +292,7 @@ async def bench_writes(
             await raw.execute("SELECT 1")
             t0 = time.perf_counter()
             await raw.copy_records_to_table(
-                tables["copy_open"], records=records_for(*doc), columns=list(COLUMNS)
+                tables["copy_open"], records=vectorstore.chunk_records(*doc), columns=list(COLUMNS)
             )
             await tr.commit()
             return time.perf_counter() - t0
@@ -462,7 +435,7 @@ async def load_table(
                 is_rare = rng.random() < RARE_SHARE
                 rare[done : done + n] = is_rare
                 st = stamp_for(doc, RARE if is_rare else ("pdf", "docx", "txt")[d % 3], d)
-                recs = records_for(doc, corpus.contents(rng, n), emb, st)
+                recs = vectorstore.chunk_records(doc, corpus.contents(rng, n), emb, st)
                 ids.extend(r[0] for r in recs)
                 records.extend(recs)
                 done += n

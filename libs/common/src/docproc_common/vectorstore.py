@@ -154,22 +154,11 @@ async def ensure_table(session: AsyncSession, collection: str, dim: int) -> None
         await session.execute(text(sql))
 
 
-async def write_chunks(
-    session: AsyncSession,
-    collection: str,
-    document_id: uuid.UUID,
-    chunks: Sequence[str],
-    embeddings: np.ndarray,
-    stamp: ChunkStamp,
-) -> int:
-    """Replace the chunk set of ``document_id`` with these chunks (binary COPY), in the caller's tx.
-
-    Deleting first makes a redelivered event rewrite the same set instead of
-    adding a second copy.
-    """
-    table = vector_table_name(collection)
-    await session.execute(text(f"DELETE FROM {table} WHERE document_id = :d"), {"d": document_id})
-    records = [
+def chunk_records(
+    document_id: uuid.UUID, chunks: Sequence[str], embeddings: np.ndarray, stamp: ChunkStamp
+) -> list[tuple[Any, ...]]:
+    """One row per chunk, in ``COLUMNS`` order, as the binary COPY takes them."""
+    return [
         (
             chunk_id(document_id, i),
             document_id,
@@ -190,6 +179,24 @@ async def write_chunks(
         )
         for i, content in enumerate(chunks)
     ]
+
+
+async def write_chunks(
+    session: AsyncSession,
+    collection: str,
+    document_id: uuid.UUID,
+    chunks: Sequence[str],
+    embeddings: np.ndarray,
+    stamp: ChunkStamp,
+) -> int:
+    """Replace the chunk set of ``document_id`` with these chunks (binary COPY), in the caller's tx.
+
+    Deleting first makes a redelivered event rewrite the same set instead of
+    adding a second copy.
+    """
+    table = vector_table_name(collection)
+    await session.execute(text(f"DELETE FROM {table} WHERE document_id = :d"), {"d": document_id})
+    records = chunk_records(document_id, chunks, embeddings, stamp)
     if records:
         conn = await driver_connection(session)
         await conn.copy_records_to_table(table, records=records, columns=list(COLUMNS))
