@@ -97,13 +97,37 @@ class SearchFiltersIn(BaseModel):
 
 
 class SearchRequest(BaseModel):
+    """What to search: ``collections`` (names, each resolved to every base on it the caller
+    reaches) or ``knowledge_base_ids`` (exactly those bases, as an agent bound to them
+    searches), one of the two and never both."""
+
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=10_000)
-    collections: list[str] = Field(min_length=1, max_length=20)
+    collections: list[str] | None = Field(default=None, min_length=1, max_length=20)
+    knowledge_base_ids: list[uuid.UUID] | None = Field(
+        default=None, min_length=1, max_length=20, validate_default=True
+    )
     top_k: int = Field(default=5, ge=1, le=100)
     filters: SearchFiltersIn | None = None
     filter: str | None = None
+
+    @field_validator("knowledge_base_ids")
+    @classmethod
+    def _one_selection(
+        cls, v: list[uuid.UUID] | None, info: ValidationInfo
+    ) -> list[uuid.UUID] | None:
+        if "collections" not in info.data:  # collections itself was refused
+            return v
+        names = info.data["collections"]
+        if v is not None and names is not None:
+            raise ValueError(
+                "give either collections (names) or knowledge_base_ids, not both: "
+                "a name reaches every base on it, the ids only those bases"
+            )
+        if v is None and names is None:
+            raise ValueError("give collections (names) or knowledge_base_ids to search")
+        return v
 
 
 class SearchHit(BaseModel):

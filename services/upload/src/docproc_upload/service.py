@@ -375,15 +375,35 @@ def billing_kb(principal: Principal, kbs: list[KnowledgeBase]) -> KnowledgeBase:
     return kbs[0]
 
 
+async def _searched_bases(
+    session: AsyncSession, principal: Principal, req: SearchRequest
+) -> list[tuple[str, list[KnowledgeBase]]]:
+    """The bases a search reads, by collection name, all resolved before a vector is read.
+
+    A name reaches every base on it the caller may view. ``knowledge_base_ids`` (an agent
+    bound to bases) are exactly those bases, names never re-resolved: two bound bases on
+    one name are searched together and the name's other bases are not. Any one the caller
+    cannot view refuses the whole search as "Collection not found".
+    """
+    if req.knowledge_base_ids is not None:
+        by_name: dict[str, list[KnowledgeBase]] = {}
+        for kb_id in dict.fromkeys(req.knowledge_base_ids):
+            kb = await resolve_kb(session, principal, kb_id, Access.VIEW)
+            by_name.setdefault(kb.collection_name, []).append(kb)
+        return list(by_name.items())
+    resolved: list[tuple[str, list[KnowledgeBase]]] = []
+    for name in dict.fromkeys(req.collections or []):
+        validate_collection_name(name, field="collections")
+        resolved.append((name, await resolve_collection(session, principal, name, Access.VIEW)))
+    return resolved
+
+
 async def search(
     runtime: Runtime, clients: EmbeddingClients, principal: Principal, req: SearchRequest
 ) -> list[SearchHit]:
     filters = _filters(req)
     async with runtime.sessionmaker() as session, session.begin():
-        resolved: list[tuple[str, list[KnowledgeBase]]] = []
-        for name in dict.fromkeys(req.collections):  # every name resolved before a vector is read
-            validate_collection_name(name, field="collections")
-            resolved.append((name, await resolve_collection(session, principal, name, Access.VIEW)))
+        resolved = await _searched_bases(session, principal, req)
         hits: list[SearchHit] = []
         for name, kbs in resolved:
             client = await clients.for_collection(billing_kb(principal, kbs), session)
