@@ -276,7 +276,8 @@ async def test_deleting_an_organization_tears_down_its_bases_only(
     for kb in (mine, personal):
         await teardowns_done(runtime, kb["collection_name"])
         assert not await table_exists(runtime, kb["collection_name"])
-        assert (await admin.get(f"/kb/{kb['id']}")).status_code == 404
+        assert (await member.get(f"/kb/{kb['id']}")).status_code == 404
+    assert (await other.get(f"/kb/{theirs['id']}")).status_code == 200
     assert await chunks_of(runtime, theirs["collection_name"], theirs["id"]) > 0
 
 
@@ -290,8 +291,9 @@ async def test_deleting_an_account_takes_its_personal_bases(
     admin = client("root", None, (VIEW, EDIT), admin=True)
     out = (await admin.delete(f"/users/{user}")).json()
     assert [o["collection_name"] for o in out] == [personal["collection_name"]]
-    assert (await admin.get(f"/kb/{personal['id']}")).status_code == 404
-    assert (await admin.get(f"/kb/{org_kb['id']}")).status_code == 200
+    assert (await leaver.get(f"/kb/{personal['id']}")).status_code == 404
+    colleague = client(uniq("colleague"), "acme", (VIEW,))
+    assert (await colleague.get(f"/kb/{org_kb['id']}")).status_code == 200
     async with runtime.sessionmaker() as s:
         actions = [
             a

@@ -125,3 +125,68 @@ async def test_rag_ingest_again_skips_an_unchanged_file_and_replaces_a_changed_o
     assert len(rows) == 2  # a duplicate someone can see and delete, not a failure
     assert "the earlier ingest of" in caplog.text
     await operator.rag_drop(runtime, name, None)
+
+
+async def test_rag_ingest_never_embeds_with_a_knowledge_base_key(
+    client: Client, runtime: Runtime, tmp_path: Path
+) -> None:
+    """Operator ingestion into a name a base holds uses the deployment's own keyless model;
+    a base embedding with a keyed provider is refused, named, and nothing is written."""
+    alice = client("alice", "acme", (VIEW, EDIT, "secrets:view"))
+    r = await alice.post(
+        "/secrets",
+        json={
+            "name": uniq("key"),
+            "kind": "api_key",
+            "provider": "openai",
+            "value": {"api_key": "sk-billed-to-acme"},
+        },
+    )
+    assert r.status_code == 201, r.text
+    name = uniq("billed")
+    keyed = await alice.post(
+        "/kb",
+        json={
+            "name": name,
+            "collection_name": name,
+            "scope": "org",
+            "embedding_provider": "openai",
+            "embedding_model": "text-embedding-3-small",
+            "embedding_secret_id": r.json()["id"],
+        },
+    )
+    assert keyed.status_code == 201, keyed.text
+    (tmp_path / "a.md").write_text("# A\n\nOperator content.")
+    clients = EmbeddingClients(runtime.settings)
+    try:
+        with pytest.raises(InvalidInput) as info:
+            await operator.rag_ingest(runtime, clients, [tmp_path / "a.md"], name, print)
+        assert keyed.json()["id"] in info.value.message
+        assert info.value.fields[0].field == "collection"
+        async with runtime.sessionmaker() as s:
+            rows = (
+                await s.execute(
+                    text("SELECT count(*) FROM rag_documents WHERE collection_name = :n"),
+                    {"n": name},
+                )
+            ).scalar_one()
+        assert rows == 0
+
+        local = await create(alice, uniq("localkb"), "org")
+        ingested, failed = await operator.rag_ingest(
+            runtime, clients, [tmp_path / "a.md"], local["collection_name"], print
+        )
+        assert (ingested, failed) == (1, 0)
+        async with runtime.sessionmaker() as s:
+            owners = (
+                await s.execute(
+                    text(
+                        "SELECT organization_id, knowledge_base_id, writer_kind FROM rag_documents"
+                        " WHERE collection_name = :n"
+                    ),
+                    {"n": local["collection_name"]},
+                )
+            ).all()
+        assert [(o, k, str(w)) for o, k, w in owners] == [(None, None, "operator")]
+    finally:
+        await clients.aclose()

@@ -1,7 +1,12 @@
 """Who may reach a collection: a matrix of callers, scopes and routes, and the claim rules.
 
 Three organizations; personal, org and app knowledge bases; users with view, edit,
-nothing, and an explicit grant. Every denial is the exact 404 of a missing collection.
+nothing, and an explicit grant; app admins in no organization and inside one, with and
+without collection permissions. The matrix is the specification's table: ``personal``
+is its owner's, ``org`` is reached by ``collections:view``/``collections:edit`` in the
+row's organization (widened by explicit grants), ``app`` is read by anyone and written by
+the app admin only. Being app admin reaches no tenant's base. Every denial is the exact
+404 of a missing collection.
 """
 
 from __future__ import annotations
@@ -60,6 +65,10 @@ async def world(client: Client) -> dict[str, Any]:
         "bob": client("bob", "globex", (VIEW, EDIT)),
         "cid": client("cid", "initech", (VIEW, EDIT)),
         "admin": client("root", None, (VIEW, EDIT), admin=True),
+        # an app admin who belongs to acme but holds no collection permission there
+        "acme_admin": client("ada", "acme", (), admin=True),
+        # an app admin who is also an acme editor: reaches acme's org base as an editor does
+        "acme_admin_editor": client("eve", "acme", (VIEW, EDIT), admin=True),
     }
     kbs = {
         "acme_org": await create(users["alice"], uniq("acme"), "org"),
@@ -86,8 +95,9 @@ async def world(client: Client) -> dict[str, Any]:
             else users["alice"]
         )
         assert (await upload(owner, kbs[key]["id"], f"{key}.txt", body)).status_code == 202
-    for kb in kbs.values():
-        await wait_complete(users["admin"], kb["id"])
+    owners = {"acme_org": "alice", "alice_personal": "alice", "globex_org": "bob", "app": "admin"}
+    for key, kb in kbs.items():
+        await wait_complete(users[owners[key]], kb["id"])
     return {"users": users, "kbs": kbs}
 
 
@@ -99,7 +109,9 @@ READS = {
     "carol": {"acme_org", "app"},
     "bob": {"globex_org", "app"},
     "cid": {"app"},
-    "admin": {"acme_org", "alice_personal", "globex_org", "app"},
+    "admin": {"app"},
+    "acme_admin": {"app"},
+    "acme_admin_editor": {"acme_org", "app"},
 }
 WRITES = {
     "alice": {"acme_org", "alice_personal"},
@@ -108,7 +120,9 @@ WRITES = {
     "carol": {"acme_org"},  # a Viewer with an explicit edit grant manages that collection
     "bob": {"globex_org"},
     "cid": set(),
-    "admin": {"acme_org", "alice_personal", "globex_org", "app"},
+    "admin": {"app"},
+    "acme_admin": {"app"},
+    "acme_admin_editor": {"acme_org", "app"},
 }
 
 
@@ -170,6 +184,8 @@ async def test_write_routes(world: dict[str, Any], caller: str) -> None:
             assert r.status_code == 404, (caller, key, r.text)
             assert r.json() == NOT_FOUND
             assert (await c.delete(f"/kb/{kb['id']}")).status_code == 404
+            by_name = await c.delete(f"/rag/collections/{kb['collection_name']}")
+            assert by_name.status_code == 404, (caller, key, by_name.text)
             grant = await c.put(
                 f"/kb/{kb['id']}/grants", json={"user_id": "x", "permission": "edit"}
             )

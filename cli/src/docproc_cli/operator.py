@@ -7,6 +7,9 @@ on the name waits and then asks to retry, and a delete waits for it. Ingesting a
 again replaces its earlier ingest (matched by its absolute path): an unchanged file is
 skipped, a changed one is written, then the earlier row and chunks go, in the same
 transaction.
+Operator chunks are embedded only with the deployment's own built-in local model, never
+with a knowledge base's provider or vault key: that key is billed to its organization.
+A name whose bases embed any other way is refused before anything is read, naming them.
 ``rag-drop`` goes through the same teardown as the API.
 """
 
@@ -31,7 +34,7 @@ from docproc_common.db.models import (
 from docproc_common.db.vector_tables import list_runtime_tables, validate_collection_name
 from docproc_common.embedding.catalog import catalog
 from docproc_common.embedding.client import EmbeddingClients, EmbeddingTarget
-from docproc_common.errors import Conflict, InvalidInput
+from docproc_common.errors import Conflict, FieldError, InvalidInput
 from docproc_common.events import CollectionDeleted
 from docproc_common.ingestion import IngestionConfig
 from docproc_common.processor import check_supported, extract_text
@@ -90,6 +93,8 @@ async def rag_ingest(
 ) -> tuple[int, int]:
     """Ingest files as operator chunks; returns (ingested, failed)."""
     validate_collection_name(collection)
+    async with runtime.sessionmaker() as session:
+        target = _operator_target(collection, await repository.kbs_named(session, collection))
     config = IngestionConfig()
     ingested = failed = 0
     for path in paths:
@@ -118,20 +123,7 @@ async def rag_ingest(
             )
         ]
         async with runtime.sessionmaker() as session:
-            kbs = await repository.kbs_named(session, collection)
-            target = (
-                kbs[0]
-                if kbs
-                else EmbeddingTarget(
-                    collection_name=collection,
-                    organization_id=None,
-                    provider="local",
-                    model=LOCAL_MODEL,
-                    dimensions=catalog()["local"].models[LOCAL_MODEL].dimensions,
-                )
-            )
             client = await clients.for_collection(target, session)
-            dims = target.embedding_dim if isinstance(target, KnowledgeBase) else target.dimensions
         embeddings = await client.embed(chunks)
         async with runtime.sessionmaker() as session, session.begin():
             await repository.lock_name(session, collection)
@@ -157,7 +149,7 @@ async def rag_ingest(
             )
             session.add(row)
             await session.flush()
-            await ensure_table(session, collection, dims)
+            await ensure_table(session, collection, target.dimensions)
             stamp = ChunkStamp(
                 knowledge_base_id=None,
                 organization_id=None,
@@ -176,6 +168,34 @@ async def rag_ingest(
         ingested += 1
         progress(path, f"{len(chunks)} chunks" + (f", replacing {replaced}" if replaced else ""))
     return ingested, failed
+
+
+def _operator_target(collection: str, kbs: list[KnowledgeBase]) -> EmbeddingTarget:
+    """The deployment's keyless built-in model, the only one operator ingestion uses.
+
+    Bases on the name must embed with that same model, so the table stays one space; a
+    base on any other provider is refused, since embedding with it would spend its
+    organization's key."""
+    others = [
+        kb for kb in kbs if (kb.embedding_provider, kb.embedding_model) != ("local", LOCAL_MODEL)
+    ]
+    if others:
+        named = ", ".join(
+            f"{kb.id} ({kb.embedding_provider}/{kb.embedding_model})" for kb in others
+        )
+        raise InvalidInput(
+            f"Operator ingestion embeds only with the deployment's built-in model "
+            f"({LOCAL_MODEL}); '{collection}' is held by knowledge bases that embed "
+            f"otherwise: {named}. Upload through those knowledge bases instead",
+            fields=[FieldError("collection", "held by knowledge bases on another provider")],
+        )
+    return EmbeddingTarget(
+        collection_name=collection,
+        organization_id=None,
+        provider="local",
+        model=LOCAL_MODEL,
+        dimensions=catalog()["local"].models[LOCAL_MODEL].dimensions,
+    )
 
 
 async def _operator_rows(

@@ -11,7 +11,10 @@ app           anyone in the deployment                   the deployment's app ad
 ============  =========================================  ==========================================
 
 An explicit grant on one collection widens what the role allows and never
-narrows it. A denial is raised as ``CollectionNotFound``, indistinguishable from
+narrows it. The app admin is no one's superuser here: it reads and writes what its own
+permissions reach, plus the app-scoped bases it alone may write. Its other powers
+(adopting a name held by unfiled content, ``POST /rag/sync/local``, deployment-wide
+endpoints) are checked where they are used, never by widening this predicate. A denial is raised as ``CollectionNotFound``, indistinguishable from
 absence, so the API is not an oracle for names.
 """
 
@@ -20,7 +23,7 @@ from __future__ import annotations
 import uuid
 from enum import StrEnum
 
-from sqlalchemy import ColumnElement, and_, false, or_, select, true
+from sqlalchemy import ColumnElement, and_, false, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_common.auth import EDIT, VIEW, Principal
@@ -46,8 +49,6 @@ def _grant_clause(principal: Principal, access: Access) -> ColumnElement[bool]:
 
 def reachable(principal: Principal, access: Access) -> ColumnElement[bool]:
     """A SQL predicate on ``KnowledgeBase`` selecting exactly the rows ``principal`` reaches."""
-    if principal.app_admin:
-        return true()
     permission = EDIT if access is Access.EDIT else VIEW
     own = and_(KnowledgeBase.scope == Scope.PERSONAL, KnowledgeBase.owner_id == principal.user_id)
     org = (
@@ -58,7 +59,11 @@ def reachable(principal: Principal, access: Access) -> ColumnElement[bool]:
         if principal.organization_id and principal.has(permission)
         else false()
     )
-    app = KnowledgeBase.scope == Scope.APP if access is Access.VIEW else false()
+    app = (
+        KnowledgeBase.scope == Scope.APP
+        if access is Access.VIEW or principal.app_admin
+        else false()
+    )
     return or_(own, org, app, _grant_clause(principal, access))
 
 

@@ -367,7 +367,8 @@ async def test_images_are_described_into_every_page_and_chunks_carry_text(
 
 async def test_a_synced_document_keeps_no_original(dev: Dev, tmp_path: Path) -> None:
     (tmp_path / "notes.md").write_text("# Rodents\n\nThe capybara is the largest rodent.\n")
-    async with dev.client() as client, dev.client("root", None, app_admin=True) as admin:
+    # a server directory is synced by an app admin who may also write the base
+    async with dev.client() as client, dev.client("root", app_admin=True) as admin:
         kb = await create_kb(client)
         response = await admin.post(
             "/rag/sync/local", json={"path": str(tmp_path), "knowledge_base_id": kb["id"]}

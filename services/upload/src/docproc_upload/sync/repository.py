@@ -14,15 +14,13 @@ from docproc_common.db.models import (
     SyncLog,
     SyncSource,
 )
-from sqlalchemy import ColumnElement, and_, func, or_, select, text, true, update
+from sqlalchemy import ColumnElement, and_, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 
 def unassigned_reach(principal: Principal) -> ColumnElement[bool]:
     """Who reaches a source filed under no knowledge base: its creator in its organization,
-    the organization's editors (``collections:edit``), the app admin."""
-    if principal.app_admin:
-        return true()
+    the organization's editors (``collections:edit``). Being app admin adds nothing."""
     same_org = (
         SyncSource.organization_id.is_(None)
         if principal.organization_id is None
