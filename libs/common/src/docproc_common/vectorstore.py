@@ -215,30 +215,54 @@ async def delete_documents(
     return int(getattr(result, "rowcount", 0) or 0)
 
 
+OPERATOR_CHUNKS = (
+    "(knowledge_base_id IS NULL AND organization_id IS NULL AND writer_kind = 'operator')"
+)
+
+
+def scope_sql(include_operator: bool) -> str:
+    """The tenant constraint, from the caller's resolved knowledge bases, never from a request body.
+
+    An app-scoped knowledge base also reads the operator's unfiled global chunks
+    (``docproc rag-ingest``); nothing else reads chunks no knowledge base owns.
+    """
+    own = "knowledge_base_id = ANY(:kbs)"
+    return f"({own} OR {OPERATOR_CHUNKS})" if include_operator else own
+
+
 async def count_vectors(
-    session: AsyncSession, collection: str, knowledge_base_ids: Sequence[uuid.UUID]
+    session: AsyncSession,
+    collection: str,
+    knowledge_base_ids: Sequence[uuid.UUID],
+    *,
+    include_operator: bool = False,
 ) -> int:
+    """The chunks ``search`` reads for these knowledge bases (``scope_sql``)."""
     if not await table_exists(session, collection):
         return 0
     table = vector_table_name(collection)
     row = await session.execute(
-        text(f"SELECT count(*) FROM {table} WHERE knowledge_base_id = ANY(:kbs)"),
+        text(f"SELECT count(*) FROM {table} WHERE {scope_sql(include_operator)}"),
         {"kbs": list(knowledge_base_ids)},
     )
     return int(row.scalar() or 0)
 
 
 async def filter_values(
-    session: AsyncSession, collection: str, knowledge_base_ids: Sequence[uuid.UUID]
+    session: AsyncSession,
+    collection: str,
+    knowledge_base_ids: Sequence[uuid.UUID],
+    *,
+    include_operator: bool = False,
 ) -> list[str]:
-    """The ``organizational_unit`` values really present in these knowledge bases' chunks."""
+    """The ``organizational_unit`` values really present in the chunks ``search`` reads."""
     if not await table_exists(session, collection):
         return []
     table = vector_table_name(collection)
     rows = await session.execute(
         text(
             f"SELECT DISTINCT organizational_unit FROM {table} "
-            "WHERE knowledge_base_id = ANY(:kbs) AND organizational_unit IS NOT NULL "
+            f"WHERE {scope_sql(include_operator)} AND organizational_unit IS NOT NULL "
             "ORDER BY organizational_unit"
         ),
         {"kbs": list(knowledge_base_ids)},
@@ -262,21 +286,6 @@ async def drop_table(session: AsyncSession, collection: str) -> None:
     table = vector_table_name(collection)
     await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(table)})
     await session.execute(text(f"DROP TABLE IF EXISTS {table}"))
-
-
-OPERATOR_CHUNKS = (
-    "(knowledge_base_id IS NULL AND organization_id IS NULL AND writer_kind = 'operator')"
-)
-
-
-def scope_sql(include_operator: bool) -> str:
-    """The tenant constraint, from the caller's resolved knowledge bases, never from a request body.
-
-    An app-scoped knowledge base also reads the operator's unfiled global chunks
-    (``docproc rag-ingest``); nothing else reads chunks no knowledge base owns.
-    """
-    own = "knowledge_base_id = ANY(:kbs)"
-    return f"({own} OR {OPERATOR_CHUNKS})" if include_operator else own
 
 
 def _filter_sql(filters: SearchFilters, params: dict[str, Any]) -> list[str]:

@@ -17,6 +17,7 @@ from docproc_common.testing.db import create_test_database
 from docproc_common.vectorstore import (
     ChunkStamp,
     SearchFilters,
+    count_vectors,
     ensure_table,
     filter_values,
     search,
@@ -338,3 +339,36 @@ async def test_the_knowledge_base_constraint_comes_before_top_k(
         assert await filter_values(s, name, [big]) == ["sales"]
         assert await filter_values(s, name, [big, small]) == ["legal", "sales"]
         assert await filter_values(s, name, [uuid.uuid4()]) == []
+
+
+async def test_count_and_facets_read_the_chunks_search_reads(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    """An app-scoped base's search also reads the operator's unfiled global chunks; its count
+    and its facets take exactly those too, and nothing else unfiled."""
+    name = f"opscope_{uuid.uuid4().hex[:8]}"
+    app = uuid.uuid4()
+    unfiled = {"knowledge_base_id": None, "organization_id": None}
+    sets = {
+        "own": (stamp(app, organization_id=None, organizational_unit="own"), 2),
+        "operator": (stamp(app, **unfiled, writer_kind="operator", organizational_unit="op"), 3),
+        "unknown": (stamp(app, **unfiled, organizational_unit="unknown"), 4),
+        "tenant": (stamp(app, knowledge_base_id=None, organizational_unit="tenant"), 5),
+    }
+    async with sessions() as s, s.begin():
+        await ensure_table(s, name, 384)
+        for i, (label, (st, n)) in enumerate(sets.items()):
+            vectors = unit_vectors(n, 20 + i)
+            await write_chunks(s, name, uuid.uuid4(), [label] * n, vectors, st)
+    query = unit_vectors(1, 30)[0]
+    async with sessions() as s, s.begin():
+        for include, labels, units in (
+            (False, {"own"}, ["own"]),
+            (True, {"own", "operator"}, ["op", "own"]),
+        ):
+            hits = await search(
+                s, name, query, knowledge_base_ids=[app], top_k=50, include_operator=include
+            )
+            assert {h.content for h in hits} == labels
+            assert await count_vectors(s, name, [app], include_operator=include) == len(hits)
+            assert await filter_values(s, name, [app], include_operator=include) == units

@@ -164,18 +164,27 @@ async def delete_owner(
     return results
 
 
-async def _document_for(
+async def document_for(
     session: AsyncSession, principal: Principal, document_id: uuid.UUID, access: Access
 ) -> RagDocument:
-    """The document if its knowledge base is reachable; a denial looks like absence."""
+    """The document if a base that lists it is reachable; a denial looks like absence.
+
+    A filed document is reached through its own base. An operator's unfiled one
+    (``rag-ingest``) only through an app-scoped base on its name, the one whose search
+    reads its chunks; no other unfiled row is reached by id.
+    """
     doc = await session.get(RagDocument, document_id, with_for_update=access is Access.EDIT)
-    if doc is None or doc.knowledge_base_id is None:
-        raise NotFound(DOCUMENT_NOT_FOUND)
     try:
-        await resolve_kb(session, principal, doc.knowledge_base_id, access)
-    except CollectionNotFound as exc:
-        raise NotFound(DOCUMENT_NOT_FOUND) from exc
-    return doc
+        if doc is not None and doc.knowledge_base_id is not None:
+            await resolve_kb(session, principal, doc.knowledge_base_id, access)
+            return doc
+        if doc is not None and repository.is_operator_row(doc):
+            kbs = await resolve_collection(session, principal, doc.collection_name, access)
+            if repository.adopts_operator(kbs):
+                return doc
+    except CollectionNotFound:
+        pass
+    raise NotFound(DOCUMENT_NOT_FOUND)
 
 
 def document_out(doc: RagDocument) -> DocumentOut:
@@ -208,8 +217,8 @@ async def list_documents(
 ) -> DocumentPage:
     """One page, newest first, by keyset on (created_at, id): an index range, never a full scan."""
     kb = await resolve_kb(session, principal, kb_id, Access.VIEW)
-    docs = await repository.document_page(session, kb.id, limit=limit + 1, before=before)
-    total = await repository.document_count(session, kb.id)
+    docs = await repository.document_page(session, kb, limit=limit + 1, before=before)
+    total = await repository.document_count(session, kb)
     more = len(docs) > limit
     docs = docs[:limit]
     cursor = f"{docs[-1].created_at.isoformat()}|{docs[-1].id}" if more and docs else None
@@ -233,7 +242,7 @@ async def delete_document(runtime: Runtime, principal: Principal, document_id: u
     gone under lock, writes nothing, so no chunk survives either way.
     """
     async with runtime.sessionmaker() as session, session.begin():
-        doc = await _document_for(session, principal, document_id, Access.EDIT)
+        doc = await document_for(session, principal, document_id, Access.EDIT)
         await session.delete(doc)
         await enqueue(
             session,
@@ -250,7 +259,7 @@ async def retry_document(
 ) -> DocumentOut:
     """Re-dispatch a failed upload from its stored original, replacing what the failed attempt indexed."""
     async with runtime.sessionmaker() as session, session.begin():
-        doc = await _document_for(session, principal, document_id, Access.EDIT)
+        doc = await document_for(session, principal, document_id, Access.EDIT)
         if doc.status != DocumentStatus.ERROR:
             raise InvalidInput("Only a failed document can be retried")
         if not doc.storage_path:
@@ -284,7 +293,9 @@ async def retry_document(
 async def filter_values(session: AsyncSession, principal: Principal, name: str) -> list[str]:
     validate_collection_name(name)
     kbs = await resolve_collection(session, principal, name, Access.VIEW)
-    return await vector_filter_values(session, name, [kb.id for kb in kbs])
+    return await vector_filter_values(
+        session, name, [kb.id for kb in kbs], include_operator=repository.adopts_operator(kbs)
+    )
 
 
 async def grant(

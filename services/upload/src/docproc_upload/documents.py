@@ -16,10 +16,8 @@ dependency aliases as objects, not strings.
 import uuid
 from typing import Annotated, Literal
 
-from docproc_common.access import Access, resolve_collection, resolve_kb
+from docproc_common.access import Access
 from docproc_common.auth import Principal, principal_from_header
-from docproc_common.db.models import RagDocument
-from docproc_common.errors import CollectionNotFound, NotFound
 from docproc_common.processor import (
     BUILTIN_FORMATS,
     PARSERS,
@@ -31,7 +29,7 @@ from fastapi import APIRouter, Depends, Header, Query
 from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from docproc_upload.collections import document_out
+from docproc_upload.collections import document_for, document_out
 from docproc_upload.schemas import DocumentOut
 
 MAX_CONTENT_CHARS = 5_000_000
@@ -74,22 +72,6 @@ def formats_of(parser: str) -> ParserFormats:
     )
 
 
-async def _visible_document(
-    session: AsyncSession, principal: Principal, document_id: uuid.UUID
-) -> RagDocument:
-    doc = await session.get(RagDocument, document_id)
-    if doc is None:
-        raise NotFound("Document not found")
-    try:
-        if doc.knowledge_base_id is not None:
-            await resolve_kb(session, principal, doc.knowledge_base_id, Access.VIEW)
-        else:
-            await resolve_collection(session, principal, doc.collection_name, Access.VIEW)
-    except CollectionNotFound:
-        raise NotFound("Document not found") from None
-    return doc
-
-
 def build_documents_router(runtime: Runtime) -> APIRouter:
     router = APIRouter(
         prefix="/api/v1",
@@ -128,7 +110,7 @@ def build_documents_router(runtime: Runtime) -> APIRouter:
         offset: Annotated[int, Query(ge=0)] = 0,
         limit: Annotated[int, Query(ge=1, le=MAX_CONTENT_CHARS)] = 1_000_000,
     ) -> ParsedDocument:
-        doc = await _visible_document(db, caller, document_id)
+        doc = await document_for(db, caller, document_id, Access.VIEW)
         text: str | None = None
         if doc.parsed_path:
             raw = await runtime.storage.get(doc.parsed_path)

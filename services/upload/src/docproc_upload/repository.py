@@ -12,9 +12,11 @@ from docproc_common.db.models import (
     DocumentStatus,
     KnowledgeBase,
     RagDocument,
+    Scope,
+    WriterKind,
 )
 from docproc_common.errors import Conflict
-from sqlalchemy import and_, delete, func, or_, select, text
+from sqlalchemy import ColumnElement, and_, delete, func, or_, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -84,11 +86,41 @@ async def unowned_content(session: AsyncSession, collection_name: str) -> bool:
     return bool(chunks.scalar())
 
 
-async def status_counts(session: AsyncSession, kb_ids: Sequence[uuid.UUID]) -> dict[str, int]:
+def adopts_operator(kbs: Sequence[KnowledgeBase]) -> bool:
+    """An app-scoped base adopts the operator's unfiled content on its name (``rag-ingest``):
+    its search reads those chunks, so it lists, counts and deletes their rows too."""
+    return any(kb.scope == Scope.APP for kb in kbs)
+
+
+def operator_rows(collection_name: str) -> ColumnElement[bool]:
+    """The operator's unfiled rows on a name, as ``vectorstore.OPERATOR_CHUNKS`` for chunks."""
+    return and_(
+        RagDocument.collection_name == collection_name,
+        RagDocument.knowledge_base_id.is_(None),
+        RagDocument.organization_id.is_(None),
+        RagDocument.writer_kind == WriterKind.OPERATOR,
+    )
+
+
+def is_operator_row(doc: RagDocument) -> bool:
+    """``operator_rows`` for one loaded row."""
+    return (
+        doc.knowledge_base_id is None
+        and doc.organization_id is None
+        and doc.writer_kind == WriterKind.OPERATOR
+    )
+
+
+def listed_by(kbs: Sequence[KnowledgeBase]) -> ColumnElement[bool]:
+    """The rows these bases list and count: their own, and those of the chunks they adopt."""
+    own = RagDocument.knowledge_base_id.in_([kb.id for kb in kbs])
+    names = sorted({kb.collection_name for kb in kbs if kb.scope == Scope.APP})
+    return or_(own, *(operator_rows(name) for name in names))
+
+
+async def status_counts(session: AsyncSession, kbs: Sequence[KnowledgeBase]) -> dict[str, int]:
     rows = await session.execute(
-        select(RagDocument.status, func.count())
-        .where(RagDocument.knowledge_base_id.in_(list(kb_ids)))
-        .group_by(RagDocument.status)
+        select(RagDocument.status, func.count()).where(listed_by(kbs)).group_by(RagDocument.status)
     )
     return {status: int(n) for status, n in rows.all()}
 
@@ -124,12 +156,12 @@ async def count_stuck(session: AsyncSession, minutes: int) -> int:
 
 async def document_page(
     session: AsyncSession,
-    kb_id: uuid.UUID,
+    kb: KnowledgeBase,
     *,
     limit: int,
     before: tuple[datetime, uuid.UUID] | None,
 ) -> list[RagDocument]:
-    query = select(RagDocument).where(RagDocument.knowledge_base_id == kb_id)
+    query = select(RagDocument).where(listed_by([kb]))
     if before is not None:
         stamp, ident = before
         query = query.where(
@@ -144,9 +176,9 @@ async def document_page(
     return list(rows.scalars())
 
 
-async def document_count(session: AsyncSession, kb_id: uuid.UUID) -> int:
+async def document_count(session: AsyncSession, kb: KnowledgeBase) -> int:
     row = await session.execute(
-        select(func.count()).select_from(RagDocument).where(RagDocument.knowledge_base_id == kb_id)
+        select(func.count()).select_from(RagDocument).where(listed_by([kb]))
     )
     return int(row.scalar() or 0)
 

@@ -315,14 +315,16 @@ async def ingestion_status(
     session: AsyncSession, principal: Principal, kb_id: uuid.UUID
 ) -> IngestionStatus:
     kb = await resolve_kb(session, principal, kb_id, Access.VIEW)
-    return _status(await repository.status_counts(session, [kb.id]))
+    return _status(await repository.status_counts(session, [kb]))
 
 
 async def collection_info(session: AsyncSession, principal: Principal, name: str) -> CollectionInfo:
     validate_collection_name(name)
     kbs = await resolve_collection(session, principal, name, Access.VIEW)
-    status = _status(await repository.status_counts(session, [kb.id for kb in kbs]))
-    vectors = await count_vectors(session, name, [kb.id for kb in kbs])
+    status = _status(await repository.status_counts(session, kbs))
+    vectors = await count_vectors(
+        session, name, [kb.id for kb in kbs], include_operator=repository.adopts_operator(kbs)
+    )
     return CollectionInfo(collection_name=name, total_vectors=vectors, **status.model_dump())
 
 
@@ -415,7 +417,7 @@ async def search(
                 knowledge_base_ids=[kb.id for kb in kbs],
                 top_k=req.top_k,
                 filters=filters,
-                include_operator=any(kb.scope == Scope.APP for kb in kbs),
+                include_operator=repository.adopts_operator(kbs),
             ):
                 hits.append(
                     SearchHit(
