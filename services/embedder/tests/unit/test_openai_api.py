@@ -4,7 +4,9 @@ called through the same HTTP client a collection on ``openai`` uses."""
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
+import time
 from collections.abc import AsyncIterator
 
 import httpx
@@ -22,7 +24,7 @@ from docproc_common.embedding.client import (
 from docproc_common.embedding.local_model import LocalMiniLM
 from docproc_common.settings import Settings
 from docproc_common.testing.infra import find_repo_root
-from docproc_embedder.openai_api import build_openai_router
+from docproc_embedder.openai_api import MAX_INPUTS, build_openai_router, render
 from fastapi import FastAPI
 
 TOKEN = "sk-embedder-test"  # noqa: S105 - a test bearer
@@ -121,7 +123,15 @@ async def test_openai_shapes(served: tuple[str, EmbeddingClients]) -> None:
         assert body["object"] == "list"
         assert body["data"][0]["index"] == 0
         assert len(body["data"][0]["embedding"]) == 384
+        assert all(isinstance(x, float) for x in body["data"][0]["embedding"])  # the default
         assert body["usage"]["total_tokens"] >= 1
+        for unknown in ("int8", ""):
+            bad = await http.post(
+                f"{url}/embeddings",
+                json={"model": LocalMiniLM.MODEL_NAME, "input": "hi", "encoding_format": unknown},
+            )
+            assert bad.status_code == 400
+            assert bad.json()["error"]["param"] == "encoding_format"
         bad = await http.post(
             f"{url}/embeddings",
             json={"model": LocalMiniLM.MODEL_NAME, "input": ["a"], "dimensions": 128},
@@ -137,3 +147,18 @@ async def test_openai_shapes(served: tuple[str, EmbeddingClients]) -> None:
         )
         assert denied.status_code == 401
         assert denied.json()["error"]["code"] == "invalid_api_key"
+
+
+@pytest.mark.parametrize("encoding_format", ["float", "base64"])
+async def test_a_full_answer_does_not_stall_the_event_loop(encoding_format: str) -> None:
+    """2048 vectors as one ``json.dumps`` hold the GIL for about a second."""
+    vectors = np.random.default_rng(0).random((MAX_INPUTS, 384), dtype=np.float32)
+    stalls: list[float] = []
+    rendering = asyncio.create_task(asyncio.to_thread(render, vectors, encoding_format, 1))
+    while not rendering.done():
+        before = time.perf_counter()
+        await asyncio.sleep(0.005)
+        stalls.append(time.perf_counter() - before - 0.005)
+    answer = json.loads(await rendering)
+    assert [d["index"] for d in answer["data"]] == list(range(MAX_INPUTS))
+    assert max(stalls) < 0.3, f"the loop stalled {max(stalls):.2f} s"
