@@ -6,7 +6,7 @@ export UV
 PORT ?= 8000
 export UV_LINK_MODE ?= copy
 
-.PHONY: help ensure-uv sync fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint dev demo bench dev-k8s
+.PHONY: help ensure-uv sync system-packages fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint dev demo bench dev-k8s
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -28,6 +28,9 @@ lint: ## ruff
 typecheck: ## mypy (strict)
 	$(UV) run mypy libs/common/src services/*/src cli/src
 
+system-packages: ## LibreOffice + Tesseract for the parser tests (Debian, as root; else they skip)
+	bash scripts/system-packages.sh
+
 infra-up: ## start Kafka (KRaft), Postgres+pgvector and moto S3 on 127.0.0.1
 	$(UV) run python scripts/infra.py up
 
@@ -40,13 +43,13 @@ migrate: ## alembic upgrade head on DATABASE__URL
 test-unit: sync ## tests that need no service
 	$(UV) run pytest -q -m "not integration" libs services cli
 
-test-integration: sync infra-up ## tests against real Kafka, Postgres and S3, services as processes
+test-integration: sync system-packages infra-up ## tests against real Kafka, Postgres and S3, services as processes
 	$(UV) run pytest -q -m integration libs services tests
 
 helm-lint: ## helm lint --strict, helm template per ci values, schema validation
 	bash scripts/helm.sh
 
-test: sync lint typecheck infra-up ## everything CI runs
+test: sync system-packages lint typecheck infra-up ## everything CI runs
 	$(UV) run pytest -q libs services cli tests
 
 dev: sync ## the embedded all-in-one: docproc dev

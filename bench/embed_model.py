@@ -23,9 +23,7 @@ import numpy as np
 from docproc_common.embedding.local_model import GraphVariant, LocalMiniLM, ensure_graph
 
 VARIANTS: tuple[GraphVariant, ...] = ("fused", "plain")
-REFERENCE = (
-    Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "all-minilm-l6-v2.json"
-)
+REFERENCE = Path(__file__).resolve().parents[1] / "libs/common/tests/data/all-minilm-l6-v2.json"
 
 
 def make_chunks(model: LocalMiniLM, count: int, seed: int = 7) -> list[str]:

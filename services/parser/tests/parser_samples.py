@@ -22,10 +22,22 @@ import docx
 import openpyxl
 import pptx
 import pymupdf as _pymupdf
+import pytest
+from docproc_common.kbparsers import liteparse
 from PIL import Image
 
 SENTENCE = "The capybara is the largest rodent"
 MARKER = "capybara"
+
+# `make system-packages` installs these where it can; elsewhere their tests skip, naming them
+needs_tesseract = pytest.mark.skipif(
+    liteparse.tessdata_dir() is None,
+    reason="Tesseract language data is not installed (tesseract-ocr)",
+)
+needs_calc = pytest.mark.skipif(
+    "calc" not in liteparse.office_components(),
+    reason="LibreOffice Calc is not installed (libreoffice-calc-nogui)",
+)
 
 mu: Any = _pymupdf  # PyMuPDF is untyped
 

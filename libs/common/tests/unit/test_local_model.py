@@ -12,15 +12,8 @@ import pytest
 from docproc_common.embedding import local_model
 from docproc_common.embedding.local_model import LocalMiniLM
 
-
-def _repo_root() -> Path:
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "libs").is_dir():
-            return parent
-    raise RuntimeError("repository root (the directory containing libs/) not found")
-
-
-REFERENCE = _repo_root().parent / "shared" / "reference" / "all-minilm-l6-v2.json"
+# sentence-transformers' own vectors for the model, committed as test data
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "all-minilm-l6-v2.json"
 
 
 @pytest.fixture(scope="module")

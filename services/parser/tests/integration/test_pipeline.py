@@ -36,7 +36,7 @@ from docproc_common.settings import (
 )
 from docproc_common.testing.db import create_test_database
 from docproc_common.testing.infra import find_repo_root, load_infra_env
-from parser_samples import EXTENSIONS, MARKER, make, pdf, scanned_pdf
+from parser_samples import EXTENSIONS, MARKER, make, needs_tesseract, pdf, scanned_pdf
 from parser_standins import LlamaParseStandIn, VisionStandIn, free_port
 
 pytestmark = pytest.mark.integration
@@ -186,7 +186,9 @@ def config_for(parser: str, d: Dev) -> dict[str, Any]:
     return {"parser": parser}
 
 
-@pytest.mark.parametrize("parser", ["pymupdf", "liteparse", "llamaparse"])
+@pytest.mark.parametrize(
+    "parser", ["pymupdf", pytest.param("liteparse", marks=needs_tesseract), "llamaparse"]
+)
 async def test_every_listed_format_is_ingested_for_real(dev: Dev, parser: str) -> None:
     async with dev.client() as client:
         answer = (await client.get("/rag/supported-formats", params={"parser": parser})).json()
@@ -292,11 +294,12 @@ async def test_organizational_unit_is_recorded_and_blank_means_none(dev: Dev) ->
         ("locked.pdf", None, {}, "EncryptedDocument"),
         ("empty.txt", b" \n\n ", {}, "EmptyDocument"),
         ("blank.pdf", pdf([""]), {}, "EmptyDocument"),
-        (
+        pytest.param(
             "slow.pdf",
             scanned_pdf(pages=40, dpi=300),
             {"parser": "liteparse", "liteparse_dpi": 600, "parse_timeout_seconds": 5},
             "ParseTimeout",
+            marks=needs_tesseract,  # the OCR is what takes the time
         ),
     ],
 )

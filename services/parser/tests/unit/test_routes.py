@@ -12,25 +12,16 @@ import pytest
 import pytest_asyncio
 from docproc_common.errors import RetryableError
 from docproc_common.ingestion import IngestionConfig
-from docproc_common.kbparsers import liteparse
 from docproc_common.kbparsers.errors import DocumentUnreadable, ParserUnavailable
 from docproc_common.kbparsers.isolation import Isolation
 from docproc_common.kbparsers.pdf import extract_pdf
 from docproc_common.processor import DocumentProcessor, ProcessorOptions
-from parser_samples import MARKER, pdf, scanned_pdf, text_png
+from parser_samples import MARKER, needs_calc, needs_tesseract, pdf, scanned_pdf, text_png
 from parser_standins import LlamaParseStandIn, VisionStandIn
 
 LLAMA_SECRET = uuid.uuid4()
 VISION_SECRET = uuid.uuid4()
 
-needs_tesseract = pytest.mark.skipif(
-    liteparse.tessdata_dir() is None,
-    reason="Tesseract language data is not installed (tesseract-ocr)",
-)
-needs_calc = pytest.mark.skipif(
-    "calc" not in liteparse.office_components(),
-    reason="LibreOffice Calc is not installed (libreoffice-calc-nogui)",
-)
 
 mu: Any = _pymupdf  # PyMuPDF is untyped
 
@@ -368,6 +359,7 @@ class TestLiteParse:
         doc = await processor.extract(text_png(), "scan.png", lite(), secrets=keys)
         assert MARKER in doc.text.lower()
 
+    @needs_tesseract  # without the data the refusal names the missing package instead
     async def test_scans_stay_unread_without_auto_ocr(
         self, processor: DocumentProcessor, keys: Keys
     ) -> None:
