@@ -8,7 +8,7 @@ from docproc_common.errors import InvalidInput
 
 
 class TestValidateCollectionName:
-    @pytest.mark.parametrize("name", ["handbook", "documents_archive", "a", "_x1", "a" * 45])
+    @pytest.mark.parametrize("name", ["handbook", "documents_archive", "a", "x_1", "a_", "a" * 45])
     def test_accepts(self, name: str) -> None:
         assert validate_collection_name(name) == name
 
@@ -23,6 +23,8 @@ class TestValidateCollectionName:
             ("", "bare identifier"),
             ("Handbook", "uppercase"),
             ("a" * 46, "at most 45"),
+            ("_x1", "underscore"),
+            ("_", "underscore"),
             ("all", "reserved"),
             ("documents", "docproc itself owns"),
         ],

@@ -57,6 +57,8 @@ def validate_collection_name(name: str, *, field: str = "collection_name") -> st
             f"A collection name may be at most {MAX_COLLECTION_NAME_BYTES} characters, so "
             "its longest derived identifier is not truncated by Postgres"
         )
+    if name.startswith("_"):
+        raise refuse("A collection name may not start with an underscore: those are reserved")
     if name in RESERVED_NAMES:
         raise refuse(f"'{name}' is a reserved name")
     if VECTOR_TABLE_PREFIX + name in model_table_names():
