@@ -130,14 +130,14 @@ async def test_a_sibling_keeps_the_table_and_only_the_deleted_kbs_chunks_go(
     assert await chunks_of(runtime, name, org["id"]) > 0
 
 
-async def test_a_default_kb_is_emptied_not_deleted(client: Client, runtime: Runtime) -> None:
+async def test_a_default_kb_is_emptied_not_deleted(
+    client: Client, admin: httpx.AsyncClient, runtime: Runtime
+) -> None:
     alice = client("alice", "acme", (VIEW, EDIT))
     name = uniq("dflt")
-    r = await alice.post(
-        "/kb",
-        json={"name": name, "collection_name": name, "scope": "org", "is_default": True, **MODEL},
-    )
-    kb = r.json()
+    kb = await create(alice, name, "org")
+    # the app admin makes it the organization's default (issue #12: nobody else may)
+    assert (await admin.patch(f"/kb/{kb['id']}", json={"is_default": True})).status_code == 200
     assert (await upload(alice, kb["id"], "d.txt", "default base text")).status_code == 202
     await wait_complete(alice, kb["id"])
     out = (await alice.delete(f"/kb/{kb['id']}")).json()

@@ -2,11 +2,13 @@
 
 Exactly-once chunk sets: the chunks of a document are written with its tracking
 row's completion and the idempotency claim in one transaction, after the old
-set of the same vector document is removed. A crash anywhere before the commit
-leaves nothing; a redelivery after it is skipped by the claim; a redelivery
-racing it rewrites the same deterministic set. A row deleted while indexing
-gets no chunks, because the write checks for the row under a lock; a knowledge
-base deleted or a name reserved by a teardown (``still_wanted``) stops the write.
+set of the same vector document is removed. A document indexed before (a reindex)
+loses its earlier set in that transaction, after the new one is written, so a search
+sees one set or the other. A crash anywhere before the commit leaves nothing; a
+redelivery after it is skipped by the claim; a redelivery racing it rewrites the
+same deterministic set. A row deleted while indexing gets no chunks, because the
+write checks for the row under a lock; a knowledge base deleted or a name reserved
+by a teardown (``still_wanted``) stops the write.
 """
 
 from __future__ import annotations
@@ -25,7 +27,13 @@ from docproc_common.errors import AppError, InvalidInput
 from docproc_common.events import DocumentIndexed, DocumentParsed
 from docproc_common.failures import GaveUp, Stage
 from docproc_common.runtime import Runtime
-from docproc_common.vectorstore import ChunkStamp, ensure_table, table_exists, write_chunks
+from docproc_common.vectorstore import (
+    ChunkStamp,
+    delete_documents,
+    ensure_table,
+    table_exists,
+    write_chunks,
+)
 
 from docproc_embedder import repository
 from docproc_embedder.metrics import CHUNKS, DOCUMENTS, PROVIDER_ERRORS, STAGE_SECONDS, TOKENS
@@ -123,9 +131,14 @@ class EmbedderHandler:
                 content_hash=doc.content_hash,
                 writer_kind=doc.writer_kind or WriterKind.DOCUMENT,
             )
+            replaced = doc.vector_document_id
             written = await write_chunks(
                 session, event.collection_name, vdid, chunks, embeddings, stamp
             )
+            if replaced is not None and replaced != vdid:
+                # a re-parse (reindex, retry): the set it replaces goes in the same
+                # transaction, so a search sees the old set or the new, never neither
+                await delete_documents(session, event.collection_name, [replaced])
             await repository.complete(session, doc.id, vdid, written)
             await retire_failed_attempts(session, doc.id)
             await enqueue(

@@ -34,6 +34,8 @@ from docproc_common.errors import (
     NotFound,
 )
 from docproc_common.events import CollectionDeleted, DocumentAccepted, DocumentDeleted
+from docproc_common.ingestion import IngestionConfig
+from docproc_common.processor import check_supported
 from docproc_common.runtime import Runtime
 from docproc_common.vectorstore import filter_values as vector_filter_values
 from sqlalchemy import select
@@ -41,7 +43,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload import repository
 from docproc_upload.audit import record
-from docproc_upload.schemas import CollectionDeletedOut, DocumentOut, DocumentPage
+from docproc_upload.schemas import CollectionDeletedOut, DocumentOut, DocumentPage, ReindexOut
 from docproc_upload.sync.repository import deactivate_sources_for_kb
 
 DOCUMENT_NOT_FOUND = "Document not found"
@@ -254,6 +256,33 @@ async def delete_document(runtime: Runtime, principal: Principal, document_id: u
         )
 
 
+async def _dispatch_attempt(session: AsyncSession, doc: RagDocument) -> None:
+    """A new attempt of ``doc`` from its stored original, queued in the caller's transaction.
+
+    An earlier attempt still in flight stops at its next stage (``lock_current_attempt``).
+    The chunks ``doc`` has keep serving searches: the embedder writes the new set and
+    removes them in one transaction.
+    """
+    assert doc.storage_path is not None
+    doc.attempt_id = uuid.uuid4()
+    doc.status = DocumentStatus.PROCESSING
+    doc.error_message = None
+    doc.completed_at = None
+    await enqueue(
+        session,
+        DocumentAccepted(
+            document_id=doc.id,
+            attempt_id=doc.attempt_id,
+            collection_name=doc.collection_name,
+            knowledge_base_id=doc.knowledge_base_id,
+            storage_path=doc.storage_path,
+            filename=doc.filename,
+            filetype=doc.filetype,
+            ingestion_config=doc.ingestion_config,
+        ),
+    )
+
+
 async def retry_document(
     runtime: Runtime, principal: Principal, document_id: uuid.UUID
 ) -> DocumentOut:
@@ -269,25 +298,54 @@ async def retry_document(
             )
         if await repository.is_reserved(session, doc.collection_name):
             raise Conflict("The collection is being deleted; the retry was not queued")
-        doc.attempt_id = uuid.uuid4()
-        doc.status = DocumentStatus.PROCESSING
-        doc.error_message = None
-        doc.completed_at = None
-        await enqueue(
-            session,
-            DocumentAccepted(
-                document_id=doc.id,
-                attempt_id=doc.attempt_id,
-                collection_name=doc.collection_name,
-                knowledge_base_id=doc.knowledge_base_id,
-                storage_path=doc.storage_path,
-                filename=doc.filename,
-                filetype=doc.filetype,
-                ingestion_config=doc.ingestion_config,
-            ),
-        )
+        await _dispatch_attempt(session, doc)
         await session.flush()
         return document_out(doc)
+
+
+async def reindex_kb(runtime: Runtime, principal: Principal, kb_id: uuid.UUID) -> ReindexOut:
+    """``POST /kb/{id}/reindex``: re-parse every stored original with the base's configuration.
+
+    Through the one pipeline (``DocumentAccepted`` -> parser -> embedder), a new attempt
+    per document; each document keeps its chunks until its new set replaces them in one
+    transaction, so a search never finds the base empty. Its documents are ``processing``
+    meanwhile, so ``GET /kb/{id}/ingestion`` says ``indexing``. A synced document keeps no
+    original and a document the configured parser does not read keeps its chunks; both
+    are counted, not queued.
+    """
+    async with runtime.sessionmaker() as session, session.begin():
+        kb = await resolve_kb(session, principal, kb_id, Access.EDIT)
+        if await repository.is_reserved(session, kb.collection_name):
+            raise Conflict("The collection is being deleted; nothing was queued")
+        config = IngestionConfig.model_validate(kb.ingestion_config)
+        stored = config.model_dump(mode="json")
+        queued = no_original = unsupported = 0
+        for doc in await repository.documents_of(session, [kb.id], lock=True):
+            if not doc.storage_path:
+                no_original += 1
+                continue
+            try:
+                check_supported(doc.filename, config.parser)
+            except InvalidInput:
+                unsupported += 1
+                continue
+            doc.ingestion_config = stored
+            await _dispatch_attempt(session, doc)
+            queued += 1
+        await record(
+            session,
+            principal,
+            "kb.reindexed",
+            target=str(kb.id),
+            organization_id=kb.organization_id,
+            details={"queued": queued, "skipped": no_original + unsupported},
+        )
+    return ReindexOut(
+        knowledge_base_id=kb_id,
+        queued=queued,
+        skipped_no_original=no_original,
+        skipped_unsupported=unsupported,
+    )
 
 
 async def filter_values(session: AsyncSession, principal: Principal, name: str) -> list[str]:

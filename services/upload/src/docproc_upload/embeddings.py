@@ -8,7 +8,7 @@ Rules (seed: "Embeddings - the model, whose endpoint answers and whose key pays"
   adopts that collection's model, width and provider (and, in the same organization,
   its key and endpoint); an explicit choice that contradicts them is refused, so one
   table never holds two embedding spaces.
-* **Provider** is movable (``PATCH /kb/{id}``) to one that serves the same model at
+* **Provider** is movable (``PATCH /kb/{id}``, ``move_embedding``) to one that serves the same model at
   the same width (the catalog's ``space``); everything indexed stays valid.
 * **Credential**: a keyed provider names a vault ``api_key`` of that provider
   (``embedding_secret_id``). Binding a key lends it, so the caller must be able to
@@ -41,7 +41,6 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import httpx
-from docproc_common.access import Access, resolve_kb
 from docproc_common.auth import EDIT, Principal, principal_from_header
 from docproc_common.db.models import EmbeddingEndpoint, KnowledgeBase, Scope
 from docproc_common.embedding.base_urls import check_base_url, normalize_url
@@ -63,7 +62,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.audit import record
-from docproc_upload.schemas import KnowledgeBaseOut
+from docproc_upload.schemas import KnowledgeBasePatch
 
 log = logging.getLogger(__name__)
 
@@ -117,18 +116,16 @@ class EmbeddingEndpointOut(BaseModel):
     created_at: datetime
 
 
-class KnowledgeBaseEmbeddingPatch(BaseModel):
-    """``PATCH /kb/{id}``: move the collection to another provider, key or endpoint."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    embedding_provider: str | None = None
-    #: Fixed at creation; accepted only when it names the collection's model.
-    embedding_model: str | None = None
-    embedding_secret_id: uuid.UUID | None = None
-    #: null returns to the provider's default endpoint.
-    embedding_base_url: str | None = None
-    embedding_endpoint_id: uuid.UUID | None = None
+#: The fields of ``PATCH /kb/{id}`` that ``move_embedding`` decides.
+EMBEDDING_FIELDS = frozenset(
+    {
+        "embedding_provider",
+        "embedding_model",
+        "embedding_secret_id",
+        "embedding_base_url",
+        "embedding_endpoint_id",
+    }
+)
 
 
 # -- asking an endpoint -------------------------------------------------------------------
@@ -370,11 +367,11 @@ async def move_embedding(
     session: AsyncSession,
     principal: Principal,
     settings: Settings,
-    kb_id: uuid.UUID,
-    patch: KnowledgeBaseEmbeddingPatch,
+    kb: KnowledgeBase,
+    patch: KnowledgeBasePatch,
 ) -> KnowledgeBase:
-    """Move a collection to another provider, key or endpoint serving the same model."""
-    kb = await resolve_kb(session, principal, kb_id, Access.EDIT)
+    """Move a collection (resolved for editing) to another provider, key or endpoint serving
+    the same model."""
     cat: Catalog = catalog(settings.embedder.catalog_path)
     given = patch.model_fields_set
     target = patch.embedding_provider or kb.embedding_provider
@@ -628,14 +625,5 @@ def build_embeddings_router(runtime: Runtime) -> APIRouter:
         async with db.begin():
             await delete_endpoint(db, caller, endpoint_id)
         return Response(status_code=status.HTTP_204_NO_CONTENT)
-
-    @router.patch("/kb/{kb_id}", response_model=KnowledgeBaseOut, tags=["kb"])
-    async def patch_kb(
-        kb_id: uuid.UUID, body: KnowledgeBaseEmbeddingPatch, caller: Caller, db: Session
-    ) -> KnowledgeBaseOut:
-        async with db.begin():
-            kb = await move_embedding(db, caller, settings, kb_id, body)
-            out = KnowledgeBaseOut.model_validate(kb, from_attributes=True)
-        return out
 
     return router

@@ -29,7 +29,9 @@ from docproc_upload.schemas import (
     IngestionStatus,
     KnowledgeBaseCreate,
     KnowledgeBaseOut,
+    KnowledgeBasePatch,
     RAGIngestResponse,
+    ReindexOut,
     SearchRequest,
     SearchResponse,
 )
@@ -89,6 +91,28 @@ def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
     async def get_kb(kb_id: uuid.UUID, caller: Caller, db: Session) -> KnowledgeBaseOut:
         kb = await resolve_kb(db, caller, kb_id, Access.VIEW)
         return KnowledgeBaseOut.model_validate(kb, from_attributes=True)
+
+    @router.patch("/kb/{kb_id}", response_model=KnowledgeBaseOut, tags=["kb"])
+    async def patch_kb(
+        kb_id: uuid.UUID, body: KnowledgeBasePatch, caller: Caller, db: Session
+    ) -> KnowledgeBaseOut:
+        """Change what was sent: the embedding provider, key or endpoint, ``ingestion_config``
+        (only the settings that change), ``is_default`` (the app admin)."""
+        async with db.begin():
+            kb = await service.update_kb(db, caller, runtime.settings, kb_id, body)
+            out = KnowledgeBaseOut.model_validate(kb, from_attributes=True)
+        return out
+
+    @router.post(
+        "/kb/{kb_id}/reindex",
+        status_code=status.HTTP_202_ACCEPTED,
+        response_model=ReindexOut,
+        tags=["kb"],
+    )
+    async def reindex_kb(kb_id: uuid.UUID, caller: Caller) -> ReindexOut:
+        """Re-parse the stored originals with the base's current ``ingestion_config``; each
+        document keeps its chunks until its new set replaces them (``GET .../ingestion``)."""
+        return await collections.reindex_kb(runtime, caller, kb_id)
 
     @router.post(
         "/kb/{kb_id}/documents",

@@ -125,10 +125,13 @@ async def status_counts(session: AsyncSession, kbs: Sequence[KnowledgeBase]) -> 
     return {status: int(n) for status, n in rows.all()}
 
 
-async def documents_of(session: AsyncSession, kb_ids: Sequence[uuid.UUID]) -> list[RagDocument]:
-    rows = await session.execute(
-        select(RagDocument).where(RagDocument.knowledge_base_id.in_(list(kb_ids)))
-    )
+async def documents_of(
+    session: AsyncSession, kb_ids: Sequence[uuid.UUID], *, lock: bool = False
+) -> list[RagDocument]:
+    query = select(RagDocument).where(RagDocument.knowledge_base_id.in_(list(kb_ids)))
+    if lock:
+        query = query.order_by(RagDocument.id).with_for_update()
+    rows = await session.execute(query)
     return list(rows.scalars())
 
 

@@ -26,7 +26,31 @@ class KnowledgeBaseCreate(BaseModel):
     #: The registered keyless service an ollama collection embeds through.
     embedding_endpoint_id: uuid.UUID | None = None
     ingestion_config: IngestionConfig = IngestionConfig()
+    #: The organization's default base (emptied, not deleted); set by the app admin only.
     is_default: bool = False
+
+
+class KnowledgeBasePatch(BaseModel):
+    """``PATCH /kb/{id}``: only what is sent changes.
+
+    The embedding fields move the collection to another provider, key or endpoint
+    (``docproc_upload.embeddings.move_embedding``); ``ingestion_config`` carries only the
+    settings that change and is validated merged with the stored configuration; documents
+    already indexed keep their chunks until ``POST /kb/{id}/reindex``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    embedding_provider: str | None = None
+    #: Fixed at creation; accepted only when it names the collection's model.
+    embedding_model: str | None = None
+    embedding_secret_id: uuid.UUID | None = None
+    #: null returns to the provider's default endpoint.
+    embedding_base_url: str | None = None
+    embedding_endpoint_id: uuid.UUID | None = None
+    ingestion_config: dict[str, Any] | None = None
+    #: Set and unset by the app admin only.
+    is_default: bool | None = None
 
 
 class KnowledgeBaseOut(BaseModel):
@@ -63,6 +87,19 @@ class IngestionStatus(BaseModel):
     indexed_count: int
     failed_count: int
     document_count: int
+
+
+class ReindexOut(BaseModel):
+    """``POST /kb/{id}/reindex``: what was queued; the progress is ``GET /kb/{id}/ingestion``."""
+
+    knowledge_base_id: uuid.UUID
+    #: Documents re-parsed from their stored original with the current configuration.
+    queued: int
+    #: Synced documents keep no original: a run of their source with ``sync_mode: full``
+    #: re-fetches them.
+    skipped_no_original: int
+    #: Documents whose type the configured parser does not read: they keep their chunks.
+    skipped_unsupported: int
 
 
 class CollectionInfo(IngestionStatus):

@@ -25,6 +25,7 @@ from docproc_common.db.models import (
 from docproc_common.db.vector_tables import validate_collection_name
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import (
+    CollectionNotFound,
     Conflict,
     FieldError,
     Forbidden,
@@ -33,7 +34,7 @@ from docproc_common.errors import (
     PayloadTooLarge,
 )
 from docproc_common.events import DocumentAccepted
-from docproc_common.ingestion import merge_config
+from docproc_common.ingestion import ROOT, merge_config
 from docproc_common.processor import check_supported
 from docproc_common.runtime import Runtime
 from docproc_common.settings import Settings
@@ -44,12 +45,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload import repository
 from docproc_upload.audit import record
-from docproc_upload.embeddings import choose_embedding
+from docproc_upload.embeddings import EMBEDDING_FIELDS, choose_embedding, move_embedding
 from docproc_upload.metrics import DOCUMENTS, REJECTIONS, UPLOAD_BYTES
 from docproc_upload.schemas import (
     CollectionInfo,
     IngestionStatus,
     KnowledgeBaseCreate,
+    KnowledgeBasePatch,
     RAGIngestResponse,
     SearchHit,
     SearchRequest,
@@ -83,9 +85,19 @@ def _scope_for(principal: Principal, requested: str | None) -> Scope:
     return scope
 
 
+def _default_is_for_the_app_admin(principal: Principal) -> None:
+    if not principal.app_admin:
+        raise Forbidden(
+            "Only the app admin sets or unsets an organization's default knowledge base",
+            fields=[FieldError("is_default", "app admin only")],
+        )
+
+
 async def create_kb(
     session: AsyncSession, principal: Principal, body: KnowledgeBaseCreate, settings: Settings
 ) -> KnowledgeBase:
+    if body.is_default:
+        _default_is_for_the_app_admin(principal)
     scope = _scope_for(principal, body.scope)
     if body.collection_name is not None:
         name = validate_collection_name(body.collection_name)
@@ -149,6 +161,73 @@ async def create_kb(
         organization_id=kb.organization_id,
         details={"collection_name": name, "scope": kb.scope},
     )
+    return kb
+
+
+async def _kb_to_patch(
+    session: AsyncSession, principal: Principal, kb_id: uuid.UUID, sent: set[str]
+) -> KnowledgeBase:
+    """The base resolved for editing; the app admin changing only ``is_default`` (the one
+    power here that is theirs) needs no further reach."""
+    if sent <= {"is_default"} and principal.app_admin:
+        kb = await session.get(KnowledgeBase, kb_id)
+        if kb is None:
+            raise CollectionNotFound()
+        return kb
+    return await resolve_kb(session, principal, kb_id, Access.EDIT)
+
+
+async def update_kb(
+    session: AsyncSession,
+    principal: Principal,
+    settings: Settings,
+    kb_id: uuid.UUID,
+    patch: KnowledgeBasePatch,
+) -> KnowledgeBase:
+    """``PATCH /kb/{id}``: every field sent is checked before anything changes (one transaction).
+
+    ``ingestion_config`` is merged with the stored configuration and the pair validated
+    as one (400 naming ``ingestion_config.<field>``). What is indexed keeps its chunks
+    until ``POST /kb/{id}/reindex`` re-parses it.
+    """
+    sent = set(patch.model_fields_set)
+    if "is_default" in sent:
+        _default_is_for_the_app_admin(principal)
+        if patch.is_default is None:
+            raise InvalidInput(
+                "is_default is true or false", fields=[FieldError("is_default", "not a boolean")]
+            )
+    kb = await _kb_to_patch(session, principal, kb_id, sent)
+    config = None
+    if "ingestion_config" in sent:
+        if patch.ingestion_config is None:
+            raise InvalidInput(
+                "The ingestion configuration cannot be removed; send the settings that change",
+                fields=[FieldError(ROOT, "must be an object")],
+            )
+        config = merge_config(kb.ingestion_config, patch.ingestion_config)
+    if EMBEDDING_FIELDS & sent:
+        await move_embedding(session, principal, settings, kb, patch)
+    if config is not None and config.model_dump(mode="json") != kb.ingestion_config:
+        kb.ingestion_config = config.model_dump(mode="json")
+        await record(
+            session,
+            principal,
+            "kb.ingestion_config_changed",
+            target=str(kb.id),
+            organization_id=kb.organization_id,
+            details={"changed": sorted(patch.ingestion_config or {})},
+        )
+    if patch.is_default is not None and patch.is_default != kb.is_default:
+        kb.is_default = patch.is_default
+        await record(
+            session,
+            principal,
+            "kb.default_set" if kb.is_default else "kb.default_unset",
+            target=str(kb.id),
+            organization_id=kb.organization_id,
+        )
+    await session.flush()
     return kb
 
 
