@@ -171,6 +171,10 @@ class ExtractedDocument:
     billed_pages: int = 0
     document_date: date | None = None
     """What the document's metadata dates it (``kbparsers.dates``); None when it says nothing."""
+    page_starts: tuple[int, ...] = ()
+    """Where each page the parser read separately begins in ``text``: one per PDF page
+    (PyMuPDF); one in all for a format read as one text (and LiteParse's output); none from
+    LlamaParse."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,7 +275,7 @@ class DocumentProcessor:
                 allowed_prefixes=self.options.vision_allowed_base_urls,
             )
             descriptions = await describer.describe_all(output.images)
-        text = compose(output.pages, descriptions)
+        text, starts = compose(output.pages, descriptions)
         if not has_words(text):
             raise _empty(route, config, output)
         return ExtractedDocument(
@@ -281,6 +285,7 @@ class DocumentProcessor:
             route=route,
             images_described=len(descriptions),
             ocr=output.ocr,
+            page_starts=starts,
         )
 
     async def _run(self, fn: Callable[[J], R], job: J, timeout_s: float) -> R:
@@ -374,14 +379,21 @@ def has_words(text: str) -> bool:
     return any(ch.isalnum() for ch in text)
 
 
-def compose(pages: list[PageText], descriptions: dict[str, str]) -> str:
-    """Each page's text followed by the descriptions of the images it shows; pages joined by a blank line."""
-    out: list[str] = []
+def compose(pages: list[PageText], descriptions: dict[str, str]) -> tuple[str, tuple[int, ...]]:
+    """Each page's text followed by the descriptions of the images it shows; pages joined by a
+    blank line. With it, the offset where each page begins in that text (an empty page takes
+    no room: it ends where it begins), which places each chunk on its page."""
+    text = ""
+    starts: list[int] = []
     for page in pages:
         parts = [page.text] if page.text else []
         parts += [IMAGE_MARKER.format(descriptions[d]) for d in page.images if descriptions.get(d)]
-        out.append("\n\n".join(parts))
-    return "\n\n".join(p for p in out if p)
+        body = "\n\n".join(parts)
+        if body and text:
+            text += "\n\n"
+        starts.append(len(text))
+        text += body
+    return text, tuple(starts)
 
 
 def _empty(route: str, config: IngestionConfig, output: WorkerOutput) -> errors.DocumentUnreadable:
@@ -438,9 +450,16 @@ def extract_text(data: bytes, filename: str, parser: str) -> ExtractedDocument:
     with PYMUPDF_LOCK:
         output = worker.run(job)
         own = dates.own_date(data, ext)
-    text = compose(output.pages, {})
+    text, starts = compose(output.pages, {})
     if not has_words(text):
         raise _empty(route, config, output)
     return ExtractedDocument(
-        text, output.page_count, output.truncated, route, 0, output.ocr, document_date=own
+        text,
+        output.page_count,
+        output.truncated,
+        route,
+        0,
+        output.ocr,
+        document_date=own,
+        page_starts=starts,
     )

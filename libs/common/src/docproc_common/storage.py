@@ -13,6 +13,7 @@ import logging
 import re
 import unicodedata
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -66,12 +67,25 @@ def _checked_key(key: str) -> str:
     return key
 
 
+#: What one read of a streamed object asks for.
+STREAM_CHUNK_BYTES = 1024 * 1024
+
+
+class Reader(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+    def close(self) -> None: ...
+
+
 class Storage(Protocol):
     backend: str
     encrypted: bool
 
     def put(self, key: str, data: bytes, content_type: str | None = None) -> None: ...
     def get(self, key: str) -> bytes: ...
+    def open(self, key: str) -> Reader:
+        """The object for reading piecewise; ``FileNotFoundError`` when there is none."""
+        ...
+
     def exists(self, key: str) -> bool: ...
     def delete(self, key: str) -> None: ...
     def delete_prefix(self, prefix: str) -> int: ...
@@ -99,6 +113,9 @@ class LocalStorage:
 
     def get(self, key: str) -> bytes:
         return self._path(key).read_bytes()
+
+    def open(self, key: str) -> Reader:
+        return self._path(key).open("rb")
 
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()
@@ -157,6 +174,14 @@ class S3Storage:
     def get(self, key: str) -> bytes:
         return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"].read()
 
+    def open(self, key: str) -> Reader:
+        try:
+            return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"]
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in {"404", "NoSuchKey", "NotFound"}:
+                raise FileNotFoundError(key) from exc
+            raise
+
     def exists(self, key: str) -> bool:
         try:
             self.client.head_object(Bucket=self.bucket, Key=self._key(key))
@@ -213,6 +238,10 @@ class AsyncStorage:
     async def get(self, key: str) -> bytes:
         return await self._pool.run(self.sync.get, key)
 
+    async def open(self, key: str) -> StoredStream:
+        """The object opened now (``FileNotFoundError`` when missing), read as it is iterated."""
+        return StoredStream(await self._pool.run(self.sync.open, key), self._pool)
+
     async def exists(self, key: str) -> bool:
         return await self._pool.run(self.sync.exists, key)
 
@@ -221,3 +250,23 @@ class AsyncStorage:
 
     async def delete_prefix(self, prefix: str) -> int:
         return await self._pool.run(self.sync.delete_prefix, prefix)
+
+
+class StoredStream:
+    """An opened object, read ``STREAM_CHUNK_BYTES`` at a time on the blocking pool, so a
+    download holds one piece in memory and never reads on the event loop. Closed when the
+    iteration ends, however it ends."""
+
+    def __init__(self, reader: Reader, pool: BlockingPool) -> None:
+        self._reader = reader
+        self._pool = pool
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            while piece := await self._pool.run(self._reader.read, STREAM_CHUNK_BYTES):
+                yield piece
+        finally:
+            await self.close()
+
+    async def close(self) -> None:
+        await self._pool.run(self._reader.close)

@@ -230,6 +230,20 @@ def scope_sql(include_operator: bool) -> str:
     return f"({own} OR {OPERATOR_CHUNKS})" if include_operator else own
 
 
+async def document_chunks(
+    session: AsyncSession, collection: str, document_id: uuid.UUID
+) -> list[str]:
+    """The text of one vector document's chunks, in order (read along the ``(document_id, chunk_no)`` key)."""
+    if not await table_exists(session, collection):
+        return []
+    table = vector_table_name(collection)
+    rows = await session.execute(
+        text(f"SELECT content FROM {table} WHERE document_id = :d ORDER BY chunk_no"),
+        {"d": document_id},
+    )
+    return [r[0] for r in rows]
+
+
 async def count_vectors(
     session: AsyncSession,
     collection: str,

@@ -92,16 +92,26 @@ class TestCompose:
             PageText("", ("b",)),
             PageText("four"),
         ]
-        text = compose(pages, {"a": "a red logo", "b": "a bar chart"})
+        text, starts = compose(pages, {"a": "a red logo", "b": "a bar chart"})
         assert text == (
             "one\n\n[Image: a red logo]\n\n"
             "two\n\n[Image: a red logo]\n\n[Image: a bar chart]\n\n"
             "[Image: a bar chart]\n\n"
             "four"
         )
+        assert [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True)] == [
+            "one\n\n[Image: a red logo]\n\n",
+            "two\n\n[Image: a red logo]\n\n[Image: a bar chart]\n\n",
+            "[Image: a bar chart]\n\n",
+            "four",
+        ]
 
     def test_without_descriptions_only_text(self) -> None:
-        assert compose([PageText("one", ("a",)), PageText("two")], {}) == "one\n\ntwo"
+        assert compose([PageText("one", ("a",)), PageText("two")], {}) == ("one\n\ntwo", (0, 5))
+
+    def test_an_empty_page_takes_no_room(self) -> None:
+        text, starts = compose([PageText("one"), PageText(""), PageText("three")], {})
+        assert (text, starts) == ("one\n\nthree", (0, 3, 5))
 
 
 class TestExtractTextInProcess:

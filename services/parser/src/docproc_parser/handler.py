@@ -17,6 +17,7 @@ What ends a document, and what is tried again:
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import logging
@@ -34,9 +35,14 @@ from docproc_common.events import DocumentAccepted, DocumentParsed
 from docproc_common.failures import GaveUp, Stage
 from docproc_common.ingestion import IngestionConfig
 from docproc_common.kbparsers import errors
-from docproc_common.processor import DocumentProcessor, ExtractedDocument, SecretOpener
+from docproc_common.processor import (
+    DocumentProcessor,
+    ExtractedDocument,
+    SecretOpener,
+    has_words,
+)
 from docproc_common.runtime import Runtime
-from docproc_common.splitters import split_text
+from docproc_common.splitters import Chunk, split_text
 from docproc_common.storage import AsyncStorage
 from pydantic import ValidationError
 
@@ -77,6 +83,7 @@ class ParsedChunks:
     chunks: list[str]
     pages: int | None
     document_date: date | None = None
+    page_map: list[dict[str, object]] | None = None
 
 
 class StorageJournal:
@@ -101,16 +108,31 @@ class StorageJournal:
         await self._storage.delete(self._key)
 
 
-def chunk(text: str, config: IngestionConfig) -> list[str]:
+def chunk(text: str, config: IngestionConfig) -> list[Chunk]:
     """Blocking: runs on the blocking pool."""
+    return split_text(
+        text,
+        chunk_size=config.chunk_size,
+        chunk_overlap=config.chunk_overlap,
+        strategy=config.chunking_strategy,
+    )
+
+
+def page_map(
+    text: str, starts: tuple[int, ...], chunks: list[Chunk]
+) -> list[dict[str, object]] | None:
+    """Per page the parser read separately, in order: how many chunks begin on it (the chunk
+    set is in page order, so these counts cut it into pages) and whether it holds any text.
+    None when the parser gave no pages (the parsed view then shows the document as one)."""
+    if not starts:
+        return None
+    counts = [0] * len(starts)
+    for c in chunks:
+        counts[max(bisect.bisect_right(starts, c.start) - 1, 0)] += 1
+    ends = [*starts[1:], len(text)]
     return [
-        c.text
-        for c in split_text(
-            text,
-            chunk_size=config.chunk_size,
-            chunk_overlap=config.chunk_overlap,
-            strategy=config.chunking_strategy,
-        )
+        {"chunks": n, "has_text": has_words(text[a:b])}
+        for n, a, b in zip(counts, starts, ends, strict=True)
     ]
 
 
@@ -150,7 +172,11 @@ class ParserHandler:
             if await lock_current_attempt(session, event.document_id, event.attempt_id) is None:
                 return
             await repository.record_parsed(
-                session, event.document_id, parsed_key(event), parsed.document_date
+                session,
+                event.document_id,
+                parsed_key(event),
+                parsed.document_date,
+                parsed.page_map,
             )
             await enqueue(
                 session,
@@ -195,7 +221,8 @@ class ParserHandler:
         if doc.billed_pages:
             LLAMAPARSE_PAGES.inc(doc.billed_pages)
         started = time.perf_counter()
-        chunks = await runtime.pool.run(chunk, doc.text, config)
+        pieces = await runtime.pool.run(chunk, doc.text, config)
+        chunks = [c.text for c in pieces]
         STAGE_SECONDS.labels("chunk").observe(time.perf_counter() - started)
         log.info(
             "parsed %s via %s: %s pages, %d chars, %d chunks%s",
@@ -206,7 +233,13 @@ class ParserHandler:
             len(chunks),
             " (truncated)" if doc.truncated else "",
         )
-        return ParsedChunks(doc.text, chunks, doc.pages, doc.document_date)
+        return ParsedChunks(
+            doc.text,
+            chunks,
+            doc.pages,
+            doc.document_date,
+            page_map(doc.text, doc.page_starts, pieces),
+        )
 
     def _secrets(self, organization_id: str | None) -> SecretOpener:
         runtime = self._runtime

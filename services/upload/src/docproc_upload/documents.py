@@ -1,4 +1,7 @@
-"""``GET /rag/supported-formats`` and ``GET /rag/documents/{id}``: what can be ingested, what was read.
+"""What can be ingested, and what one document is: its parsed text, its pages, its original.
+
+``GET /rag/supported-formats``, ``GET /rag/documents/{id}`` and, within one knowledge
+base, ``GET /kb/{kb_id}/documents/{doc_id}/parsed`` and ``.../download``.
 
 No ``from __future__ import annotations`` here: FastAPI must see the closure-local
 dependency aliases as objects, not strings.
@@ -11,13 +14,20 @@ dependency aliases as objects, not strings.
   (``has_file``: an upload keeps one under ``rag/{collection}/``, a synced document
   does not), and the parsed text as stored by the parser. Access is the collection's:
   a document the caller may not view answers the same 404 as one that does not exist.
+* Addressed through a knowledge base, the base is resolved first (``collections:view``
+  reaching it) and a document of another base is "Document not found in this knowledge
+  base". ``parsed`` cuts the chunk set into the pages the parser read (``page_map``);
+  it is 404 until the document is ``done``. ``download`` streams the stored original
+  from storage a piece at a time, as an attachment the browser does not sniff.
 """
 
 import uuid
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from docproc_common.access import Access
+from docproc_common.access import Access, resolve_kb
 from docproc_common.auth import Principal, principal_from_header
+from docproc_common.db.models import DocumentStatus, RagDocument
+from docproc_common.errors import NotFound
 from docproc_common.processor import (
     BUILTIN_FORMATS,
     PARSERS,
@@ -25,11 +35,15 @@ from docproc_common.processor import (
     unavailable_formats,
 )
 from docproc_common.runtime import Runtime
+from docproc_common.vectorstore import document_chunks
 from fastapi import APIRouter, Depends, Header, Query
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from docproc_upload import repository
 from docproc_upload.collections import document_for, document_out
+from docproc_upload.downloads import download_headers
 from docproc_upload.schemas import DocumentOut
 
 MAX_CONTENT_CHARS = 5_000_000
@@ -57,6 +71,49 @@ class ParsedDocument(DocumentOut):
     #: Characters of parsed text stored in all; None until parsed.
     content_length: int | None
     content_truncated: bool
+
+
+class ParsedPage(BaseModel):
+    page_num: int
+    #: The text of the chunks that begin on this page, in order.
+    chunks: list[str]
+    #: Whether the parser found any text on the page (a scanned page without OCR has none).
+    has_text: bool
+
+
+class ParsedPages(BaseModel):
+    document_id: uuid.UUID
+    knowledge_base_id: uuid.UUID
+    filename: str
+    pages: list[ParsedPage]
+
+
+NOT_IN_KB = "Document not found in this knowledge base"
+
+
+def pages_of(chunks: list[str], page_map: list[dict[str, Any]] | None) -> list[ParsedPage]:
+    """Cut the chunk set into the parser's pages; without a map, the document is one page."""
+    if not page_map:
+        return [ParsedPage(page_num=1, chunks=chunks, has_text=bool(chunks))]
+    pages, at = [], 0
+    for n, page in enumerate(page_map, start=1):
+        count = int(page["chunks"])
+        pages.append(
+            ParsedPage(page_num=n, chunks=chunks[at : at + count], has_text=bool(page["has_text"]))
+        )
+        at += count
+    return pages
+
+
+async def _document_in_kb(
+    session: AsyncSession, principal: Principal, kb_id: uuid.UUID, document_id: uuid.UUID
+) -> RagDocument:
+    """A document the base lists (its own, or operator content it adopts), else 404."""
+    kb = await resolve_kb(session, principal, kb_id, Access.VIEW)
+    doc = await repository.listed_document(session, kb, document_id)
+    if doc is None:
+        raise NotFound(NOT_IN_KB)
+    return doc
 
 
 def _dotted(extensions: frozenset[str] | set[str]) -> list[str]:
@@ -123,6 +180,50 @@ def build_documents_router(runtime: Runtime) -> APIRouter:
             content_offset=offset,
             content_length=len(text) if text is not None else None,
             content_truncated=text is not None and offset + limit < len(text),
+        )
+
+    @router.get(
+        "/kb/{kb_id}/documents/{document_id}/parsed", response_model=ParsedPages, tags=["kb"]
+    )
+    async def get_parsed(
+        kb_id: uuid.UUID, document_id: uuid.UUID, caller: Caller, db: Session
+    ) -> ParsedPages:
+        """The document's chunks page by page; 404 until it is ``done``."""
+        doc = await _document_in_kb(db, caller, kb_id, document_id)
+        if doc.status != DocumentStatus.DONE or doc.vector_document_id is None:
+            raise NotFound(f"The document is not indexed yet (status: {doc.status})")
+        chunks = await document_chunks(db, doc.collection_name, doc.vector_document_id)
+        return ParsedPages(
+            document_id=doc.id,
+            knowledge_base_id=kb_id,
+            filename=doc.filename,
+            pages=pages_of(chunks, doc.page_map),
+        )
+
+    @router.get(
+        "/kb/{kb_id}/documents/{document_id}/download",
+        response_class=StreamingResponse,
+        responses={200: {"description": "The original file", "content": {"*/*": {}}}},
+        tags=["kb"],
+    )
+    async def download(
+        kb_id: uuid.UUID, document_id: uuid.UUID, caller: Caller
+    ) -> StreamingResponse:
+        """The stored original, streamed; a synced document keeps none (``has_file`` false).
+
+        The session closes before the first byte: a slow download holds no connection."""
+        async with runtime.sessionmaker() as db:
+            doc = await _document_in_kb(db, caller, kb_id, document_id)
+        if not doc.storage_path:
+            raise NotFound("This document keeps no original file (a synced document has none)")
+        try:
+            stream = await runtime.storage.open(doc.storage_path)
+        except FileNotFoundError:
+            raise NotFound("The document's original file is no longer stored") from None
+        return StreamingResponse(
+            aiter(stream),
+            media_type="application/octet-stream",
+            headers=download_headers(doc.filename),
         )
 
     return router

@@ -118,6 +118,16 @@ def listed_by(kbs: Sequence[KnowledgeBase]) -> ColumnElement[bool]:
     return or_(own, *(operator_rows(name) for name in names))
 
 
+async def listed_document(
+    session: AsyncSession, kb: KnowledgeBase, document_id: uuid.UUID
+) -> RagDocument | None:
+    """One document if ``kb`` lists it (``listed_by``), else None."""
+    row = await session.execute(
+        select(RagDocument).where(RagDocument.id == document_id, listed_by([kb]))
+    )
+    return row.scalar_one_or_none()
+
+
 async def status_counts(session: AsyncSession, kbs: Sequence[KnowledgeBase]) -> dict[str, int]:
     rows = await session.execute(
         select(RagDocument.status, func.count()).where(listed_by(kbs)).group_by(RagDocument.status)

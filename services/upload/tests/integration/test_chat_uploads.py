@@ -420,6 +420,42 @@ async def test_only_the_owner_downloads_and_nothing_widens_it(api: ChatApi, user
     assert (await api.client.get(url)).status_code == 401
 
 
+async def test_info_is_the_owners_record_and_nobody_elses(api: ChatApi, user: str) -> None:
+    body = (
+        await api.upload(user, "notes.md", b"# Plan\nship it\n", "text/markdown", unit="Ops")
+    ).json()
+    url = f"/api/v1/files/{body['id']}/info"
+    own = await api.client.get(url, headers=auth(user))
+    assert own.status_code == 200, own.text
+    info = own.json()
+    assert {k: info[k] for k in ("id", "filename", "size", "file_type", "preview")} == {
+        k: body[k] for k in ("id", "filename", "size", "file_type", "preview")
+    }
+    assert (info["organizational_unit"], info["message_id"], info["has_parsed_content"]) == (
+        "Ops",
+        None,
+        True,
+    )
+    assert info["created_at"] and "storage_path" not in info and "user_id" not in info
+    message = uuid.uuid4()
+    attach = {"file_ids": [body["id"]]}
+    r = await api.client.post(
+        f"/api/v1/messages/{message}/attachments", json=attach, headers=auth(user)
+    )
+    assert r.status_code == 200, r.text
+    assert (await api.client.get(url, headers=auth(user))).json()["message_id"] == str(message)
+    image = (await api.upload(user, "p.png", gen.make_image("PNG"), "image/png")).json()
+    pic = (await api.client.get(f"/api/v1/files/{image['id']}/info", headers=auth(user))).json()
+    assert (pic["has_parsed_content"], pic["preview"]) == (False, None)
+
+    for claims in ({}, {"app_admin": True}, {"permissions": [VIEW, EDIT]}):
+        other = await api.client.get(url, headers=auth("mallory", **claims))
+        assert other.status_code == 404 and other.json() == NOT_FOUND
+    missing = await api.client.get(f"/api/v1/files/{uuid.uuid4()}/info", headers=auth(user))
+    assert missing.status_code == 404 and missing.json() == NOT_FOUND
+    assert (await api.client.get(url)).status_code == 401
+
+
 async def test_images_show_inline_tiff_and_html_download(api: ChatApi, user: str) -> None:
     png = (await api.upload(user, "p.png", gen.make_image("PNG"), "image/png")).json()
     tif = (await api.upload(user, "s.tiff", gen.make_tiff(1), "application/octet-stream")).json()

@@ -33,7 +33,6 @@ from docproc_common.attachments import (
 from docproc_common.blocking import BlockingPool
 from docproc_common.errors import InvalidInput, PayloadTooLarge, Unavailable
 from docproc_common.parsing import ArchiveRatio, ParseLimits, detect
-from docproc_upload.chat.endpoints import content_disposition
 from docproc_upload.chat.isolation import IsolatedParser
 from docproc_upload.chat.schemas import AgentIn
 from docproc_upload.chat.service import (
@@ -118,11 +117,9 @@ class TestNames:
         assert storable("a\x00b\ud800") == "ab?"
         assert storable(None) is None
 
-    def test_content_disposition(self) -> None:
-        header = content_disposition(Download('ré"port.tiff', "image/tiff", b""))
-        assert header.startswith('attachment; filename="r__port.tiff"')
-        assert "filename*=UTF-8''r%C3%A9%22port.tiff" in header
-        assert content_disposition(Download("a.png", "image/png", b"")).startswith("inline;")
+    def test_only_web_images_are_inline(self) -> None:
+        assert Download("a.png", "image/png", b"").inline
+        assert not Download("a.tiff", "image/tiff", b"").inline
 
 
 # --- routing, with an in-memory workspace ------------------------------------------------------

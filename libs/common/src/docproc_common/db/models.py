@@ -116,6 +116,9 @@ class RagDocument(Base):
     chunk_count: Mapped[int] = mapped_column(Integer, default=0)
     storage_path: Mapped[str | None] = mapped_column(String(1024))
     parsed_path: Mapped[str | None] = mapped_column(String(1024))
+    #: Per page of the parsed text, ``{"chunks": n, "has_text": bool}`` (the parser's); null
+    #: when the parser gave no pages or the row was parsed before the column existed.
+    page_map: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB)
     source: Mapped[str] = mapped_column(String(32), default="upload")
     source_path: Mapped[str | None] = mapped_column(Text)
     content_hash: Mapped[str | None] = mapped_column(String(64))

@@ -6,7 +6,6 @@ dependency aliases as objects, not strings.
 
 import uuid
 from typing import Annotated
-from urllib.parse import quote
 
 from docproc_common.auth import Principal, principal_from_header
 from docproc_common.errors import PayloadTooLarge
@@ -15,12 +14,14 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
 from docproc_upload.chat.schemas import (
     AttachOut,
     AttachRequest,
+    ChatFileInfo,
     ChatFileOut,
     MessageAttachmentsOut,
     RenderOut,
     RenderRequest,
 )
-from docproc_upload.chat.service import ChatFiles, Download, MiB
+from docproc_upload.chat.service import ChatFiles, MiB
+from docproc_upload.downloads import download_headers
 from docproc_upload.metrics import REJECTIONS
 from docproc_upload.multipart import multipart_openapi, read_upload_form
 
@@ -34,15 +35,6 @@ ERRORS = {
 
 _UPLOAD_BODY = multipart_openapi({"organizational_unit": {"type": "string", "maxLength": 200}})
 CHAT_TEXT_FIELDS = frozenset({"organizational_unit"})
-
-
-def content_disposition(download: Download) -> str:
-    """RFC 6266: an ASCII fallback name plus the UTF-8 ``filename*``."""
-    fallback = "".join(
-        c if c.isascii() and c.isprintable() and c not in '"\\;' else "_" for c in download.filename
-    )
-    kind = "inline" if download.inline else "attachment"
-    return f"{kind}; filename=\"{fallback}\"; filename*=UTF-8''{quote(download.filename, safe='')}"
 
 
 def build_router(chat: ChatFiles) -> APIRouter:
@@ -76,6 +68,11 @@ def build_router(chat: ChatFiles) -> APIRouter:
             raise
         return await chat.upload(caller, form)
 
+    @router.get("/files/{file_id}/info", response_model=ChatFileInfo)
+    async def info(file_id: uuid.UUID, caller: Caller) -> ChatFileInfo:
+        """The file's record, to its owner only; anyone else gets the same 404 as for no file."""
+        return await chat.info(caller, file_id)
+
     @router.get(
         "/files/{file_id}",
         response_class=Response,
@@ -87,12 +84,7 @@ def build_router(chat: ChatFiles) -> APIRouter:
         return Response(
             content=found.data,
             media_type=found.mime_type,
-            headers={
-                "Content-Disposition": content_disposition(found),
-                "X-Content-Type-Options": "nosniff",
-                "Content-Security-Policy": "default-src 'none'; sandbox",
-                "Cache-Control": "private, no-store",
-            },
+            headers=download_headers(found.filename, inline=found.inline),
         )
 
     @router.post("/messages/{message_id}/attachments", response_model=AttachOut)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from datetime import datetime
 from typing import Literal
 
 from docproc_common.parsing import FileType
@@ -25,6 +26,17 @@ class ChatFileOut(BaseModel):
         description="First three lines of the extracted text (at most 240 characters); "
         "null for an image or a file no parser could read"
     )
+
+
+class ChatFileInfo(ChatFileOut):
+    """``GET /files/{id}/info``: the file's record (the ``ChatFile`` fields a client may read)."""
+
+    organizational_unit: str | None
+    #: The message the file is attached to; null until it is sent.
+    message_id: uuid.UUID | None
+    #: Whether extracted text is kept (false for an image or a file no parser could read).
+    has_parsed_content: bool
+    created_at: datetime
 
 
 class AttachRequest(BaseModel):

@@ -61,6 +61,7 @@ from docproc_upload.chat.schemas import (
     AgentIn,
     AttachOut,
     BinaryPartOut,
+    ChatFileInfo,
     ChatFileOut,
     HistoryFileOut,
     MessageAttachmentsOut,
@@ -276,6 +277,24 @@ class ChatFiles:
         )
 
     # --- download -----------------------------------------------------------------------
+
+    async def info(self, principal: Principal, file_id: uuid.UUID) -> ChatFileInfo:
+        async with self.runtime.sessionmaker() as session:
+            row = await repository.own_file(session, principal.user_id, file_id)
+        if row is None:
+            raise NotFound("File not found")
+        return ChatFileInfo(
+            id=row.id,
+            filename=row.filename,
+            mime_type=row.mime_type,
+            size=row.size,
+            file_type=row.file_type,
+            preview=preview(row.parsed_content),
+            organizational_unit=row.organizational_unit,
+            message_id=row.message_id,
+            has_parsed_content=row.parsed_content is not None,
+            created_at=row.created_at,
+        )
 
     async def download(self, principal: Principal, file_id: uuid.UUID) -> Download:
         async with self.runtime.sessionmaker() as session:
