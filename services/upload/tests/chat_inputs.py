@@ -161,6 +161,14 @@ def make_image(fmt: str, size: tuple[int, int] = (16, 12)) -> bytes:
     return out.getvalue()
 
 
+def image_declaring(fmt: str, width: int, height: int) -> bytes:
+    return bytes(parsing_tests("test_parsing").image_declaring(fmt, width, height))
+
+
+def tiff_declaring(sizes: Sequence[tuple[int, int]]) -> bytes:
+    return bytes(parsing_tests("test_parsing").tiff_declaring(sizes))
+
+
 def make_tiff(pages: int) -> bytes:
     frames = [Image.new("RGB", (20 + i, 10), (i * 20 % 255, 0, 0)) for i in range(pages)]
     out = io.BytesIO()

@@ -228,6 +228,23 @@ class TestRouting:
         await run([doc], pool, workspace, reads=frozenset({"docx"}))
         assert list(workspace.files) == [upload_path(doc[0].id, "d.docx")]
 
+    @pytest.mark.parametrize("workspace", [None, MemoryWorkspace()], ids=["inline", "workspace"])
+    async def test_a_tiff_page_above_the_limit_is_a_named_refusal_not_a_failed_turn(
+        self, pool: BlockingPool, workspace: MemoryWorkspace | None
+    ) -> None:
+        """A TIFF stored before the upload check: its render says why, the turn goes on."""
+        tiff = attachment(
+            "fax.tiff", gen.tiff_declaring([(30000, 30000)]), "image/tiff", "tiff", None
+        )
+        text = attachment("t.txt", b"t", "text/plain", "text", "t")
+        out = await run([tiff, text], pool, workspace)
+        assert not any(isinstance(p, BinaryPart) for p in out.parts)
+        (shown,) = [p.text for p in out.parts if isinstance(p, TextPart) and "fax.tiff" in p.text]
+        assert shown.endswith(
+            "Its pages could not be shown: TIFF page 1 is above the 67108864 pixel limit"
+        )
+        assert len(out.files) == 2
+
     async def test_a_workspace_agent_needs_a_workspace(self, pool: BlockingPool) -> None:
         with pytest.raises(ValueError, match="needs a Workspace"):
             await render_attachments(

@@ -208,6 +208,8 @@ class ChatFiles:
 
     async def _parse(self, data: bytes, detected: Detected) -> ParsedText:
         if detected.file_type in (FileType.IMAGE, FileType.TIFF):
+            pages = self.runtime.settings.limits.chat_tiff_max_inline_pages
+            await self.runtime.pool.run(_check_pages, data, detected, pages)
             return ParsedText(text=None)
         if detected.file_type is FileType.TEXT or self.isolated is None:
             # text is decoding only: cheap, in a file-I/O thread (the binary parsers load
@@ -454,6 +456,13 @@ class ChatFiles:
                 for f, r in rows
             ],
         )
+
+
+def _check_pages(data: bytes, detected: Detected, max_pages: int) -> None:
+    """The page-size check, Pillow loaded here in the file-I/O thread, never on the loop."""
+    from docproc_common.parsing.images import check_pages
+
+    check_pages(data, detected, max_pages)
 
 
 def _agent(agent: AgentIn) -> Agent:
