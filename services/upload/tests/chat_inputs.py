@@ -143,6 +143,11 @@ def make_msg() -> bytes:
     return bytes(parsing_tests("test_parsing").make_msg())
 
 
+def hostile_ole() -> bytes:
+    """The OLE header that kept olefile reading one DIFAT sector for good (test_parsing)."""
+    return bytes(parsing_tests("test_parsing").hostile_ole())
+
+
 def soffice_convert(data: bytes, suffix: str, target: str) -> bytes:
     """Convert with LibreOffice (``.docx`` -> ``doc``, ``.xlsx`` -> ``xls``)."""
     with tempfile.TemporaryDirectory() as tmp:

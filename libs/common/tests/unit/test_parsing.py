@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import re
 import struct
 import subprocess
 import time
@@ -39,6 +40,7 @@ from docproc_common.parsing import (
 )
 from docproc_common.parsing import doc as doc_module
 from docproc_common.parsing.images import check_pages
+from docproc_common.parsing.ole import OleRefused, check_header
 from docproc_common.testing.office import SOFFICE, soffice_convert
 from odf.draw import Frame, Page, TextBox
 from odf.opendocument import (
@@ -214,6 +216,39 @@ def write_cfb(tree: dict[str, object]) -> bytes:
 
 def utf16(text: str) -> bytes:
     return text.encode("utf-16-le")
+
+
+def hostile_ole(
+    fat_sectors: int = 2**31,
+    difat_sectors: int | None = None,
+    *,
+    sectors: int = 2,
+    shift: int = 9,
+    difat_start: int = 0,
+    next_difat: int = 0,
+) -> bytes:
+    """An OLE2 header and ``sectors`` sectors, each a DIFAT sector naming ``next_difat`` next.
+
+    The defaults are the file that kept olefile reading one sector for good: a DIFAT
+    chain that names itself, under a header claiming 2**31 FAT sectors (and as many
+    DIFAT sectors as those need, so olefile accepts the counts).
+    """
+    size = 1 << shift
+    per = size // 4
+    if difat_sectors is None:
+        difat_sectors = -(-(fat_sectors - 109) // (per - 1))
+    header = (
+        b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+        + b"\x00" * 16
+        + struct.pack("<HHHHH", 0x3E, 3 if shift == 9 else 4, 0xFFFE, shift, 6)
+        + b"\x00" * 6
+        + struct.pack("<IIIII", 0, fat_sectors, _END, 0, 4096)
+        + struct.pack("<II", _END, 0)
+        + struct.pack("<II", difat_start, difat_sectors)
+        + struct.pack("<109I", *([_FREE] * 109))
+    )
+    sector = struct.pack(f"<{per}I", *([_FREE] * (per - 1) + [next_difat]))
+    return header.ljust(size, b"\x00") + sector * sectors
 
 
 def make_msg(body: dict[str, object] | None = None) -> bytes:
@@ -836,6 +871,53 @@ def test_msg_html_only_body() -> None:
     text = parsed_text(data, "mail.msg")
     assert "Hi & bye" in text
     assert "p{}" not in text
+
+
+@pytest.mark.parametrize("filename", ["mail.msg", "letter.doc", "book.xls"])
+def test_an_ole_header_declaring_more_than_the_file_holds_is_refused_before_olefile(
+    filename: str,
+) -> None:
+    """The self-naming DIFAT chain under 2**31 FAT sectors: olefile never returned."""
+    data = hostile_ole()
+    started = time.monotonic()
+    with pytest.raises(ContentMismatch, match="The file content is not a valid"):
+        detect(data, filename, None)
+    assert time.monotonic() - started < 1
+    assert parse(data, Detected("application/vnd.ms-outlook", FileType.EMAIL, "msg")).text is None
+
+
+#: Enough sectors for 110 / 237 FAT sectors (1 / 2 DIFAT sectors): half of what the FAT
+#: maps (128 entries a sector), the most a file cut short may lack.
+_FOR_110_FAT = 54 * 128 + 1
+_FOR_237_FAT = 118 * 128 + 1
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        pytest.param(hostile_ole(), "2147483648 FAT sectors for a file of 2 sectors", id="fat"),
+        pytest.param(hostile_ole(1, shift=20), "sector size of 2**20", id="sector-size"),
+        pytest.param(hostile_ole(4), "4 FAT sectors for a file of 2 sectors", id="fat-slack"),
+        pytest.param(hostile_ole(1, 5), "5 DIFAT sectors for 1 FAT sectors", id="difat-count"),
+        pytest.param(
+            hostile_ole(110, sectors=_FOR_110_FAT, difat_start=_FOR_110_FAT),
+            "leaves the file",
+            id="difat-outside",
+        ),
+        pytest.param(
+            hostile_ole(237, sectors=_FOR_237_FAT, next_difat=0), "loops", id="difat-loop"
+        ),
+    ],
+)
+def test_ole_header_check_refusals(data: bytes, reason: str) -> None:
+    with pytest.raises(OleRefused, match=re.escape(reason)):
+        check_header(data)
+
+
+def test_ole_header_check_passes_what_olefile_reads() -> None:
+    check_header(make_msg())
+    check_header(hostile_ole(3, sectors=2))
+    check_header(hostile_ole(110, 1, sectors=_FOR_110_FAT, next_difat=_FREE))
 
 
 # --- images and TIFF -------------------------------------------------------------------------

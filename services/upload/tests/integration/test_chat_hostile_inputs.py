@@ -8,6 +8,7 @@ file names) are accepted within bounded time and stored under a safe path.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import re
@@ -480,6 +481,28 @@ async def test_refused_with_400_and_nothing_left_behind(
     assert api.stored(user) == []
     assert await api.events() == events
     assert elapsed < 60
+
+
+async def test_ten_ole_files_whose_difat_names_itself_are_refused_and_health_answers(
+    api: ChatApi, user: str
+) -> None:
+    """Detection reads OLE headers in the API process: ten at once get a refusal in bounded
+    time, and /healthz answers while they are in flight (olefile alone never returned)."""
+    data = gen.hostile_ole()
+    names = [f"mail{i}.msg" for i in range(4)] + [f"letter{i}.doc" for i in range(3)]
+    names += [f"book{i}.xls" for i in range(3)]
+    uploads = [asyncio.ensure_future(api.upload(user, name, data)) for name in names]
+    health = await asyncio.wait_for(api.client.get("/healthz"), 5)
+    assert health.status_code == 200
+    responses = await asyncio.wait_for(asyncio.gather(*uploads), 30)
+    for name, response in zip(names, responses, strict=True):
+        assert response.status_code == 400, (name, response.text)
+        error = response.json()["error"]
+        assert error["details"]["rule"] == "content_mismatch"
+        assert "The file content is not a valid" in error["message"]
+    assert (await api.client.get("/healthz")).status_code == 200
+    assert await api.rows(user) == 0
+    assert api.stored(user) == []
 
 
 async def test_a_sheet_declaring_a_huge_dimension_costs_nothing(api: ChatApi, user: str) -> None:

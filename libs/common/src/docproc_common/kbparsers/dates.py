@@ -92,9 +92,9 @@ def _xml_part(data: bytes, name: str, tags: tuple[str, ...]) -> list[date | None
 
 
 def _ole(data: bytes) -> list[date | None]:
-    import olefile
+    from docproc_common.parsing.ole import open_ole
 
-    with olefile.OleFileIO(data) as ole:
+    with open_ole(data) as ole:
         meta = ole.get_metadata()
     stamps = (meta.create_time, meta.last_saved_time)
     return [stamp.date() if isinstance(stamp, datetime) else None for stamp in stamps]

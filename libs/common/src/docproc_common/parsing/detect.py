@@ -2,7 +2,8 @@
 
 The file name gives the extension, the declared MIME type must agree with it (or be a
 generic ``application/octet-stream``), and the bytes must look like that type: magic
-numbers for binary formats, the container's structure for zip and OLE based ones, and
+numbers for binary formats, the container's structure for zip and OLE based ones (an
+OLE header is checked within the file's own size before olefile reads it: ``ole``), and
 "decodes as text with no NUL byte in the first 8 KB" for text.
 """
 
@@ -13,14 +14,13 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import olefile
-
 from .errors import ArchiveNotArchive, ContentMismatch, EncryptedDocument, UnsupportedType
+from .ole import MAGIC as _OLE_MAGIC
+from .ole import open_ole
 from .types import Detected, FileType
 
 _GENERIC_MIMES = frozenset({"", "application/octet-stream", "binary/octet-stream"})
 _TEXT_SAMPLE = 8192
-_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 
 
@@ -75,7 +75,7 @@ def _ole_streams(data: bytes) -> set[str] | None:
     if not data.startswith(_OLE_MAGIC):
         return None
     try:
-        with olefile.OleFileIO(data) as ole:
+        with open_ole(data) as ole:
             return {"/".join(path) for path in ole.listdir(streams=True, storages=True)}
     except Exception:
         return None

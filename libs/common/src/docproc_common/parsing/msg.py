@@ -11,9 +11,8 @@ import re
 import struct
 from typing import Any
 
-import olefile
-
 from .budget import TextBudget
+from .ole import open_ole
 from .types import ParsedText, ParseLimits
 
 _SUBJECT = 0x0037
@@ -118,7 +117,7 @@ def _body(ole: Any) -> str:
 
 def parse_msg(data: bytes, limits: ParseLimits) -> ParsedText:
     try:
-        ole = olefile.OleFileIO(data)
+        ole = open_ole(data)
     except Exception:
         return ParsedText(text=None, note="The Outlook message could not be read")
     try:
