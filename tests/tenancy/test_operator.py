@@ -190,3 +190,75 @@ async def test_rag_ingest_never_embeds_with_a_knowledge_base_key(
         assert [(o, k, str(w)) for o, k, w in owners] == [(None, None, "operator")]
     finally:
         await clients.aclose()
+
+
+async def test_rag_unfiled_provenance_counts_and_confirms_only_unknown_global_content(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    """The audit reports counts by origin, never content; --confirm-operator marks the global
+    unfiled content of unknown origin as the operator's, skips known document origin and
+    an organization's, and a second run changes nothing."""
+    name = uniq("prov")
+    for stem in ("a", "b", "c"):
+        (tmp_path / f"{stem}.md").write_text(f"# {stem}\n\nOperator content {stem}.")
+    clients = EmbeddingClients(runtime.settings)
+    try:
+        files = sorted(tmp_path.glob("*.md"))
+        assert await operator.rag_ingest(runtime, clients, files, name, print) == (3, 0)
+    finally:
+        await clients.aclose()
+    async with runtime.sessionmaker() as s, s.begin():
+        ids = dict(
+            (
+                await s.execute(
+                    text("SELECT filename, id FROM rag_documents WHERE collection_name = :n"),
+                    {"n": name},
+                )
+            ).all()
+        )
+        # a.md: content from before provenance was recorded (unknown, row and chunks)
+        await s.execute(
+            text("UPDATE rag_documents SET writer_kind = 'legacy_unknown' WHERE id = :i"),
+            {"i": ids["a.md"]},
+        )
+        await s.execute(
+            text(f"UPDATE rag_{name} SET writer_kind = NULL WHERE tracking_id = :i"),
+            {"i": ids["a.md"]},
+        )
+        # b.md: chunks of unknown kind whose row is a known document: never re-labelled
+        await s.execute(
+            text("UPDATE rag_documents SET writer_kind = 'document' WHERE id = :i"),
+            {"i": ids["b.md"]},
+        )
+        await s.execute(
+            text(f"UPDATE rag_{name} SET writer_kind = NULL WHERE tracking_id = :i"),
+            {"i": ids["b.md"]},
+        )
+        # an organization's unfiled chunk: its tenant reads it, nobody adopts it
+        await s.execute(
+            text(
+                f"UPDATE rag_{name} SET organization_id = 'acme', writer_kind = NULL "
+                "WHERE tracking_id = :i"
+            ),
+            {"i": ids["c.md"]},
+        )
+        chunks = dict(
+            (
+                await s.execute(text(f"SELECT tracking_id, count(*) FROM rag_{name} GROUP BY 1"))
+            ).all()
+        )
+    a, b, c = (chunks[ids[f]] for f in ("a.md", "b.md", "c.md"))
+
+    found = await operator.unfiled_provenance(runtime, name)
+    assert (found.knowledge_bases, found.has_table) == (0, True)
+    assert found.global_chunks == {"unknown": a, "document": b}
+    assert found.global_rows == {"unknown": 1, "document": 1, "operator": 1}
+    assert (found.org_chunks, found.org_rows) == (c, 0)
+
+    assert await operator.confirm_operator(runtime, name) == (a, 1)
+    found = await operator.unfiled_provenance(runtime, name)
+    assert found.global_chunks == {"operator": a, "document": b}
+    assert found.global_rows == {"document": 1, "operator": 2}
+    assert found.org_chunks == c
+    assert await operator.confirm_operator(runtime, name) == (0, 0)  # repeatable
+    await operator.rag_drop(runtime, name, None)

@@ -33,6 +33,10 @@ console = Console()
 
 UrlOpt = Annotated[str, typer.Option("--url", envvar="DOCPROC_URL", help="docproc API base URL")]
 DEFAULT_URL = "http://127.0.0.1:8000"
+#: The collection a command uses when none is named (never ``documents``: that is the
+#: tracking table's name).
+DEFAULT_COLLECTION = "default"
+CollectionOpt = Annotated[str, typer.Option("--collection", "-c", help="collection name")]
 LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
@@ -134,7 +138,7 @@ def _files(paths: list[Path]) -> list[Path]:
 @app.command()
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="files or folders")],
-    collection: Annotated[str, typer.Option("--collection", "-c", help="collection name")],
+    collection: CollectionOpt = DEFAULT_COLLECTION,
     url: UrlOpt = DEFAULT_URL,
     wait: Annotated[bool, typer.Option(help="wait until indexing is complete")] = True,
 ) -> None:
@@ -184,8 +188,8 @@ def ingest(
 def search(
     query: Annotated[str, typer.Argument(help="what to look for")],
     collection: Annotated[
-        list[str], typer.Option("--collection", "-c", help="collection, repeatable")
-    ],
+        list[str] | None, typer.Option("--collection", "-c", help="collection, repeatable")
+    ] = None,
     top_k: Annotated[int, typer.Option("--top-k", "-k")] = 5,
     url: UrlOpt = DEFAULT_URL,
 ) -> None:
@@ -193,7 +197,12 @@ def search(
     with _operator_client(url) as client:
         hits = _check(
             client.post(
-                "/rag/search", json={"query": query, "collections": collection, "top_k": top_k}
+                "/rag/search",
+                json={
+                    "query": query,
+                    "collections": collection or [DEFAULT_COLLECTION],
+                    "top_k": top_k,
+                },
             )
         )
     table = Table("#", "score", "document", "chunk", show_lines=True)
@@ -247,7 +256,7 @@ def rag_collections() -> None:
 @app.command("rag-ingest")
 def rag_ingest(
     paths: Annotated[list[Path], typer.Argument(help="files or folders")],
-    collection: Annotated[str, typer.Option("--collection", "-c")],
+    collection: CollectionOpt = DEFAULT_COLLECTION,
 ) -> None:
     """Operator ingest from the server shell: chunks no knowledge base owns (writer_kind operator).
 
@@ -282,6 +291,64 @@ def rag_drop(
     """Tear a collection down through the same durable path as the API."""
     kb_id = uuid.UUID(knowledge_base) if knowledge_base else None
     console.print(_operator(lambda rt: operator.rag_drop(rt, collection, kb_id)))
+
+
+@app.command("rag-unfiled-provenance")
+def rag_unfiled_provenance(
+    collection: Annotated[str, typer.Argument(help="collection name")],
+    confirm_operator: Annotated[
+        bool,
+        typer.Option(
+            "--confirm-operator",
+            help="mark the global unfiled content of unknown origin as the operator's import",
+        ),
+    ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="answer the confirmation (for automation)")
+    ] = False,
+) -> None:
+    """Audit who wrote a name's unfiled content: aggregate counts from the database, never content.
+
+    With --confirm-operator, and only after inspecting the source and confirming that the
+    global unfiled content of unknown origin is an operator import for every
+    organization, it is marked as the operator's (writer_kind operator), which an
+    app-scoped base adopts. Atomic and repeatable; content of known document origin is
+    skipped. Keep doubtful data isolated: re-import it into its base or rag-drop it.
+    """
+    if yes and not confirm_operator:
+        console.print("[red]refused[/red] --yes answers the confirmation of --confirm-operator")
+        raise typer.Exit(2)
+    found = _operator(lambda rt: operator.unfiled_provenance(rt, collection))
+    table = Table("unfiled content", "document", "operator", "unknown")
+    for label, counts in (
+        ("global chunks", found.global_chunks),
+        ("global rows", found.global_rows),
+    ):
+        table.add_row(label, *(str(counts.get(k, 0)) for k in ("document", "operator", "unknown")))
+    console.print(
+        f"[bold]{collection}[/bold]: {found.knowledge_bases} knowledge bases "
+        f"({found.app_bases} app-scoped), table: {'yes' if found.has_table else 'no'}"
+    )
+    console.print(table)
+    console.print(
+        f"organizations' unfiled content (read by their tenant, never adopted): "
+        f"{found.org_chunks} chunks, {found.org_rows} rows"
+    )
+    if not confirm_operator:
+        return
+    unknown = found.global_chunks.get("unknown", 0) + found.global_rows.get("unknown", 0)
+    if not unknown:
+        console.print("nothing of unknown origin to confirm")
+        return
+    if not yes and not typer.confirm(
+        f"Mark {found.global_chunks.get('unknown', 0)} chunks and "
+        f"{found.global_rows.get('unknown', 0)} rows of unknown origin in {collection} as the "
+        "operator's import for every organization?"
+    ):
+        console.print("nothing changed")
+        raise typer.Exit(1)
+    chunks, rows = _operator(lambda rt: operator.confirm_operator(rt, collection))
+    console.print(f"confirmed as the operator's: {chunks} chunks, {rows} rows")
 
 
 @app.command()

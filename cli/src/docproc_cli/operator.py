@@ -11,6 +11,9 @@ Operator chunks are embedded only with the deployment's own built-in local model
 with a knowledge base's provider or vault key: that key is billed to its organization.
 A name whose bases embed any other way is refused before anything is read, naming them.
 ``rag-drop`` goes through the same teardown as the API.
+``rag-unfiled-provenance`` audits who wrote a name's unfiled content (aggregate counts,
+never content) and, once the operator has confirmed it, marks the global content of
+unknown origin as the operator's, so an app-scoped base adopts it.
 """
 
 from __future__ import annotations
@@ -31,7 +34,11 @@ from docproc_common.db.models import (
     RagDocument,
     WriterKind,
 )
-from docproc_common.db.vector_tables import list_runtime_tables, validate_collection_name
+from docproc_common.db.vector_tables import (
+    list_runtime_tables,
+    validate_collection_name,
+    vector_table_name,
+)
 from docproc_common.embedding.catalog import catalog
 from docproc_common.embedding.client import EmbeddingClients, EmbeddingTarget
 from docproc_common.errors import Conflict, FieldError, InvalidInput
@@ -40,10 +47,16 @@ from docproc_common.ingestion import IngestionConfig
 from docproc_common.processor import check_supported, extract_text
 from docproc_common.runtime import Runtime
 from docproc_common.splitters import split_text
-from docproc_common.vectorstore import ChunkStamp, delete_documents, ensure_table, write_chunks
+from docproc_common.vectorstore import (
+    ChunkStamp,
+    delete_documents,
+    ensure_table,
+    table_exists,
+    write_chunks,
+)
 from docproc_upload import repository
 from docproc_upload.collections import _tear_down
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 log = logging.getLogger(__name__)
@@ -283,3 +296,122 @@ async def _drop_unowned(session: AsyncSession, collection: str) -> str:
         session, CollectionDeleted(teardown_id=reservation.id, collection_name=collection)
     )
     return f"removed {len(rows)} document rows; the table is dropped by the teardown service"
+
+
+# -- unfiled provenance -------------------------------------------------------------------
+
+UNKNOWN = "unknown"
+KNOWN_KINDS = (WriterKind.DOCUMENT.value, WriterKind.OPERATOR.value)
+# A chunk's origin: its own writer_kind when known, else its tracking row's when that is a
+# document (a known document origin is never re-labelled), else unknown.
+_CHUNK_KIND = (
+    "CASE WHEN c.writer_kind IN ('document', 'operator') THEN c.writer_kind "
+    "WHEN d.writer_kind = 'document' THEN 'document' ELSE 'unknown' END"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Who wrote a name's unfiled content (filed under no knowledge base): counts only."""
+
+    collection: str
+    knowledge_bases: int
+    app_bases: int
+    has_table: bool
+    #: Chunks with no base and no organization, by origin (document, operator, unknown).
+    global_chunks: dict[str, int]
+    #: Tracking rows with no base and no organization, by origin.
+    global_rows: dict[str, int]
+    #: Unfiled chunks and rows of an organization: read by their tenant, never adopted.
+    org_chunks: int
+    org_rows: int
+
+
+def _kind(value: str | None) -> str:
+    return value if value in KNOWN_KINDS else UNKNOWN
+
+
+async def unfiled_provenance(runtime: Runtime, collection: str) -> Provenance:
+    validate_collection_name(collection)
+    async with runtime.sessionmaker() as session:
+        kbs = await repository.kbs_named(session, collection)
+        global_rows: dict[str, int] = {}
+        org_rows = 0
+        rows = await session.execute(
+            select(RagDocument.organization_id.is_(None), RagDocument.writer_kind, func.count())
+            .where(
+                RagDocument.collection_name == collection,
+                RagDocument.knowledge_base_id.is_(None),
+            )
+            .group_by(RagDocument.organization_id.is_(None), RagDocument.writer_kind)
+        )
+        for is_global, kind, n in rows.all():
+            if is_global:
+                global_rows[_kind(kind)] = global_rows.get(_kind(kind), 0) + n
+            else:
+                org_rows += n
+        has_table = await table_exists(session, collection)
+        global_chunks: dict[str, int] = {}
+        org_chunks = 0
+        if has_table:
+            chunks = await session.execute(
+                text(
+                    f"SELECT c.organization_id IS NULL, {_CHUNK_KIND}, count(*) "
+                    f"FROM {vector_table_name(collection)} c "
+                    "LEFT JOIN rag_documents d ON d.id = c.tracking_id "
+                    "WHERE c.knowledge_base_id IS NULL GROUP BY 1, 2"
+                )
+            )
+            for is_global, kind, n in chunks.all():
+                if is_global:
+                    global_chunks[kind] = n
+                else:
+                    org_chunks += n
+    return Provenance(
+        collection=collection,
+        knowledge_bases=len(kbs),
+        app_bases=sum(kb.scope == "app" for kb in kbs),
+        has_table=has_table,
+        global_chunks=global_chunks,
+        global_rows=global_rows,
+        org_chunks=org_chunks,
+        org_rows=org_rows,
+    )
+
+
+async def confirm_operator(runtime: Runtime, collection: str) -> tuple[int, int]:
+    """Mark the global unfiled chunks and rows of unknown origin as the operator's.
+
+    One transaction under the name's lock; content with a known document origin is
+    skipped, so running it again changes nothing. Returns (chunks, rows) changed.
+    """
+    validate_collection_name(collection)
+    async with runtime.sessionmaker() as session, session.begin():
+        await repository.lock_name(session, collection)
+        if await repository.is_reserved(session, collection):
+            raise Conflict(f"The collection name '{collection}' is reserved by a pending deletion")
+        chunks = 0
+        if await table_exists(session, collection):
+            table = vector_table_name(collection)
+            result = await session.execute(
+                text(
+                    f"UPDATE {table} SET writer_kind = 'operator' WHERE id IN ("
+                    f"SELECT c.id FROM {table} c LEFT JOIN rag_documents d ON d.id = c.tracking_id "
+                    "WHERE c.knowledge_base_id IS NULL AND c.organization_id IS NULL "
+                    f"AND {_CHUNK_KIND} = 'unknown')"
+                )
+            )
+            chunks = int(getattr(result, "rowcount", 0) or 0)
+        result = await session.execute(
+            update(RagDocument)
+            .where(
+                RagDocument.collection_name == collection,
+                RagDocument.knowledge_base_id.is_(None),
+                RagDocument.organization_id.is_(None),
+                RagDocument.writer_kind.not_in(KNOWN_KINDS),
+            )
+            .values(writer_kind=WriterKind.OPERATOR)
+        )
+        rows = int(getattr(result, "rowcount", 0) or 0)
+    log.info("rag-unfiled-provenance %s: %d chunks and %d rows confirmed", collection, chunks, rows)
+    return chunks, rows

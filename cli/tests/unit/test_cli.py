@@ -1,0 +1,78 @@
+"""The CLI's defaults and refusals that need no server: the default collection is ``default``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from docproc_cli import main
+from typer.testing import CliRunner
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, Any]]:
+    """The API calls the client commands make, answered by a stand-in server."""
+    calls: list[tuple[str, str, Any]] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = (
+            json.loads(request.content)
+            if request.headers.get("content-type") == ("application/json")
+            else None
+        )
+        calls.append((request.method, request.url.path, body))
+        if request.url.path.endswith("/kb") and request.method == "GET":
+            return httpx.Response(200, json=[])
+        if request.url.path.endswith("/kb"):
+            return httpx.Response(
+                201, json={"id": "k1", "collection_name": body["collection_name"]}
+            )
+        if request.url.path.endswith("/rag/search"):
+            return httpx.Response(200, json={"results": []})
+        if request.url.path.endswith("/ingestion"):
+            return httpx.Response(
+                200,
+                json={
+                    "indexing_status": "complete",
+                    "indexed_count": 1,
+                    "failed_count": 0,
+                    "document_count": 1,
+                },
+            )
+        return httpx.Response(202, json={})
+
+    def client(url: str) -> httpx.Client:
+        return httpx.Client(base_url=url + "/api/v1", transport=httpx.MockTransport(answer))
+
+    monkeypatch.setattr(main, "_operator_client", client)
+    return calls
+
+
+def test_search_defaults_to_the_default_collection(sent: list[tuple[str, str, Any]]) -> None:
+    result = runner.invoke(main.app, ["search", "capybara"])
+    assert result.exit_code == 0, result.output
+    (call,) = sent
+    assert call[1] == "/api/v1/rag/search"
+    assert call[2]["collections"] == ["default"]
+
+
+def test_ingest_defaults_to_the_default_collection(
+    sent: list[tuple[str, str, Any]], tmp_path: Path
+) -> None:
+    (tmp_path / "a.md").write_text("# A")
+    result = runner.invoke(main.app, ["ingest", str(tmp_path / "a.md")])
+    assert result.exit_code == 0, result.output
+    created = [body for method, path, body in sent if method == "POST" and path.endswith("/kb")]
+    assert created[0]["collection_name"] == "default"
+    assert "collection default" in result.output
+
+
+def test_yes_without_confirm_operator_is_refused() -> None:
+    result = runner.invoke(main.app, ["rag-unfiled-provenance", "handbook", "--yes"])
+    assert result.exit_code == 2
+    assert "--confirm-operator" in result.output
