@@ -332,6 +332,33 @@ class StorageWorkspace:
         await self.storage.delete_prefix(self.root + path)
 
 
+class DryRunWorkspace:
+    """Answers as ``inner`` does (what is there, how much room is left) and writes nothing.
+
+    A turn's input guardrail reads the references and their headers before any file is
+    written, so a blocked turn leaves nothing under ``uploads/``: rendering over this
+    workspace gives exactly the text the real write would, with no object written.
+    """
+
+    def __init__(self, inner: Workspace) -> None:
+        self.inner = inner
+        self.planned_bytes = 0
+
+    def room(self) -> int:
+        return max(0, self.inner.room() - self.planned_bytes)
+
+    async def exists(self, path: str) -> bool:
+        return await self.inner.exists(path)
+
+    async def write(self, path: str, data: bytes, content_type: str | None = None) -> None:  # noqa: ARG002
+        if len(data) > self.room():
+            raise WorkspaceFull(f"{len(data)} bytes do not fit in {self.room()}")
+        self.planned_bytes += len(data)
+
+    async def remove_tree(self, path: str) -> None:
+        """Nothing was written, so nothing is removed."""
+
+
 def workspace_root(user: str, agent_id: str, conversation_id: str) -> str:
     """The storage prefix of one agent's workspace in one conversation of one person."""
     return f"workspaces/{user}/{agent_id}/{conversation_id}"
@@ -708,6 +735,7 @@ __all__ = [
     "Agent",
     "AttachmentFile",
     "BinaryPart",
+    "DryRunWorkspace",
     "FileOutcome",
     "Mode",
     "Part",

@@ -266,6 +266,45 @@ async def test_the_same_file_is_written_once(api: ChatApi, user: str) -> None:
     assert usage["n"] > 0
 
 
+@pytest.mark.parametrize("has_workspace", [True, False], ids=["workspace", "no-workspace"])
+async def test_a_dry_run_shows_the_turn_and_writes_nothing(
+    api: ChatApi, user: str, has_workspace: bool
+) -> None:
+    """The input guardrail reads the references before the write: a blocked turn writes nothing."""
+    rows = "month,total\n" + "".join(f"m{i},{i}\n" for i in range(30))
+    csv = await upload(api, user, "raport.csv", rows.encode(), "text/csv")
+    pdf = await upload(api, user, "q.pdf", gen.make_pdf(["Revenue grew"]), "application/pdf")
+    z = await upload(api, user, "r.zip", gen.make_zip([("a.txt", b"a")]), "application/zip")
+    ids = [csv["id"], pdf["id"], z["id"]]
+    agent = workspace_agent() if has_workspace else NO_WORKSPACE
+    stored = api.keys("")
+    async with hooked(api, lambda key: None) as store:
+        response = await api.client.post(
+            "/api/v1/files/render?dry_run=true",
+            json={"file_ids": ids, "agent": agent},
+            headers=auth(user),
+        )
+        assert response.status_code == 200, response.text
+        dry = response.json()
+        assert store.puts == []
+    assert dry["dry_run"] is True
+    assert api.keys("") == stored  # no storage object anywhere
+    assert api.workspace(user, agent["agent_id"], agent["conversation_id"]) == []
+    (renders,) = await api.fetch(
+        "SELECT count(*) AS n FROM chat_attachment_renders WHERE user_id = $1", user
+    )
+    assert renders["n"] == 0
+
+    real = await render(api, user, ids, agent)
+    assert real["dry_run"] is False
+    assert texts(dry) == texts(real) and dry["files"] == real["files"]
+    if has_workspace:
+        header = texts(dry)[0].splitlines()[0]
+        path = f"/uploads/{uuid.UUID(csv['id']).hex[:8]}-raport.csv"
+        assert header == f"Attached file: raport.csv ({path}, {human_size(csv['size'])}, text)"
+        assert api.workspace(user, "coder", agent["conversation_id"])
+
+
 async def test_untrusted_names_are_sanitized_and_never_collide(api: ChatApi, user: str) -> None:
     evil = await upload(api, user, "../../etc/passwd", b"root:x:0:0", "text/plain")
     one = await upload(api, user, "report.csv", b"a,b\n1,2\n", "text/csv")

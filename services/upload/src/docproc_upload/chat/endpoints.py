@@ -103,8 +103,15 @@ def build_router(chat: ChatFiles) -> APIRouter:
         return await chat.message_attachments(caller, message_id, agent_id, conversation_id)
 
     @router.post("/files/render", response_model=RenderOut)
-    async def render(body: RenderRequest, caller: Caller) -> RenderOut:
+    async def render(
+        body: RenderRequest,
+        caller: Caller,
+        dry_run: Annotated[
+            bool,
+            Query(description="Answer the parts and references, write nothing (input guardrail)"),
+        ] = False,
+    ) -> RenderOut:
         """Route the caller's files for one agent's turn: inline parts or workspace references."""
-        return await chat.render(caller, body)
+        return await chat.render(caller, body, dry_run=dry_run)
 
     return router

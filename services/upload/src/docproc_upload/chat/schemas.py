@@ -110,6 +110,8 @@ class RenderOut(BaseModel):
     parts: list[TextPartOut | BinaryPartOut]
     files: list[RenderedFileOut]
     notices: list[str]
+    #: True when nothing was written (``?dry_run=true``): the text for the input guardrail.
+    dry_run: bool = False
 
 
 class HistoryFileOut(BaseModel):

@@ -27,6 +27,8 @@ from docproc_common.attachments import (
     Agent,
     AttachmentFile,
     BinaryPart,
+    DryRunWorkspace,
+    Rendered,
     RenderLimits,
     StorageWorkspace,
     render_attachments,
@@ -341,7 +343,11 @@ class ChatFiles:
 
     # --- rendering for an agent ------------------------------------------------------------
 
-    async def render(self, principal: Principal, request: RenderRequest) -> RenderOut:
+    async def render(
+        self, principal: Principal, request: RenderRequest, *, dry_run: bool = False
+    ) -> RenderOut:
+        """Route the files for one turn. ``dry_run``: the same parts and references, with
+        nothing written (no workspace object, no render row), for the input guardrail."""
         runtime = self.runtime
         agent_in = request.agent
         unique = list(dict.fromkeys(request.file_ids))
@@ -356,13 +362,15 @@ class ChatFiles:
                     session, principal.user_id, agent_in.agent_id, agent_in.conversation_id
                 )
         files = [found[i] for i in unique]
-        workspace = None
+        workspace: StorageWorkspace | DryRunWorkspace | None = None
         if agent_in.has_workspace:
             root = workspace_root(
                 owner_segment(principal.user_id), agent_in.agent_id, agent_in.conversation_id
             )
             quota = runtime.settings.limits.workspace_max_bytes
             workspace = StorageWorkspace(runtime.storage, root, quota, used)
+            if dry_run:
+                workspace = DryRunWorkspace(workspace)
 
         async def load(f: AttachmentFile) -> bytes:
             return await runtime.storage.get(f.storage_path)
@@ -386,6 +394,8 @@ class ChatFiles:
             pool=runtime.pool,
             workspace=workspace,
         )
+        if dry_run:
+            return self._render_out(rendered, found, dry_run=True)
         async with runtime.sessionmaker() as session, session.begin():
             await repository.save_renders(
                 session,
@@ -406,6 +416,12 @@ class ChatFiles:
             )
         for o in rendered.files:
             CHAT_RENDERS.labels(o.mode.value).inc()
+        return self._render_out(rendered, found, dry_run=False)
+
+    @staticmethod
+    def _render_out(
+        rendered: Rendered, found: dict[uuid.UUID, ChatFile], *, dry_run: bool
+    ) -> RenderOut:
         return RenderOut(
             parts=[
                 BinaryPartOut(
@@ -427,6 +443,7 @@ class ChatFiles:
                 for o in rendered.files
             ],
             notices=rendered.notices,
+            dry_run=dry_run,
         )
 
     async def message_attachments(
