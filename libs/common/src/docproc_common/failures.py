@@ -37,11 +37,18 @@ _TRANSIENT = {
 }
 
 
-def failure_message(stage: Stage, exc: BaseException) -> str:
+def failure_message(stage: Stage, exc: BaseException, *, subject: str = "document") -> str:
     if isinstance(exc, AppError):
         return exc.message
+    return summary(stage, type(exc).__name__, subject=subject)
+
+
+def summary(stage: Stage, kind: str, *, subject: str = "document") -> str:
+    """The three parts, ``kind`` naming what failed: an exception's class, or a symbol docproc
+    wrote for a failure that raised none (git's exit, an S3 error code). ``subject``: what
+    could not be ``stage`` (a sync source's listing is the source, not a document)."""
     return (
-        f"The document could not be {stage.value} ({type(exc).__name__}) - {_ADVICE[stage]}. "
+        f"The {subject} could not be {stage.value} ({kind}) - {_ADVICE[stage]}. "
         "The worker log has the full error."
     )
 

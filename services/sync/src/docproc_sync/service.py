@@ -42,6 +42,7 @@ from typing import Any
 from docproc_common.bus.outbox import enqueue
 from docproc_common.connectors import CONNECTORS
 from docproc_common.connectors.base import BaseSyncConnector, RemoteFile, RemoteListing
+from docproc_common.connectors.config import check_config
 from docproc_common.connectors.errors import ConnectorError
 from docproc_common.connectors.remote_names import last_component
 from docproc_common.connectors.runs import open_run, queue_run
@@ -54,7 +55,6 @@ from docproc_common.processor import check_supported, extension_of
 from docproc_common.runtime import Runtime, Task
 from docproc_common.storage import new_storage_path
 from docproc_common.vault import open_secret
-from pydantic import ValidationError
 from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -145,6 +145,7 @@ class SyncRun:
         try:
             listing = await self.t.connector.list_files()
         except ConnectorError as exc:
+            log.warning("listing source %s failed: %s", self.t.source_id, exc, exc_info=exc)
             await self._finish("error", exc.message)
             return "error"
         async with self.runtime.sessionmaker() as s, s.begin():
@@ -328,6 +329,13 @@ class SyncRun:
         try:
             data = await self._download(remote)
         except ConnectorError as exc:
+            log.warning(
+                "fetching %s of source %s failed: %s",
+                remote.address,
+                self.t.source_id,
+                exc,
+                exc_info=exc,
+            )
             await self._fail(remote, label, ext, exc.message)
             return
         if len(data) > self.max_bytes:
@@ -529,7 +537,8 @@ class SyncRun:
             await repository.delete_unclaimed(s, retire)
 
     async def _fail(self, remote: RemoteFile, label: str, ext: str, reason: str) -> None:
-        """A file that could not be fetched gets its own ``error`` row naming why."""
+        """A file that could not be fetched gets its own ``error`` row naming why (a sentence
+        written here: a client's failure is ``ClientFailedError``'s stage, kind and advice)."""
         self.counts.failed += 1
         FILES.labels("failed").inc()
         async with self.runtime.sessionmaker() as s, s.begin():
@@ -541,7 +550,7 @@ class SyncRun:
                 ext or extension_of(label),
                 filesize=remote.size or 0,
                 status=DocumentStatus.ERROR,
-                error_message=f"Fetch failed: {reason}"[:4000],
+                error_message=reason[:4000],
                 completed_at=func.now(),
             )
             s.add(doc)
@@ -660,11 +669,11 @@ async def _prepare(
         cls = CONNECTORS.get(src.connector)
         if cls is None:
             raise RunRefusedError(f"The connector '{src.connector}' is not available")
-        try:
-            config = cls.CONFIG_MODEL.model_validate(src.config)
-        except ValidationError as exc:
+        try:  # asked again: a row written before a check (a token in a URL) must not run
+            config = check_config(src.connector, src.config, settings.connector_options())
+        except InvalidInput as exc:
             raise RunRefusedError(
-                f"The source's configuration is no longer valid ({exc.error_count()} errors)"
+                f"The source's configuration is no longer accepted: {exc.message}"
             ) from exc
         secret: dict[str, Any] | None = None
         if src.secret_id is not None:

@@ -1,28 +1,38 @@
-"""Real Postgres (a database per session, migrated to heads), moto's S3, local HTTP and git servers."""
+"""Real Postgres (a database per session, migrated to heads), moto's S3, local HTTP and git
+servers, and the public API's routes in-process (``client``)."""
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import boto3
+import httpx
 import pytest
+from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
 from docproc_common.blocking import BlockingPool
 from docproc_common.connectors import network
 from docproc_common.connectors.base import ConnectorOptions
-from docproc_common.connectors.settings import SyncSettings
+from docproc_common.connectors.settings import SyncSettings, get_sync_settings
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.db.migrate import upgrade
+from docproc_common.embedding.client import EmbeddingClients
+from docproc_common.http import create_app
 from docproc_common.runtime import Runtime
-from docproc_common.settings import DatabaseSettings, Settings, StorageSettings
+from docproc_common.settings import AuthSettings, DatabaseSettings, Settings, StorageSettings
 from docproc_common.storage import AsyncStorage, create_storage
 from docproc_common.testing.infra import load_infra_env
 from docproc_sync.testing import SyncBed, plain_dsn
+from docproc_upload.endpoints import build_router
+from docproc_upload.sync.router import build_sync_router
+
+#: ``client(user=..., org=..., perms=..., admin=...)``: the public API in-process, as that caller.
+Client = Callable[..., httpx.AsyncClient]
 
 
 @pytest.fixture(scope="session")
@@ -77,6 +87,44 @@ async def runtime(database_url: str, tmp_path: Path) -> AsyncIterator[Runtime]:
         yield rt
     finally:
         await rt.close()
+
+
+@pytest.fixture
+async def client(runtime: Runtime) -> AsyncIterator[Client]:
+    get_sync_settings.cache_clear()
+    app = create_app(
+        title="sync-api-test",
+        routers=[
+            build_router(runtime, EmbeddingClients(runtime.settings)),
+            build_sync_router(runtime),
+        ],
+    )
+    opened: list[httpx.AsyncClient] = []
+
+    def make(
+        user: str = "alice",
+        org: str | None = "acme",
+        perms: tuple[str, ...] = (VIEW, EDIT, SECRETS_VIEW),
+        admin: bool = False,
+    ) -> httpx.AsyncClient:
+        token = mint_token(
+            AuthSettings(),
+            user_id=user,
+            organization_id=org,
+            permissions=list(perms),
+            app_admin=admin,
+        )
+        c = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://docproc/api/v1",
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        opened.append(c)
+        return c
+
+    yield make
+    for c in opened:
+        await c.aclose()
 
 
 @pytest.fixture(scope="session")

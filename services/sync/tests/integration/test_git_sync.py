@@ -233,7 +233,7 @@ class TestGit:
         kb, src = await git_source(bed, served, token=False)
         log = await bed.run(src.id)
         assert log.status == "error"
-        assert "git ls-remote failed" in (log.error_message or "")
+        assert "(git ls-remote: authentication refused)" in (log.error_message or "")
         assert await bed.documents(kb.id) == []
 
     async def test_hostile_path_lands_inside(

@@ -3,68 +3,23 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
-from docproc_common.connectors.settings import get_sync_settings
+from docproc_common.auth import EDIT, VIEW
 from docproc_common.db.models import AuditLog, KnowledgeBase, SyncLog, SyncSource
-from docproc_common.embedding.client import EmbeddingClients
-from docproc_common.http import create_app
-from docproc_common.runtime import Runtime
-from docproc_common.settings import AuthSettings
 from docproc_sync.testing import SyncBed
-from docproc_upload.endpoints import build_router
-from docproc_upload.sync.router import build_sync_router
 from docproc_upload.sync.service import audience_sentence
 from sqlalchemy import select
 
+from .conftest import Client
+
 pytestmark = pytest.mark.integration
 
-Client = Callable[..., httpx.AsyncClient]
 KEYS = {"access_key_id": "AKIAEXAMPLE", "secret_access_key": "example"}
 S3 = {"bucket": "acme-docs", "prefix": "handbook/"}
-
-
-@pytest.fixture
-async def client(runtime: Runtime) -> AsyncIterator[Client]:
-    get_sync_settings.cache_clear()
-    app = create_app(
-        title="sync-api-test",
-        routers=[
-            build_router(runtime, EmbeddingClients(runtime.settings)),
-            build_sync_router(runtime),
-        ],
-    )
-    opened: list[httpx.AsyncClient] = []
-
-    def make(
-        user: str = "alice",
-        org: str | None = "acme",
-        perms: tuple[str, ...] = (VIEW, EDIT, SECRETS_VIEW),
-        admin: bool = False,
-    ) -> httpx.AsyncClient:
-        token = mint_token(
-            AuthSettings(),
-            user_id=user,
-            organization_id=org,
-            permissions=list(perms),
-            app_admin=admin,
-        )
-        c = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://docproc/api/v1",
-            headers={"Authorization": f"Bearer {token}"},
-        )
-        opened.append(c)
-        return c
-
-    yield make
-    for c in opened:
-        await c.aclose()
 
 
 async def audit(bed: SyncBed, target: str) -> list[AuditLog]:

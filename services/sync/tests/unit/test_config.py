@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError, EndpointConnectionError
 from docproc_common.connectors import CONNECTORS
 from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.config import CREDENTIAL_REFUSAL, check_config, describe
-from docproc_common.connectors.git import GitConfig, glob_regex, parse_tree
-from docproc_common.connectors.s3 import S3Config
+from docproc_common.connectors.errors import ClientFailedError
+from docproc_common.connectors.git import GitConfig, git_failure, glob_regex, parse_tree
+from docproc_common.connectors.s3 import S3Config, failure_kind
 from docproc_common.errors import InvalidInput
 
 STRICT = ConnectorOptions()
@@ -97,6 +99,66 @@ class TestNetworkScope:
     def test_a_deployment_may_allow_them(self) -> None:
         check_config("web", {"start_url": "http://127.0.0.1:8000/"}, LAX)
         check_config("s3", {"bucket": "bkt", "endpoint_url": "http://127.0.0.1:9000"}, LAX)
+
+
+class TestQueryStrings:
+    @pytest.mark.parametrize(
+        ("connector", "config", "field"),
+        [
+            ("git", {"repo_url": "https://h.com/r.git?private_token=x"}, "config.repo_url"),
+            (
+                "s3",
+                {"bucket": "bkt", "endpoint_url": "https://s3.h.com/?sig=x"},
+                "config.endpoint_url",
+            ),
+            ("s3", {"bucket": "bkt", "endpoint_url": "https://s3.h.com/#x"}, "config.endpoint_url"),
+        ],
+    )
+    def test_a_url_with_a_query_is_refused(
+        self, connector: str, config: dict[str, Any], field: str
+    ) -> None:
+        assert refusal(connector, config)["details"]["fields"][0]["field"] == field
+
+
+class TestClientFailures:
+    @pytest.mark.parametrize(
+        ("stderr", "reason"),
+        [
+            (
+                "fatal: could not read Username for 'https://h': terminal prompts disabled",
+                "authentication refused",
+            ),
+            ("fatal: Authentication failed for 'https://h/r.git/'", "authentication refused"),
+            ("fatal: repository 'https://h/r.git/' not found", "not found"),
+            (
+                "fatal: unable to access 'https://h/': Could not resolve host: h",
+                "host not resolved",
+            ),
+            (
+                "fatal: unable to access 'https://ssl.h/r.git/': Failed to connect to h port 443",
+                "connection failed",
+            ),
+            ("fatal: something new", "exit 128"),
+        ],
+    )
+    def test_git_failures_in_docprocs_words(self, stderr: str, reason: str) -> None:
+        assert git_failure(stderr, 128) == reason
+
+    def test_s3_kind_is_the_code_or_the_class_never_the_text(self) -> None:
+        def client_error(code: str) -> ClientError:
+            return ClientError({"Error": {"Code": code, "Message": "m"}}, "GetObject")
+
+        assert failure_kind(client_error("AccessDenied")) == "AccessDenied"
+        assert failure_kind(client_error("see https://x/?token=y")) == "ClientError"
+        refused = EndpointConnectionError(endpoint_url="https://k:s@h/b?list-type=2")
+        assert failure_kind(refused) == "EndpointConnectionError"
+
+    def test_the_message_is_stage_kind_and_advice(self) -> None:
+        error = ClientFailedError("AccessDenied", subject="source")
+        assert error.message == (
+            "The source could not be synced (AccessDenied) - check the source's configuration "
+            "and credential, then run the sync again. The worker log has the full error."
+        )
 
 
 class TestGitConfig:

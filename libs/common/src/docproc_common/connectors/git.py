@@ -36,12 +36,37 @@ from docproc_common.connectors.base import (
     RemoteFile,
     RemoteListing,
 )
-from docproc_common.connectors.errors import ConnectorError
+from docproc_common.connectors.errors import ClientFailedError, ConnectorError, Subject
 from docproc_common.connectors.network import check_url, default_port, literal_refusal
 from docproc_common.connectors.remote_names import open_landing
 
 BRANCH = re.compile(r"^(?!-)(?!.*\.\.)(?!.*//)(?!.*\.lock$)[A-Za-z0-9._/-]{1,200}(?<!/)$")
 DEFAULT_INCLUDE = ["**/*.md", "**/*.txt"]
+#: git's fatal messages, in docproc's words (first match wins; git's own text names the URL)
+GIT_FAILURES = (
+    ("could not read username", "authentication refused"),  # a 401, token or none
+    ("authentication failed", "authentication refused"),
+    ("403", "access refused"),
+    ("not found", "not found"),
+    ("could not resolve host", "host not resolved"),
+    ("failed to connect", "connection failed"),
+    ("timed out", "timed out"),
+    ("ssl", "TLS failed"),
+    ("certificate", "TLS failed"),
+)
+
+
+class GitFailedError(Exception):
+    """git's own stderr: the cause of a ``ClientFailedError``, logged, never stored."""
+
+
+def git_failure(stderr: str, returncode: int) -> str:
+    """Why git failed, in words written here (``exit 128`` when none of ``GIT_FAILURES`` fits)."""
+    lowered = re.sub(r"'[^']*'", "", stderr).lower()  # not the quoted URL
+    for needle, reason in GIT_FAILURES:
+        if needle in lowered:
+            return reason
+    return f"exit {returncode}"
 
 
 class GitConfig(BaseModel):
@@ -183,8 +208,11 @@ class GitConnector(BaseSyncConnector[GitConfig]):
             env[f"GIT_CONFIG_VALUE_{n}"] = value
         return env
 
-    def _git(self, *args: str, stdout: int | None = None) -> bytes:
-        """Blocking: run git; its stderr (never holding the token) becomes the error message."""
+    def _git(self, *args: str, stdout: int | None = None, subject: Subject = "source") -> bytes:
+        """Blocking: run git. A failure is a ``ClientFailedError`` naming the command and
+        ``git_failure``'s reason; git's stderr (which quotes the URL, query string and all)
+        is only its cause, for the log."""
+        command = args[2] if args[0] == "-C" else args[0]
         try:
             done = subprocess.run(
                 ["git", *args],
@@ -196,17 +224,18 @@ class GitConnector(BaseSyncConnector[GitConfig]):
                 check=False,
             )
         except subprocess.TimeoutExpired as exc:
-            raise ConnectorError(f"git {args[0]} timed out") from exc
+            raise ClientFailedError(f"git {command}: timed out", subject=subject) from exc
         if done.returncode != 0:
-            tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["failed"]
-            raise ConnectorError(f"git {args[0]} failed: {tail[0][:300]}")
+            stderr = done.stderr.decode(errors="replace").strip()
+            kind = f"git {command}: {git_failure(stderr, done.returncode)}"
+            raise ClientFailedError(kind, subject=subject) from GitFailedError(stderr[-2000:])
         return done.stdout or b""
 
     def _list(self) -> RemoteListing:
         url, branch = self.config.repo_url, self.config.branch
         remote = self._git("ls-remote", "--", url, f"refs/heads/{branch}").split()
         if not remote:
-            raise ConnectorError(f"The branch {branch!r} does not exist in {url}")
+            raise ConnectorError(f"The branch {branch!r} does not exist in the repository")
         if not (self.repo / "HEAD").exists():
             self._git("init", "--bare", "--quiet", str(self.repo))
         commit = remote[0].decode()
@@ -256,7 +285,7 @@ class GitConnector(BaseSyncConnector[GitConfig]):
             raise ConnectorError("Not a blob id")
         fd = open_landing(dest)
         try:
-            self._git("-C", str(self.repo), "cat-file", "blob", blob, stdout=fd)
+            self._git("-C", str(self.repo), "cat-file", "blob", blob, stdout=fd, subject="document")
         finally:
             os.close(fd)
 

@@ -60,6 +60,9 @@ def literal_refusal(url: str) -> str | None:
 async def check_url(url: str, *, allow_private: bool) -> list[str]:
     """Refuse ``url`` when its host resolves to an address a source may not reach.
 
+    The refusal names the host, never the URL: a sync log shows it, and a URL can carry
+    userinfo or a token in its query string.
+
     Returns the addresses it checked (none when private networks are allowed: nothing is
     checked then), for the connection to be pinned to.
     """
@@ -67,7 +70,7 @@ async def check_url(url: str, *, allow_private: bool) -> list[str]:
         return []
     reason = literal_refusal(url)
     if reason is not None:
-        raise NetworkRefusedError(f"The address {url!r} is refused: {reason}")
+        raise NetworkRefusedError(f"The address is refused: {reason}")
     host = urlsplit(url).hostname or ""
     try:
         addresses = await resolve(host, default_port(url))
@@ -75,7 +78,7 @@ async def check_url(url: str, *, allow_private: bool) -> list[str]:
         raise NetworkRefusedError(f"The host {host!r} could not be resolved") from exc
     if not addresses or not all(_is_public(a) for a in addresses):
         raise NetworkRefusedError(
-            f"The address {url!r} is refused: {host} resolves to a non-public address"
+            f"The address is refused: {host} resolves to a non-public address"
         )
     return addresses
 

@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import boto3
 from botocore.config import Config
@@ -17,7 +18,7 @@ from docproc_common.connectors.base import (
     ConnectorOptions,
     RemoteListing,
 )
-from docproc_common.connectors.errors import ConnectorError
+from docproc_common.connectors.errors import ClientFailedError, ConnectorError
 from docproc_common.connectors.network import check_url, literal_refusal
 from docproc_common.connectors.object_store import ObjectStoreConnector, StoredObject
 from docproc_common.connectors.remote_names import open_landing
@@ -26,6 +27,19 @@ if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
+ERROR_CODE = re.compile(r"^[A-Za-z0-9.]{1,64}$")
+
+
+def failure_kind(exc: ClientError | BotoCoreError) -> str:
+    """What a failed call says in a sync log: the S3 error code (``AccessDenied``,
+    ``NoSuchBucket``) or botocore's exception class, never its message (which holds the
+    endpoint URL, the bucket and the request's query string). A code that is no AWS-style
+    symbol (an S3-compatible server can answer anything) is only its class."""
+    if isinstance(exc, ClientError):
+        code = str(exc.response.get("Error", {}).get("Code", ""))
+        if ERROR_CODE.fullmatch(code):
+            return code
+    return type(exc).__name__
 
 
 class S3Config(BaseModel):
@@ -110,6 +124,8 @@ class S3Connector(ObjectStoreConnector[S3Config]):
                 config.endpoint_url.startswith("http://") and not options.allow_plain_http
             ):
                 return ConfigRefusal("The endpoint must be an https:// URL", "endpoint_url")
+            if urlsplit(config.endpoint_url)[3:] != ("", ""):
+                return ConfigRefusal("The endpoint URL has no query or fragment", "endpoint_url")
             reason = literal_refusal(config.endpoint_url)
             if reason and not options.allow_private_networks:
                 return ConfigRefusal(f"The endpoint is refused: {reason}", "endpoint_url")
@@ -128,11 +144,8 @@ class S3Connector(ObjectStoreConnector[S3Config]):
             kwargs["ContinuationToken"] = token
         try:
             page = self.client.list_objects_v2(**kwargs)
-        except ClientError as exc:
-            code = exc.response.get("Error", {}).get("Code", "error")
-            raise ConnectorError(f"Listing s3://{self.container} failed: {code}") from exc
-        except BotoCoreError as exc:
-            raise ConnectorError(f"Listing s3://{self.container} failed: {exc}") from exc
+        except (ClientError, BotoCoreError) as exc:
+            raise ClientFailedError(failure_kind(exc), subject="source") from exc
         objects = [
             StoredObject(o["Key"], int(o.get("Size", 0)), o.get("ETag"))
             for o in page.get("Contents", [])
@@ -141,18 +154,15 @@ class S3Connector(ObjectStoreConnector[S3Config]):
         return objects, str(more) if more else None
 
     def _download(self, key: str, dest: Path) -> int:
+        written = 0
         try:
             body = self.client.get_object(Bucket=self.container, Key=key)["Body"]
-        except ClientError as exc:
-            code = exc.response.get("Error", {}).get("Code", "error")
-            raise ConnectorError(f"Reading {self.address(key)} failed: {code}") from exc
-        except BotoCoreError as exc:
-            raise ConnectorError(f"Reading {self.address(key)} failed: {exc}") from exc
-        written = 0
-        with open(open_landing(dest), "wb") as out:
-            for chunk in body.iter_chunks(1 << 20):
-                out.write(chunk)
-                written += len(chunk)
+            with open(open_landing(dest), "wb") as out:
+                for chunk in body.iter_chunks(1 << 20):  # a dropped stream raises here
+                    out.write(chunk)
+                    written += len(chunk)
+        except (ClientError, BotoCoreError) as exc:
+            raise ClientFailedError(failure_kind(exc), subject="document") from exc
         return written
 
     async def aclose(self) -> None:
