@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from docproc_common.bus.dead_letter import FRAMES, MAX_MESSAGE
 from docproc_common.bus.delivery import Delivery, Subscription, dlq_topic
 from docproc_common.bus.kafka import KafkaStageRunner
 from docproc_common.bus.outbox import EVENT_ID_HEADER
@@ -86,7 +87,19 @@ async def test_a_transient_failure_goes_through_the_retry_topic(infra: dict[str,
     assert attempts == [1, 2]
 
 
+LEAKY = (
+    'Could not connect to the endpoint URL: "https://AKIA:wJalrSECRET@s3.internal:9000/'
+    'acme-bucket/key.pdf?X-Amz-Signature=SIGSECRET" token=tokSECRET '
+) + "x" * 5000
+
+
+def refuse(message: str) -> None:
+    raise PermanentError(message)
+
+
 async def test_a_permanent_failure_is_dead_lettered_with_its_origin(infra: dict[str, str]) -> None:
+    """Origin, class, a sanitised message (no userinfo, query string or token; bounded) and
+    the innermost frames, for the operator who reads the DLQ."""
     service = f"svc_{uuid.uuid4().hex[:8]}"
     target = event()
     handled = asyncio.Event()
@@ -94,7 +107,7 @@ async def test_a_permanent_failure_is_dead_lettered_with_its_origin(infra: dict[
     async def handler(e: CollectionDeleted, _d: Delivery) -> None:
         if e.teardown_id == target.teardown_id:
             handled.set()
-            raise PermanentError("never")
+            refuse(LEAKY)
 
     runner = KafkaStageRunner(
         service, [Subscription(TOPIC, handler)], settings(infra), BusMetrics(service)
@@ -116,6 +129,14 @@ async def test_a_permanent_failure_is_dead_lettered_with_its_origin(infra: dict[
     headers = {k: v.decode() for k, v in record.headers}
     assert headers["x-original-topic"] == TOPIC
     assert headers["x-error-class"] == "PermanentError"
+    message = headers["x-error-message"]
+    assert message.startswith("Could not connect to the endpoint URL: ")
+    assert "s3.internal:9000/acme-bucket/key.pdf" in message and "SECRET" not in message
+    assert len(message) == MAX_MESSAGE
+    frames = headers["x-error-frames"].split(" > ")
+    line = refuse.__code__.co_firstlineno + 1
+    assert frames[-1] == f"integration/test_kafka_runner.py:{line}:refuse"
+    assert frames[-2].endswith(":handler") and len(frames) <= FRAMES
     assert headers[EVENT_ID_HEADER] == str(event_id)
     assert json.loads(record.value)["teardown_id"] == str(target.teardown_id)
 

@@ -5,7 +5,8 @@ per subscribing service, in the same transaction that marks it published, so a
 row is delivered exactly once to each consumer's queue. Consumers claim their
 rows with ``FOR UPDATE SKIP LOCKED`` and run the very handlers that run behind
 Kafka, with the same retry and dead-letter semantics (a dead row stays in the
-table, ``dead = true``, for inspection).
+table, ``dead = true``, for inspection: its ``last_error`` is the failure as
+``bus.dead_letter`` keeps it).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from opentelemetry import propagate, trace
 from sqlalchemy import insert, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from docproc_common.bus.dead_letter import failure_text
 from docproc_common.bus.delivery import Delivery, Subscription
 from docproc_common.bus.policy import DlqGuard, Outcome, RetryPolicy, handle_with_retries
 from docproc_common.bus.relay import OutboxRow
@@ -115,11 +117,12 @@ class EmbeddedStageRunner:
                 delay = timedelta(seconds=self._policy.delay_s * (attempts + 1))
                 params = {"a": attempts + 1, "e": error, "delay": delay, "id": row_id}
             else:
+                assert result.error is not None
                 sql = (
                     "UPDATE embedded_deliveries SET attempts = :a, last_error = :e, dead = true, "
                     "done_at = now() WHERE id = :id"
                 )
-                params = {"a": attempts + 1, "e": error, "id": row_id}
+                params = {"a": attempts + 1, "e": failure_text(result.error), "id": row_id}
             await session.execute(text(sql), params)
         self._guard.record(result.outcome)
         return True

@@ -5,7 +5,8 @@ Producer: idempotent, ``acks="all"``. Consumer: one group per service,
 database commit. A failing message is retried in place, then republished to
 ``<topic>.retry.<service>`` with ``x-attempt`` / ``x-not-before`` headers (the
 partition is paused until then, never slept on, so the group does not
-rebalance), then dead-lettered to ``<topic>.dlq.<service>`` with its origin.
+rebalance), then dead-lettered to ``<topic>.dlq.<service>`` with its origin and
+its failure (``bus.dead_letter``: class, sanitised message, last frames).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPa
 from opentelemetry import propagate, trace
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from docproc_common.bus.dead_letter import failure_headers
 from docproc_common.bus.delivery import Delivery, Subscription, dlq_topic, retry_topic
 from docproc_common.bus.outbox import EVENT_ID_HEADER
 from docproc_common.bus.policy import DlqGuard, Outcome, RetryPolicy, handle_with_retries
@@ -201,13 +203,14 @@ class KafkaStageRunner:
                 headers=_encode_headers(out),
             )
         elif result.outcome is Outcome.DLQ:
+            assert result.error is not None
             out = dict(headers)
             out.update(
                 {
                     "x-original-topic": record.topic,
                     "x-original-partition": str(record.partition),
                     "x-original-offset": str(record.offset),
-                    "x-error-class": type(result.error).__name__,
+                    **failure_headers(result.error),
                 }
             )
             await producer.send_and_wait(

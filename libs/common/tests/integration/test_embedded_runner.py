@@ -1,0 +1,55 @@
+"""The embedded bus on the real database: a dead row keeps its failure as the DLQ headers do."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+from docproc_common.bus.delivery import Delivery, Subscription
+from docproc_common.bus.embedded import EmbeddedStageRunner
+from docproc_common.db.models import EmbeddedDelivery
+from docproc_common.errors import PermanentError
+from docproc_common.events import CollectionDeleted
+from docproc_common.observability import BusMetrics
+from docproc_common.testing.runtime import fresh_runtime
+
+pytestmark = pytest.mark.integration
+
+
+def refuse() -> None:
+    raise PermanentError("GET https://u:pwSECRET@h.internal/x?sig=SIGSECRET refused")
+
+
+async def test_a_dead_row_has_the_class_a_sanitised_message_and_the_frames(
+    tmp_path: Path,
+) -> None:
+    async def handler(_e: CollectionDeleted, _d: Delivery) -> None:
+        refuse()
+
+    event = CollectionDeleted(teardown_id=uuid.uuid4(), collection_name="c_dead")
+    async with fresh_runtime(tmp_path) as runtime:
+        async with runtime.sessionmaker() as s, s.begin():
+            row = EmbeddedDelivery(
+                consumer="svc",
+                topic=CollectionDeleted.TOPIC,
+                key=event.key(),
+                event_id=uuid.uuid4(),
+                payload=event.model_dump(mode="json"),
+            )
+            s.add(row)
+        runner = EmbeddedStageRunner(
+            "svc",
+            [Subscription(CollectionDeleted.TOPIC, handler)],
+            runtime.sessionmaker,
+            BusMetrics("svc_embedded_dead"),
+        )
+        assert await runner.process_one()
+        async with runtime.sessionmaker() as s:
+            dead = await s.get(EmbeddedDelivery, row.id)
+            assert dead is not None
+    assert dead.dead
+    message, frames = (dead.last_error or "").split("\n")
+    assert message == "PermanentError: GET https://<redacted>@h.internal/x?<redacted> refused"
+    line = refuse.__code__.co_firstlineno + 1
+    assert frames.endswith(f":handler > integration/test_embedded_runner.py:{line}:refuse")
