@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,15 +24,9 @@ import httpx
 from docproc_common.auth import EDIT, VIEW, mint_token
 from docproc_common.settings import AuthSettings
 from docproc_common.testing.db import create_test_database_sync, plain_dsn
-from docproc_common.testing.infra import find_repo_root, load_infra_env
+from docproc_common.testing.infra import find_repo_root, free_port, load_infra_env
 
 SERVICES = ("upload", "parser", "embedder", "sync", "teardown")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass

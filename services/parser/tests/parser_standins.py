@@ -17,7 +17,6 @@ import base64
 import hashlib
 import io
 import json
-import socket
 import threading
 import time
 import uuid
@@ -29,15 +28,10 @@ from typing import Any
 
 import pymupdf
 import uvicorn
+from docproc_common.testing.infra import free_port
 from fastapi import FastAPI, File, Form, Header, Request, UploadFile
 from fastapi.responses import JSONResponse
 from PIL import Image
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextmanager

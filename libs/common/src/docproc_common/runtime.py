@@ -29,15 +29,15 @@ from docproc_common.bus.embedded import EmbeddedSink, EmbeddedStageRunner
 from docproc_common.bus.kafka import KafkaSink, KafkaStageRunner, make_producer
 from docproc_common.bus.relay import OutboxRelay, outbox_backlog
 from docproc_common.bus.topics import SUBSCRIBERS
-from docproc_common.db.engine import create_engine, create_sessionmaker
+from docproc_common.db.engine import SchemaBehind, create_engine, create_sessionmaker
+from docproc_common.db.migrate import code_heads
 from docproc_common.http import ReadinessCheck, create_app
 from docproc_common.observability import BusMetrics, configure_logging, configure_tracing
+from docproc_common.periodic import Task, periodic
 from docproc_common.settings import BusMode, Settings
 from docproc_common.storage import AsyncStorage, create_storage
 
 log = logging.getLogger(__name__)
-
-Task = Callable[[asyncio.Event], Awaitable[None]]
 
 
 class _QuietServer(uvicorn.Server):
@@ -95,6 +95,29 @@ def _database_check(runtime: Runtime) -> ReadinessCheck:
     return database
 
 
+def _schema_check(runtime: Runtime) -> ReadinessCheck:
+    """Not ready until the schema is at the code's head: before the migration Job has run,
+    every loop would fail on a missing table while the pod said ready."""
+    heads: set[str] = set()
+
+    async def schema() -> None:
+        if not heads:
+            heads.update(await asyncio.to_thread(code_heads))
+        async with runtime.engine.connect() as conn:
+            has_table = await asyncio.wait_for(
+                conn.scalar(text("SELECT to_regclass('alembic_version') IS NOT NULL")), 3
+            )
+            at = (
+                set((await conn.execute(text("SELECT version_num FROM alembic_version"))).scalars())
+                if has_table
+                else set()
+            )
+        if at != heads:
+            raise SchemaBehind(f"schema at {sorted(at) or 'nothing'}, code at {sorted(heads)}")
+
+    return schema
+
+
 def _kafka_check(producer: AIOKafkaProducer) -> ReadinessCheck:
     async def kafka() -> None:
         ok = await asyncio.wait_for(producer.client.force_metadata_update(), 3)
@@ -105,20 +128,14 @@ def _kafka_check(producer: AIOKafkaProducer) -> ReadinessCheck:
 
 
 def _outbox_gauge(runtime: Runtime, metrics: Sequence[BusMetrics]) -> Task:
-    async def watch(stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            try:
-                async with runtime.sessionmaker() as session:
-                    backlog, age = await outbox_backlog(session)
-                for m in metrics:
-                    m.outbox_backlog.set(backlog)
-                    m.outbox_oldest_age.set(age)
-            except Exception:  # noqa: BLE001 - a metric must never stop the process
-                log.warning("could not read the outbox backlog", exc_info=True)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), 10)
+    async def read() -> None:
+        async with runtime.sessionmaker() as session:
+            backlog, age = await outbox_backlog(session)
+        for m in metrics:
+            m.outbox_backlog.set(backlog)
+            m.outbox_oldest_age.set(age)
 
-    return watch
+    return periodic("reading the outbox backlog", read, 10, log)
 
 
 async def _start_producer(
@@ -145,7 +162,7 @@ def build_app(
     app = create_app(
         title=title,
         routers=[r for spec in specs for r in spec.routers],
-        checks=[_database_check(runtime), *checks],
+        checks=[_database_check(runtime), _schema_check(runtime), *checks],
     )
     for spec in specs:
         for cls, options in spec.middleware:

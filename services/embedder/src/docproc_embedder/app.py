@@ -8,7 +8,8 @@ import logging
 from docproc_common.bus.delivery import Subscription
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.events import DocumentParsed
-from docproc_common.runtime import Runtime, ServiceSpec, Task
+from docproc_common.periodic import Task
+from docproc_common.runtime import Runtime, ServiceSpec
 
 from docproc_embedder import repository
 from docproc_embedder.handler import EmbedderHandler

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -22,6 +21,7 @@ import uvicorn
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.embedding.local_model import LocalMiniLM
 from docproc_common.runtime import build_app
+from docproc_common.testing.infra import free_port
 from docproc_common.testing.runtime import fresh_runtime
 from docproc_embedder.app import build
 from langchain_openai import OpenAIEmbeddings
@@ -52,12 +52,6 @@ class Served:
                 self.sent.append(json.loads(request.content))
 
         return httpx2.AsyncClient(event_hooks={"request": [record]})
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

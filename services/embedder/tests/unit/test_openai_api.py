@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import time
 from collections.abc import AsyncIterator
 
@@ -23,17 +22,11 @@ from docproc_common.embedding.client import (
 )
 from docproc_common.embedding.local_model import LocalMiniLM
 from docproc_common.settings import Settings
-from docproc_common.testing.infra import find_repo_root
+from docproc_common.testing.infra import find_repo_root, free_port
 from docproc_embedder.openai_api import MAX_INPUTS, build_openai_router, render
 from fastapi import FastAPI
 
 TOKEN = "sk-embedder-test"  # noqa: S105 - a test bearer
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+
 from docproc_common.bus.delivery import Subscription
 from docproc_common.connectors.settings import get_sync_settings
 from docproc_common.events import SyncRequested
+from docproc_common.periodic import periodic
 from docproc_common.runtime import Runtime, ServiceSpec
 
 from docproc_sync.handler import SyncHandler
-from docproc_sync.service import periodic, reconcile_once, schedule_once
+from docproc_sync.service import reconcile_once, schedule_once
 
 NAME = "sync"
+log = logging.getLogger(__name__)
 
 
 def build(runtime: Runtime) -> ServiceSpec:
@@ -19,7 +23,17 @@ def build(runtime: Runtime) -> ServiceSpec:
         name=NAME,
         subscriptions=[Subscription(SyncRequested.TOPIC, SyncHandler(runtime, settings))],
         tasks=[
-            periodic("scheduler", lambda: schedule_once(runtime), settings.scheduler_interval_s),
-            periodic("reconciler", lambda: reconcile_once(runtime), settings.reconcile_interval_s),
+            periodic(
+                "the sync scheduler",
+                lambda: schedule_once(runtime),
+                settings.scheduler_interval_s,
+                log,
+            ),
+            periodic(
+                "the sync reconciler",
+                lambda: reconcile_once(runtime),
+                settings.reconcile_interval_s,
+                log,
+            ),
         ],
     )

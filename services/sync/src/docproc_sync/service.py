@@ -52,7 +52,7 @@ from docproc_common.errors import InvalidInput
 from docproc_common.events import DocumentAccepted, SyncRequested
 from docproc_common.ingestion import IngestionConfig
 from docproc_common.processor import check_supported, extension_of
-from docproc_common.runtime import Runtime, Task
+from docproc_common.runtime import Runtime
 from docproc_common.storage import new_storage_path
 from docproc_common.vault import open_secret
 from sqlalchemy import func
@@ -746,16 +746,3 @@ async def reconcile_once(runtime: Runtime) -> int:
         if promoted < 500:
             DELETED.inc(retired)
             return retired
-
-
-def periodic(name: str, fn: Any, interval_s: float) -> Task:
-    async def run(stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            try:
-                await fn()
-            except Exception:  # noqa: BLE001 - the next tick tries again
-                log.exception("sync %s failed", name)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), interval_s)
-
-    return run

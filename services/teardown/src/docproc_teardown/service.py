@@ -8,15 +8,14 @@ reservation, which a redelivery or the hourly sweep finishes.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import uuid
 from datetime import timedelta
 
 from docproc_common.bus.delivery import Delivery
 from docproc_common.events import CollectionDeleted, DocumentDeleted
-from docproc_common.runtime import Runtime, Task
+from docproc_common.periodic import Task, periodic
+from docproc_common.runtime import Runtime
 from docproc_common.vectorstore import delete_documents, delete_knowledge_base_chunks, drop_table
 
 from docproc_teardown import repository
@@ -95,17 +94,11 @@ async def sweep_once(runtime: Runtime, older_than: timedelta = SWEEP_AFTER) -> i
 
 
 def sweeper(runtime: Runtime, interval_s: float = 3600.0) -> Task:
-    async def run(stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            try:
-                await sweep_once(runtime)
-                async with runtime.sessionmaker() as session:
-                    count, age = await repository.pending(session)
-                PENDING.set(count)
-                OLDEST.set(age)
-            except Exception:  # noqa: BLE001
-                log.exception("teardown sweep failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), interval_s)
+    async def tick() -> None:
+        await sweep_once(runtime)
+        async with runtime.sessionmaker() as session:
+            count, age = await repository.pending(session)
+        PENDING.set(count)
+        OLDEST.set(age)
 
-    return run
+    return periodic("the teardown sweep", tick, interval_s, log)

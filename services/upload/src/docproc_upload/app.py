@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import logging
 from typing import Any
 
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import PayloadTooLarge
+from docproc_common.periodic import Task, periodic
 from docproc_common.runtime import Runtime, ServiceSpec
 
 from docproc_upload import repository
@@ -79,20 +78,12 @@ class BodySizeLimit:
         await send({"type": "http.response.body", "body": payload})
 
 
-def stuck_gauge(runtime: Runtime) -> Any:
-    async def watch(stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            try:
-                async with runtime.sessionmaker() as session:
-                    STUCK.set(
-                        await repository.count_stuck(session, runtime.settings.stuck_after_minutes)
-                    )
-            except Exception:  # noqa: BLE001 - a metric must never stop the service
-                log.warning("could not count stuck documents", exc_info=True)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), 30)
+def stuck_gauge(runtime: Runtime) -> Task:
+    async def count() -> None:
+        async with runtime.sessionmaker() as session:
+            STUCK.set(await repository.count_stuck(session, runtime.settings.stuck_after_minutes))
 
-    return watch
+    return periodic("counting stuck documents", count, 30, log)
 
 
 def build(runtime: Runtime) -> ServiceSpec:

@@ -18,7 +18,10 @@ from typing import Any, Protocol
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from docproc_common.periodic import FailureStreak, sleep_unless_stopped
+
 log = logging.getLogger(__name__)
+RELAY_MAX_WAIT_S = 10.0  # how late a relay notices that its database or broker is back
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,19 +74,21 @@ class OutboxRelay:
         return len(rows)
 
     async def run(self, stop: asyncio.Event) -> None:
+        """Relay until stopped: straight on while rows move, a short wait when none are
+        pending, a backed-off wait (logged once per change of state) while failing."""
+        streak = FailureStreak("the outbox relay", log)
         while not stop.is_set():
             try:
                 moved = await self.relay_once()
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("outbox relay failed; retrying")
+            except Exception as exc:  # noqa: BLE001 - the relay never stops the process
+                streak.failed(exc)
                 moved = 0
+            else:
+                streak.recovered()
             if moved == 0:
-                try:
-                    await asyncio.wait_for(stop.wait(), self._interval_s)
-                except TimeoutError:
-                    pass
+                await sleep_unless_stopped(stop, streak.wait_s(self._interval_s, RELAY_MAX_WAIT_S))
 
 
 async def outbox_backlog(session: AsyncSession) -> tuple[int, float]:

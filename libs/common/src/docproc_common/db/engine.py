@@ -21,6 +21,10 @@ from sqlalchemy.ext.asyncio import (
 from docproc_common.settings import DatabaseSettings
 
 
+class SchemaBehind(RuntimeError):
+    """The database's schema is not at this code's Alembic head (the migration Job has not run)."""
+
+
 def create_engine(settings: DatabaseSettings, *, url: str | None = None) -> AsyncEngine:
     engine = create_async_engine(
         url or settings.url,
@@ -32,7 +36,12 @@ def create_engine(settings: DatabaseSettings, *, url: str | None = None) -> Asyn
 
     @event.listens_for(engine.sync_engine, "connect")
     def _register_vector(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.run_async(register_vector)
+        try:
+            dbapi_connection.run_async(register_vector)
+        except ValueError as exc:  # asyncpg: "unknown type: public.vector"
+            raise SchemaBehind(
+                "the vector extension is not in this database yet: run the migration"
+            ) from exc
 
     return engine
 

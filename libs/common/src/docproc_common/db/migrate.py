@@ -8,6 +8,7 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.script import ScriptDirectory
 
 from docproc_common.settings import get_settings
 
@@ -19,6 +20,11 @@ def alembic_config(url: str) -> Config:
     config.set_main_option("script_location", str(_MIGRATIONS))
     config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     return config
+
+
+def code_heads() -> frozenset[str]:
+    """The revisions this code's schema is at (reads the migration scripts: call off the loop)."""
+    return frozenset(ScriptDirectory.from_config(alembic_config("")).get_heads())
 
 
 def upgrade(url: str) -> None:

@@ -16,7 +16,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["InfraError", "find_repo_root", "infra_alive", "load_infra_env", "parse_env_file"]
+__all__ = [
+    "InfraError",
+    "find_repo_root",
+    "free_port",
+    "infra_alive",
+    "load_infra_env",
+    "parse_env_file",
+]
 
 _SCRIPT = Path("scripts") / "infra.py"
 _CMD_MARKERS = {"kafka": "kafka.Kafka", "postgres": "postgres", "s3": "moto.server"}
@@ -54,6 +61,13 @@ def _pid_alive(pid: int, marker: str) -> bool:
         return False
     # empty for a moment while a process is in execve(); the port check decides then
     return not cmdline or marker.encode() in cmdline
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now, for a test server to bind."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _port_open(port: int) -> bool:
