@@ -120,6 +120,22 @@ class TestQueryStrings:
         assert refusal(connector, config)["details"]["fields"][0]["field"] == field
 
 
+class TestUnreadableUrls:
+    @pytest.mark.parametrize(
+        ("connector", "config", "field"),
+        [
+            ("web", {"start_url": "https://h.com:99999/"}, "config.start_url"),
+            ("git", {"repo_url": "https://[::1/r.git"}, "config.repo_url"),
+            ("s3", {"bucket": "bkt", "endpoint_url": "https://h.com:99999"}, "config.endpoint_url"),
+        ],
+    )
+    def test_a_url_that_cannot_be_taken_apart_is_a_400_naming_it(
+        self, connector: str, config: dict[str, Any], field: str
+    ) -> None:
+        error = refusal(connector, config, LAX)
+        assert error["details"]["fields"] == [{"field": field, "message": "not a readable URL"}]
+
+
 class TestClientFailures:
     @pytest.mark.parametrize(
         ("stderr", "reason"),

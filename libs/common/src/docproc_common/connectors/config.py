@@ -1,8 +1,9 @@
 """Checking a source's configuration where it is submitted, with refusals rooted at the document.
 
-Three questions, in this order: does the document carry a credential (refused
+Four questions, in this order: does the document carry a credential (refused
 with "a credential does not go in a source's configuration"), does it fit the
-connector's ``CONFIG_MODEL``, and does ``validate_config`` accept it. Each
+connector's ``CONFIG_MODEL``, can its URLs be taken apart, and does
+``validate_config`` accept it. Each
 refusal names its input rooted at the submitted document, ``folder_id`` ->
 ``config.folder_id``, so a form can mark the box.
 """
@@ -64,6 +65,17 @@ def _credentials(value: Any, path: str) -> Iterator[str]:
             return
 
 
+def _readable(value: object) -> bool:
+    """False for a URL that ``urlsplit`` refuses (``https://[::1``) or whose port is no port."""
+    if not isinstance(value, str) or "://" not in value:
+        return True
+    try:
+        urlsplit(value.strip()).port  # noqa: B018 - the property raises
+    except ValueError:
+        return False
+    return True
+
+
 def check_config(name: str, raw: Any, options: ConnectorOptions, *, root: str = ROOT) -> BaseModel:
     """The connector's config model for ``raw``, or ``InvalidInput`` naming the refused inputs."""
     cls = connector_class(name)
@@ -84,6 +96,12 @@ def check_config(name: str, raw: Any, options: ConnectorOptions, *, root: str = 
     except ValidationError as exc:
         fields = [FieldError(_join(root, *err["loc"]), err["msg"]) for err in exc.errors()]
         raise InvalidInput(f"The {cls.NAME} configuration is not valid", fields=fields) from exc
+    unreadable = [name for name, value in config if not _readable(value)]
+    if unreadable:  # ``validate_config`` and the connector take a URL apart: not this one
+        raise InvalidInput(
+            "A URL of the configuration cannot be read (its host or port)",
+            fields=[FieldError(_join(root, name), "not a readable URL") for name in unreadable],
+        )
     refusal = cls.validate_config(config, options)
     if refusal is not None:
         fields = [FieldError(_join(root, refusal.field), refusal.message)] if refusal.field else []
