@@ -45,8 +45,9 @@ class SyncBed:
         organization_id: str | None = "acme",
         owner_id: str = "alice",
         ingestion_config: dict[str, Any] | None = None,
+        collection_name: str | None = None,
     ) -> KnowledgeBase:
-        name = f"sync_{uuid.uuid4().hex[:10]}"
+        name = collection_name or f"sync_{uuid.uuid4().hex[:10]}"
         async with self.runtime.sessionmaker() as s, s.begin():
             kb = KnowledgeBase(
                 name=name,

@@ -328,3 +328,66 @@ class TestLocal:
         async with bed.runtime.sessionmaker() as s:
             src = await s.get(SyncSource, uuid.UUID(first.json()["source_id"]))
         assert src is not None and src.sync_mode == "full"
+
+
+class TestSharedName:
+    """A name's sources go to one base of each organization, its oldest on the name (seed:
+    "añadir una fuente a otra base del mismo nombre se rechaza con 400")."""
+
+    async def test_a_second_base_on_the_name_takes_no_source(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        first = await bed.kb()
+        second = await bed.kb(collection_name=first.collection_name, scope="personal")
+        other_org = await bed.kb(collection_name=first.collection_name, organization_id="globex")
+        secret = await bed.secret("aws_credentials", KEYS)
+        c = client()
+        body = {"connector": "s3", "config": S3, "secret_id": str(secret)}
+        refused = await create(c, second, body)
+        assert refused.status_code == 400, refused.text
+        error = refused.json()["error"]
+        assert "takes its sync sources" in error["message"]
+        assert str(first.id) not in error["message"]
+        assert error["details"]["fields"][0]["field"] == "knowledge_base_id"
+        async with bed.runtime.sessionmaker() as s:
+            count = await s.execute(
+                select(SyncSource).where(SyncSource.knowledge_base_id == second.id)
+            )
+        assert count.first() is None
+        src = (await create(c, first, body)).json()
+        # another organization's base on the name is its own organization's first
+        bob_secret = await bed.secret("aws_credentials", KEYS, organization_id="globex")
+        bob = client("bob", "globex")
+        theirs = await create(bob, other_org, {**body, "secret_id": str(bob_secret)})
+        assert theirs.status_code == 201, theirs.text
+
+        for route in (f"/rag/sync/sources/{src['id']}", f"/kb/{first.id}/sync-sources/{src['id']}"):
+            moved = await c.patch(route, json={"knowledge_base_id": str(second.id)})
+            assert moved.status_code == 400, moved.text
+            assert moved.json()["error"]["details"]["fields"][0]["field"] == "knowledge_base_id"
+        cloned = await c.post(
+            f"/rag/sync/sources/{src['id']}/clone", json={"knowledge_base_id": str(second.id)}
+        )
+        assert cloned.status_code == 400
+        assert (await c.get(f"/kb/{second.id}/sync-sources")).json() == []
+        assert (await c.get(f"/rag/sync/sources/{src['id']}")).json()["knowledge_base_id"] == str(
+            first.id
+        )
+
+    async def test_a_kb_route_refuses_a_collection_name_edit_naming_another_base(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        kb, other = await bed.kb(), await bed.kb()
+        secret = await bed.secret("aws_credentials", KEYS)
+        c = client()
+        src = (
+            await create(c, kb, {"connector": "s3", "config": S3, "secret_id": str(secret)})
+        ).json()
+        for name in (other.collection_name, None):
+            r = await c.patch(
+                f"/kb/{kb.id}/sync-sources/{src['id']}", json={"collection_name": name}
+            )
+            assert r.status_code == 400, r.text
+            assert r.json()["error"]["details"]["fields"][0]["field"] == "collection_name"
+        row = (await c.get(f"/kb/{kb.id}/sync-sources/{src['id']}")).json()
+        assert row["collection_name"] == kb.collection_name

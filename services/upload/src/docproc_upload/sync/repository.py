@@ -68,6 +68,24 @@ async def reachable_source(
     return (await session.execute(query)).scalar_one_or_none()
 
 
+async def first_kb_on_name(
+    session: AsyncSession, collection_name: str, organization_id: str | None
+) -> KnowledgeBase | None:
+    """The organization's oldest knowledge base on the name (bases outside any organization
+    are one group): the one that takes the name's sync sources."""
+    return (
+        await session.execute(
+            select(KnowledgeBase)
+            .where(
+                KnowledgeBase.collection_name == collection_name,
+                KnowledgeBase.organization_id.is_not_distinct_from(organization_id),
+            )
+            .order_by(KnowledgeBase.created_at, KnowledgeBase.id)
+            .limit(1)
+        )
+    ).scalar_one_or_none()
+
+
 async def sources_of_kb(session: AsyncSession, kb_id: uuid.UUID) -> Sequence[SyncSource]:
     rows = await session.execute(
         select(SyncSource)

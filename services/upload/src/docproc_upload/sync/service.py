@@ -187,6 +187,24 @@ def _unit(value: str | None) -> str | None:
     return (value or "").strip() or None
 
 
+async def _takes_sources(session: AsyncSession, kb: KnowledgeBase, field: str) -> None:
+    """A name's sources go to one base of each organization: its oldest on that name.
+
+    The seed's sync resolution ("the oldest base of the organization with that name"):
+    adding a source to another base on the name is a 400, so two bases sharing a name
+    never both pull from sources. The refusal names no base: the older one may be a
+    member's personal base the caller cannot see.
+    """
+    first = await repository.first_kb_on_name(session, kb.collection_name, kb.organization_id)
+    if first is not None and first.id != kb.id:
+        raise InvalidInput(
+            f"An older knowledge base of this organization on the name '{kb.collection_name}' "
+            "takes its sync sources; create this knowledge base with a name of its own to "
+            "sync into it",
+            fields=[FieldError(field, "another knowledge base on this name takes its sources")],
+        )
+
+
 async def _not_reserved(session: AsyncSession, kb: KnowledgeBase) -> None:
     if await upload_repository.is_reserved(session, kb.collection_name):
         raise Conflict("The collection is being deleted")
@@ -213,6 +231,13 @@ async def _target_kb(
     return kbs[0]
 
 
+def _target_field(kb_id: uuid.UUID | None, collection_name: str | None) -> str:
+    """The input that named a move's, a clone's or a local sync's base."""
+    return (
+        "collection_name" if kb_id is None and collection_name is not None else "knowledge_base_id"
+    )
+
+
 def _audit_details(src: SyncSource, **extra: Any) -> dict[str, Any]:
     return {
         "connector": src.connector,
@@ -233,6 +258,7 @@ async def create_source(
     cls = _connector(principal, body.connector)
     config = _config(cls.NAME, body.config)
     secret_id = await _secret(session, principal, cls, body.secret_id, kb.organization_id)
+    await _takes_sources(session, kb, "knowledge_base_id")
     await _not_reserved(session, kb)
     src = SyncSource(
         name=body.name,
@@ -337,6 +363,10 @@ async def update_source(
         target = await _target_kb(session, principal, body.knowledge_base_id, body.collection_name)
         if target is not None and target.id == src.knowledge_base_id:
             target = None
+        if target is not None:
+            await _takes_sources(
+                session, target, _target_field(body.knowledge_base_id, body.collection_name)
+            )
     kb_org = target.organization_id if target is not None else src.organization_id
     if "config" in sent:
         if body.config is None:
@@ -427,6 +457,9 @@ async def clone_source(
                 fields=[FieldError("knowledge_base_id", "required")],
             )
         target = await resolve_kb(session, principal, src.knowledge_base_id, Access.EDIT)
+    await _takes_sources(
+        session, target, _target_field(body.knowledge_base_id, body.collection_name)
+    )
     await _not_reserved(session, target)
     secret_id = (
         await _secret(session, principal, cls, src.secret_id, target.organization_id)
@@ -572,6 +605,7 @@ async def local_sync(session: AsyncSession, principal: Principal, body: LocalSyn
             "Name the knowledge base (knowledge_base_id) or its collection_name",
             fields=[FieldError("knowledge_base_id", "required")],
         )
+    await _takes_sources(session, kb, _target_field(body.knowledge_base_id, body.collection_name))
     await _not_reserved(session, kb)
     path = str(config.model_dump()["path"])
     src = await repository.local_source(session, kb.id, path)
