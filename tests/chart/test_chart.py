@@ -375,6 +375,29 @@ class TestConfig:
         assert data["DOCPROC_HOME"].startswith("/tmp")
         assert "LIMITS__MAX_UPLOAD_SIZE_MB" in data
 
+    def test_the_chat_limit_is_rendered_once_under_the_seeds_name(
+        self, helm: Path, tmp_path: Path
+    ) -> None:
+        """The chat frontend reads ``CHAT_MAX_UPLOAD_SIZE_MB`` from the same ConfigMap key the
+        API reads (docproc_common.settings.ENV_ALIASES): one value, never a second spelling."""
+        docs = render_docs(
+            helm, values={"common": {"limits": {"chatMaxUploadSizeMb": 25}}}, tmp=tmp_path
+        )
+        for cm in of_kind(docs, "ConfigMap"):
+            data = cm.get("data") or {}
+            if "STORAGE__BACKEND" not in data:
+                continue  # not a settings ConfigMap
+            assert data["CHAT_MAX_UPLOAD_SIZE_MB"] == "25", cm["metadata"]["name"]
+            assert "LIMITS__CHAT_MAX_UPLOAD_SIZE_MB" not in data
+
+    @pytest.mark.parametrize("name", ["CHAT_MAX_UPLOAD_SIZE_MB", "LIMITS__CHAT_MAX_UPLOAD_SIZE_MB"])
+    def test_a_second_chat_limit_in_env_is_refused_by_the_schema(
+        self, helm: Path, tmp_path: Path, name: str
+    ) -> None:
+        result = render(helm, values={"common": {"env": {name: "99"}}}, tmp=tmp_path)
+        assert result.returncode != 0
+        assert "schema" in result.stderr
+
     def test_embedder_model_cache_is_on_the_writable_tmp(
         self, rendered: dict[str, list[Doc]]
     ) -> None:

@@ -245,7 +245,8 @@ STORAGE__S3_KMS_KEY_ID: {{ . | quote }}
 STORAGE__MEDIA_DIR: {{ $c.storage.local.mediaDir | quote }}
 {{- end }}
 LIMITS__MAX_UPLOAD_SIZE_MB: {{ $c.limits.maxUploadSizeMb | quote }}
-LIMITS__CHAT_MAX_UPLOAD_SIZE_MB: {{ $c.limits.chatMaxUploadSizeMb | quote }}
+{{- /* the seed's name, once: the chat frontend reads this same key of this ConfigMap */}}
+CHAT_MAX_UPLOAD_SIZE_MB: {{ $c.limits.chatMaxUploadSizeMb | quote }}
 LIMITS__FILE_IO_MAX_WORKERS: {{ $c.limits.fileIoMaxWorkers | quote }}
 STUCK_AFTER_MINUTES: {{ $c.stuckAfterMinutes | quote }}
 {{- with $c.otel.endpoint }}

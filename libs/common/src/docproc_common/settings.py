@@ -2,6 +2,8 @@
 
 Environment variables nest with ``__``: ``DATABASE__URL``,
 ``KAFKA__BOOTSTRAP_SERVERS``, ``STORAGE__BACKEND``, ``EMBEDDER__BATCH_SIZE``.
+The seed's flat names (``ENV_ALIASES``: ``CHAT_MAX_UPLOAD_SIZE_MB``, ...) are accepted
+too; when both spellings of one setting are set they must agree.
 Nothing is read at import time: ``get_settings()`` is called by a service's
 entry point and the result is passed to the factories that need it.
 """
@@ -14,10 +16,16 @@ import os
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+)
 
 DEV_JWT_SECRET = "docproc-dev-only-secret-change-me-0123456789"  # noqa: S105 - refused outside dev
 DEV_VAULT_KEY = "ZG9jcHJvYy1kZXYtdmF1bHQta2V5LW5vdC1zZWNyZXQ="  # noqa: S105 - 32 bytes, dev only
@@ -181,6 +189,44 @@ class HttpSettings(BaseModel):
     port: int = 8000
 
 
+#: The seed's environment names and the nested setting each one spells.
+ENV_ALIASES: dict[str, tuple[str, str]] = {
+    "CHAT_MAX_UPLOAD_SIZE_MB": ("limits", "chat_max_upload_size_mb"),
+    "MAX_UPLOAD_SIZE_MB": ("limits", "max_upload_size_mb"),
+    "FILE_STORAGE_BACKEND": ("storage", "backend"),
+    "FILE_IO_MAX_WORKERS": ("limits", "file_io_max_workers"),
+}
+
+
+class FlatEnvAliases(PydanticBaseSettingsSource):
+    """``ENV_ALIASES`` read from the environment (case-insensitively, like the nested names).
+
+    Set both spellings of one setting to two values and the settings are refused,
+    naming both: the chat frontend reads ``CHAT_MAX_UPLOAD_SIZE_MB`` itself, so letting
+    either spelling win silently would let the browser and the API disagree on the limit.
+    """
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:  # noqa: ARG002
+        return None, field_name, False  # __call__ reads the aliases as a whole
+
+    def __call__(self) -> dict[str, Any]:
+        env = {k.upper(): v.strip() for k, v in os.environ.items()}
+        out: dict[str, dict[str, str]] = {}
+        for flat, (group, name) in ENV_ALIASES.items():
+            value = env.get(flat, "")
+            if not value:
+                continue
+            nested_name = f"{group}__{name}".upper()
+            nested = env.get(nested_name, "")
+            if nested and nested.lower() != value.lower():
+                raise SettingsError(
+                    f"{flat}={value} and {nested_name}={nested} spell one setting with two "
+                    "values; set one of them"
+                )
+            out.setdefault(group, {})[name] = value
+        return out
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_nested_delimiter="__",
@@ -201,6 +247,23 @@ class Settings(BaseSettings):
     otel: OtelSettings = OtelSettings()
     http: HttpSettings = HttpSettings()
     stuck_after_minutes: int = 30
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (
+            init_settings,
+            env_settings,
+            FlatEnvAliases(settings_cls),
+            dotenv_settings,
+            file_secret_settings,
+        )
 
     @model_validator(mode="after")
     def _no_dev_secrets_in_prod(self) -> Settings:

@@ -1,8 +1,9 @@
 import base64
 
 import pytest
-from docproc_common.settings import BusMode, Settings, StorageBackend
+from docproc_common.settings import ENV_ALIASES, BusMode, Settings, StorageBackend
 from pydantic import ValidationError
+from pydantic_settings import SettingsError
 
 
 class TestSettings:
@@ -27,3 +28,57 @@ class TestSettings:
             Settings(env="prod")
         key = base64.b64encode(b"k" * 32).decode()
         Settings(env="prod", auth={"jwt_secret": "x" * 48}, vault={"master_key": key})
+
+
+class TestSeedEnvironmentNames:
+    """The seed's flat names are aliases of the nested settings; two values for one is refused."""
+
+    @pytest.fixture(autouse=True)
+    def _clean(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        for flat, (group, name) in ENV_ALIASES.items():
+            monkeypatch.delenv(flat, raising=False)
+            monkeypatch.delenv(f"{group}__{name}".upper(), raising=False)
+
+    def test_the_flat_names_set_the_nested_settings(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("CHAT_MAX_UPLOAD_SIZE_MB", "12")
+        monkeypatch.setenv("MAX_UPLOAD_SIZE_MB", "70")
+        monkeypatch.setenv("FILE_STORAGE_BACKEND", "s3")
+        monkeypatch.setenv("FILE_IO_MAX_WORKERS", "6")
+        s = Settings()
+        assert s.limits.chat_max_upload_size_mb == 12
+        assert s.limits.max_upload_size_mb == 70
+        assert s.storage.backend is StorageBackend.S3
+        assert s.limits.file_io_max_workers == 6
+
+    def test_the_nested_names_still_work(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("LIMITS__CHAT_MAX_UPLOAD_SIZE_MB", "14")
+        monkeypatch.setenv("STORAGE__BACKEND", "s3")
+        s = Settings()
+        assert s.limits.chat_max_upload_size_mb == 14
+        assert s.storage.backend is StorageBackend.S3
+
+    def test_both_spellings_with_one_value_are_fine(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("CHAT_MAX_UPLOAD_SIZE_MB", "12")
+        monkeypatch.setenv("LIMITS__CHAT_MAX_UPLOAD_SIZE_MB", "12")
+        monkeypatch.setenv("FILE_STORAGE_BACKEND", "S3")
+        monkeypatch.setenv("storage__backend", "s3")
+        s = Settings()
+        assert s.limits.chat_max_upload_size_mb == 12
+        assert s.storage.backend is StorageBackend.S3
+
+    @pytest.mark.parametrize(
+        ("flat", "nested"),
+        [(flat, f"{group}__{name}".upper()) for flat, (group, name) in ENV_ALIASES.items()],
+    )
+    def test_two_values_for_one_setting_are_refused_naming_both(
+        self, monkeypatch: pytest.MonkeyPatch, flat: str, nested: str
+    ) -> None:
+        monkeypatch.setenv(flat, "local" if "BACKEND" in flat else "12")
+        monkeypatch.setenv(nested, "s3" if "BACKEND" in flat else "13")
+        with pytest.raises(SettingsError, match=f"{flat}=.* and {nested}=.*set one of them"):
+            Settings()
+
+    def test_an_empty_alias_is_ignored(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("CHAT_MAX_UPLOAD_SIZE_MB", "")
+        monkeypatch.setenv("LIMITS__CHAT_MAX_UPLOAD_SIZE_MB", "15")
+        assert Settings().limits.chat_max_upload_size_mb == 15
