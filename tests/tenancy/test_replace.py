@@ -164,3 +164,100 @@ async def test_a_replacement_retires_the_old_row_chunks_and_file_and_a_failed_de
     ).json()["results"]
     assert hits and all("Antarctica" not in h["content"] for h in hits)
     assert "cannot fly" in hits[0]["content"]
+
+
+async def test_an_upload_with_replace_retires_the_earlier_one_and_search_never_empties(
+    client: Client, runtime: Runtime
+) -> None:
+    """``replace=true`` on both upload routes: the new document is indexed first, then the
+    earlier ones of its name in the base go (row, chunks, files); search finds one all along."""
+    org = f"org-{uuid.uuid4().hex[:6]}"
+    alice = client("alice", org, (VIEW, EDIT))
+    kb = await create(alice, uniq("uprepl"), "org")
+    name, kb_id = kb["collection_name"], kb["id"]
+    media = runtime.settings.storage.media_dir
+
+    async def upload(text_: str, url: str) -> str:
+        r = await alice.post(url, files={"file": ("notes.md", text_.encode())})
+        assert r.status_code == 202, r.text
+        return str(r.json()["tracking_id"])
+
+    await upload("# Birds\n\nPenguins live in Antarctica.\n", f"/kb/{kb_id}/documents")
+    await wait_complete(alice, kb_id)
+    (old,) = await documents(runtime, kb_id)
+    (old_file,) = await rows(
+        runtime, "SELECT storage_path FROM rag_documents WHERE id = :i", i=old.id
+    )
+
+    seen: list[int] = []
+    stop = asyncio.Event()
+
+    async def keep_searching() -> None:
+        while not stop.is_set():
+            r = await alice.post(
+                "/rag/search", json={"query": "penguins", "collections": [name], "top_k": 5}
+            )
+            assert r.status_code == 200, r.text
+            seen.append(len(r.json()["results"]))
+            await asyncio.sleep(0.02)
+
+    searching = asyncio.create_task(keep_searching())
+    try:
+        new_id = await upload(
+            "# Birds\n\nPenguins cannot fly, they swim.\n",
+            f"/rag/collections/{name}/ingest?replace=true",
+        )
+
+        async def replaced() -> Any:
+            docs = await documents(runtime, kb_id)
+            return docs[0] if len(docs) == 1 and str(docs[0].id) == new_id else None
+
+        new = await eventually(replaced, "the replacement to retire the earlier upload")
+
+        async def old_chunks_and_files_gone() -> bool:
+            files_gone = not any((media / p).exists() for p in (old.parsed_path, old_file[0]))
+            return files_gone and await chunk_sets(runtime, name) == {new.vector_document_id}
+
+        await eventually(old_chunks_and_files_gone, "the earlier chunks and files to be deleted")
+    finally:
+        stop.set()
+        await searching
+    assert new.status == "done"
+    assert seen and min(seen) > 0, seen  # never empty in between
+    hits = (
+        await alice.post("/rag/search", json={"query": "can penguins fly", "collections": [name]})
+    ).json()["results"]
+    assert hits and all("Antarctica" not in h["content"] for h in hits)
+
+    # without replace a revised upload is a second document; the base route replaces both
+    await upload("# Birds\n\nPenguins are birds.\n", f"/kb/{kb_id}/documents")
+    await wait_complete(alice, kb_id)
+    assert len(await documents(runtime, kb_id)) == 2
+    last = await upload("# Birds\n\nPenguins eat fish.\n", f"/kb/{kb_id}/documents?replace=true")
+
+    async def one_left() -> bool:
+        docs = await documents(runtime, kb_id)
+        return [str(d.id) for d in docs] == [last] and docs[0].status == "done"
+
+    await eventually(one_left, "the base route's replacement")
+
+    async def one_chunk_set() -> bool:
+        (only,) = await documents(runtime, kb_id)
+        return await chunk_sets(runtime, name) == {only.vector_document_id}
+
+    await eventually(one_chunk_set, "one chunk set")
+
+
+async def test_a_replace_that_is_not_a_boolean_is_refused_before_anything_is_stored(
+    client: Client, runtime: Runtime
+) -> None:
+    alice = client("alice", f"org-{uuid.uuid4().hex[:6]}", (VIEW, EDIT))
+    kb = await create(alice, uniq("badrepl"), "org")
+    r = await alice.post(
+        f"/kb/{kb['id']}/documents?replace=maybe", files={"file": ("a.md", b"# a\n")}
+    )
+    assert r.status_code == 422, r.text
+    assert [f["field"] for f in r.json()["error"]["details"]["fields"]] == ["replace"]
+    assert await documents(runtime, kb["id"]) == []
+    media = runtime.settings.storage.media_dir
+    assert not (media / "rag" / kb["collection_name"]).exists()

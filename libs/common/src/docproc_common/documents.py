@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Iterable
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import ColumnElement, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_common.bus.outbox import enqueue
-from docproc_common.db.models import DocumentStatus, RagDocument
-from docproc_common.events import DocumentFailed
+from docproc_common.db.models import DocumentStatus, RagDocument, RagDocumentClaim
+from docproc_common.events import DocumentDeleted, DocumentFailed
 from docproc_common.failures import Stage, failure_message
 
 log = logging.getLogger(__name__)
@@ -101,3 +102,93 @@ async def retire_failed_attempts(session: AsyncSession, document_id: uuid.UUID) 
         )
     )
     return int(getattr(result, "rowcount", 0) or 0)
+
+
+def not_addressed_elsewhere() -> ColumnElement[bool]:
+    """A row a file name may stand for: one with no address (an upload records none) or
+    addressed by that very name, never one a sync filed under another path
+    (``a/readme.md`` and ``b/readme.md`` share a name)."""
+    return or_(RagDocument.source_path.is_(None), RagDocument.source_path == RagDocument.filename)
+
+
+async def delete_unclaimed(session: AsyncSession, ids: Iterable[uuid.UUID]) -> int:
+    """Delete those of ``ids`` no claim names any more; their chunks and files go after commit.
+
+    The rows are locked first, so a concurrent claim on one of them (whose foreign
+    key takes a share lock on the row) either committed before and is seen, or waits.
+    """
+    wanted = sorted(set(ids))
+    if not wanted:
+        return 0
+    docs = list(
+        (
+            await session.execute(
+                select(RagDocument)
+                .where(RagDocument.id.in_(wanted))
+                .order_by(RagDocument.id)
+                .with_for_update()
+            )
+        ).scalars()
+    )
+    claimed = set(
+        (
+            await session.execute(
+                select(RagDocumentClaim.document_id).where(RagDocumentClaim.document_id.in_(wanted))
+            )
+        ).scalars()
+    ) | set(
+        (
+            await session.execute(
+                select(RagDocumentClaim.pending_document_id).where(
+                    RagDocumentClaim.pending_document_id.in_(wanted)
+                )
+            )
+        ).scalars()
+    )
+    gone = [d for d in docs if d.id not in claimed]
+    if not gone:
+        return 0
+    await session.execute(delete(RagDocument).where(RagDocument.id.in_([d.id for d in gone])))
+    by_collection: dict[str, list[RagDocument]] = {}
+    for d in gone:
+        by_collection.setdefault(d.collection_name, []).append(d)
+    for collection, docs_of in by_collection.items():
+        await enqueue(
+            session,
+            DocumentDeleted(
+                collection_name=collection,
+                vector_document_ids=[d.vector_document_id for d in docs_of if d.vector_document_id],
+                storage_paths=[p for d in docs_of for p in (d.storage_path, d.parsed_path) if p],
+            ),
+        )
+    return len(gone)
+
+
+async def retire_replaced(session: AsyncSession, doc: RagDocument) -> int:
+    """An upload with ``replace=true`` has just been completed (its chunks written in this
+    transaction): the earlier documents of its name in its knowledge base go, rows now,
+    chunks and files after commit (``delete_unclaimed``: one a sync source still claims
+    stays). Insert before delete, so a search finds one of them throughout.
+
+    Earlier means created before it, whatever their status: a failed attempt, or one
+    still indexing (it then finds its row gone and writes nothing); a later upload of the
+    name is never touched. A failed retirement is logged, not a failed ingest: the new
+    document is in, and a duplicate someone can see and delete is no failure.
+    """
+    if not doc.replace_by_name or doc.knowledge_base_id is None:
+        return 0
+    try:
+        async with session.begin_nested():
+            earlier = await session.execute(
+                select(RagDocument.id).where(
+                    RagDocument.knowledge_base_id == doc.knowledge_base_id,
+                    RagDocument.filename == doc.filename,
+                    not_addressed_elsewhere(),
+                    RagDocument.id != doc.id,
+                    RagDocument.created_at <= doc.created_at,
+                )
+            )
+            return await delete_unclaimed(session, earlier.scalars())
+    except Exception:  # noqa: BLE001 - see the docstring
+        log.exception("the documents %s replaces in its base were not retired", doc.id)
+        return 0

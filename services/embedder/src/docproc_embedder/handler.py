@@ -21,7 +21,12 @@ import uuid
 from docproc_common.bus.delivery import Delivery
 from docproc_common.bus.outbox import enqueue
 from docproc_common.db.models import WriterKind
-from docproc_common.documents import fail_document, lock_current_attempt, retire_failed_attempts
+from docproc_common.documents import (
+    fail_document,
+    lock_current_attempt,
+    retire_failed_attempts,
+    retire_replaced,
+)
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import AppError, InvalidInput
 from docproc_common.events import DocumentIndexed, DocumentParsed
@@ -141,6 +146,7 @@ class EmbedderHandler:
                 await delete_documents(session, event.collection_name, [replaced])
             await repository.complete(session, doc.id, vdid, written)
             await retire_failed_attempts(session, doc.id)
+            await retire_replaced(session, doc)
             await enqueue(
                 session,
                 DocumentIndexed(

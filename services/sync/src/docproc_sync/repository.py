@@ -8,7 +8,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from docproc_common.bus.outbox import enqueue
 from docproc_common.connectors.runs import lock_key
 from docproc_common.db.models import (
     DocumentStatus,
@@ -18,7 +17,8 @@ from docproc_common.db.models import (
     SyncLog,
     SyncSource,
 )
-from docproc_common.events import DocumentDeleted
+from docproc_common.documents import delete_unclaimed as delete_unclaimed
+from docproc_common.documents import not_addressed_elsewhere
 from sqlalchemy import and_, delete, func, or_, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
@@ -151,12 +151,7 @@ async def existing_document(
     if source_path is not None:
         conditions.append(RagDocument.source_path == source_path)
     if filename is not None:
-        conditions.append(
-            and_(
-                RagDocument.filename == filename,
-                or_(RagDocument.source_path.is_(None), RagDocument.source_path == filename),
-            )
-        )
+        conditions.append(and_(RagDocument.filename == filename, not_addressed_elsewhere()))
     if content_hash is not None:
         conditions.append(RagDocument.content_hash == content_hash)
     for condition in conditions:
@@ -207,10 +202,7 @@ async def existing_documents(
             .where(
                 RagDocument.knowledge_base_id == kb_id,
                 RagDocument.filename.in_(wanted[n : n + 1000]),
-                or_(
-                    RagDocument.source_path.is_(None),
-                    RagDocument.source_path == RagDocument.filename,
-                ),
+                not_addressed_elsewhere(),
             )
             .order_by(*order)
         )
@@ -237,59 +229,6 @@ async def stale_failures(
         )
     )
     return list(rows.scalars())
-
-
-async def delete_unclaimed(session: AsyncSession, ids: Iterable[uuid.UUID]) -> int:
-    """Delete those of ``ids`` no claim names any more; their chunks and files go after commit.
-
-    The rows are locked first, so a concurrent claim on one of them (whose foreign
-    key takes a share lock on the row) either committed before and is seen, or waits.
-    """
-    wanted = sorted(set(ids))
-    if not wanted:
-        return 0
-    docs = list(
-        (
-            await session.execute(
-                select(RagDocument)
-                .where(RagDocument.id.in_(wanted))
-                .order_by(RagDocument.id)
-                .with_for_update()
-            )
-        ).scalars()
-    )
-    claimed = set(
-        (
-            await session.execute(
-                select(RagDocumentClaim.document_id).where(RagDocumentClaim.document_id.in_(wanted))
-            )
-        ).scalars()
-    ) | set(
-        (
-            await session.execute(
-                select(RagDocumentClaim.pending_document_id).where(
-                    RagDocumentClaim.pending_document_id.in_(wanted)
-                )
-            )
-        ).scalars()
-    )
-    gone = [d for d in docs if d.id not in claimed]
-    if not gone:
-        return 0
-    await session.execute(delete(RagDocument).where(RagDocument.id.in_([d.id for d in gone])))
-    by_collection: dict[str, list[RagDocument]] = {}
-    for d in gone:
-        by_collection.setdefault(d.collection_name, []).append(d)
-    for collection, docs_of in by_collection.items():
-        await enqueue(
-            session,
-            DocumentDeleted(
-                collection_name=collection,
-                vector_document_ids=[d.vector_document_id for d in docs_of if d.vector_document_id],
-                storage_paths=[p for d in docs_of for p in (d.storage_path, d.parsed_path) if p],
-            ),
-        )
-    return len(gone)
 
 
 # -- claims -----------------------------------------------------------------------------------

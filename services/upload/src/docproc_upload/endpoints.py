@@ -73,6 +73,13 @@ def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
 
     Caller = Annotated[Principal, Depends(principal)]
     Session = Annotated[AsyncSession, Depends(session)]
+    Replace = Annotated[
+        bool,
+        Query(
+            description="Once indexed, the new document retires the base's earlier documents "
+            "of the same file name (their chunks stay searchable until then)"
+        ),
+    ]
 
     @router.post(
         "/kb", status_code=status.HTTP_201_CREATED, response_model=KnowledgeBaseOut, tags=["kb"]
@@ -122,11 +129,11 @@ def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
         openapi_extra=KB_UPLOAD_BODY,
     )
     async def upload_document(
-        kb_id: uuid.UUID, caller: Caller, request: Request
+        kb_id: uuid.UUID, caller: Caller, request: Request, replace: Replace = False
     ) -> RAGIngestResponse:
         """Upload one document (multipart ``file``; optional ``ingestion`` JSON,
         ``organizational_unit`` and ``document_date``)."""
-        return await upload_into(kb_id, caller, request)
+        return await upload_into(kb_id, caller, request, replace)
 
     @router.post(
         "/rag/collections/{name}/ingest",
@@ -136,16 +143,16 @@ def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
         openapi_extra=KB_UPLOAD_BODY,
     )
     async def ingest_into_collection(
-        name: str, caller: Caller, request: Request
+        name: str, caller: Caller, request: Request, replace: Replace = False
     ) -> RAGIngestResponse:
         """The same upload, addressed by collection name: into the one knowledge base on the
         name the caller may edit (409 when there are several: use ``/kb/{kb_id}/documents``)."""
         async with runtime.sessionmaker() as session:
             kb_id = await service.kb_to_ingest_into(session, caller, name)
-        return await upload_into(kb_id, caller, request)
+        return await upload_into(kb_id, caller, request, replace)
 
     async def upload_into(
-        kb_id: uuid.UUID, caller: Principal, request: Request
+        kb_id: uuid.UUID, caller: Principal, request: Request, replace: bool
     ) -> RAGIngestResponse:
         limit_mb = runtime.settings.limits.max_upload_size_mb
         try:
@@ -168,6 +175,7 @@ def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
             form.fields.get("ingestion"),
             form.organizational_unit,
             form.fields.get("document_date"),
+            replace=replace,
         )
 
     @router.get("/kb/{kb_id}/ingestion", response_model=IngestionStatus, tags=["kb"])

@@ -306,10 +306,14 @@ async def upload_document(
     ingestion: str | None,
     organizational_unit: str | None,
     document_date: str | None = None,
+    *,
+    replace: bool = False,
 ) -> RAGIngestResponse:
     """Validate everything, store the original, then commit the row and its event together.
 
-    Every refusal happens before the file is stored and before any row exists.
+    Every refusal happens before the file is stored and before any row exists. With
+    ``replace`` the row is marked to retire the earlier documents of its name in the base
+    once it is ``done`` (the embedder's completion, ``documents.retire_replaced``).
     """
     max_bytes = runtime.settings.limits.max_upload_size_mb * 1024 * 1024
     async with runtime.sessionmaker() as session:
@@ -350,6 +354,7 @@ async def upload_document(
                 document_date=own_date,
                 ingestion_config=config.model_dump(mode="json"),
                 attempt_id=attempt,
+                replace_by_name=replace,
             )
             session.add(doc)
             await session.flush()
