@@ -288,7 +288,8 @@ def rag_drop(
         str | None, typer.Option("--knowledge-base", help="the knowledge base to empty")
     ] = None,
 ) -> None:
-    """Tear a collection down through the same durable path as the API."""
+    """Empty the knowledge base on a name (or remove a name no base holds) through the same
+    durable teardown as the API; the last base's table is dropped whatever it holds."""
     kb_id = uuid.UUID(knowledge_base) if knowledge_base else None
     console.print(_operator(lambda rt: operator.rag_drop(rt, collection, kb_id)))
 

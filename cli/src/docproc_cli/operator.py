@@ -10,7 +10,8 @@ transaction.
 Operator chunks are embedded only with the deployment's own built-in local model, never
 with a knowledge base's provider or vault key: that key is billed to its organization.
 A name whose bases embed any other way is refused before anything is read, naming them.
-``rag-drop`` goes through the same teardown as the API.
+``rag-drop`` goes through the same teardown as the API, but empties a knowledge base
+instead of deleting it, and drops the last table whatever it holds.
 ``rag-unfiled-provenance`` audits who wrote a name's unfiled content (aggregate counts,
 never content) and, once the operator has confirmed it, marks the global content of
 unknown origin as the operator's, so an app-scoped base adopts it.
@@ -252,27 +253,30 @@ async def _retire(session: AsyncSession, collection: str, source_path: str, keep
 
 
 async def rag_drop(runtime: Runtime, collection: str, knowledge_base_id: uuid.UUID | None) -> str:
+    """Empty the one base on the name (``--knowledge-base`` picks one of several), or remove a
+    name no base holds. The base's row stays; its documents, and the unfiled ones it takes, go.
+    The last base's table is dropped whatever it holds: the operator asked, and the content a
+    console delete would respect is the operator's own. A base left on the name keeps it."""
     validate_collection_name(collection)
     async with runtime.sessionmaker() as session, session.begin():
         await repository.lock_name(session, collection)
         kbs = await repository.kbs_named(session, collection)
         if knowledge_base_id is not None:
-            chosen = [kb for kb in kbs if kb.id == knowledge_base_id]
-            if not chosen:
+            kbs = [kb for kb in kbs if kb.id == knowledge_base_id]
+            if not kbs:
                 raise InvalidInput(f"No knowledge base {knowledge_base_id} holds '{collection}'")
-            out = await _tear_down(session, OPERATOR, collection, chosen)
-            return (
-                f"tore down knowledge base {knowledge_base_id}; table dropped: {out.table_dropped}"
-            )
-        if len(kbs) > 1:
+        elif len(kbs) > 1:
             ids = ", ".join(str(kb.id) for kb in kbs)
             raise InvalidInput(
                 f"Several knowledge bases hold '{collection}': {ids}; choose one with --knowledge-base"
             )
-        if kbs:
-            out = await _tear_down(session, OPERATOR, collection, kbs)
-            return f"tore down knowledge base {kbs[0].id}; table dropped: {out.table_dropped}"
-        return await _drop_unowned(session, collection)
+        if not kbs:
+            return await _drop_unowned(session, collection)
+        out = await _tear_down(session, OPERATOR, collection, kbs, by_operator=True)
+        return (
+            f"emptied knowledge base {kbs[0].id} ({out.documents_deleted} documents); "
+            f"table dropped: {out.table_dropped}"
+        )
 
 
 async def _drop_unowned(session: AsyncSession, collection: str) -> str:

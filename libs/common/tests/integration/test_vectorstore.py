@@ -20,6 +20,7 @@ from docproc_common.vectorstore import (
     count_vectors,
     ensure_table,
     filter_values,
+    holds_unfiled_beyond,
     search,
     table_exists,
     write_chunks,
@@ -372,3 +373,40 @@ async def test_count_and_facets_read_the_chunks_search_reads(
             assert {h.content for h in hits} == labels
             assert await count_vectors(s, name, [app], include_operator=include) == len(hits)
             assert await filter_values(s, name, [app], include_operator=include) == units
+
+
+async def test_what_keeps_the_last_bases_table_is_unfiled_content_they_do_not_take(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    name = f"beyond_{uuid.uuid4().hex[:8]}"
+    unfiled = {"knowledge_base_id": None}
+
+    async def beyond(*, operator: bool, orgs: list[str]) -> bool:
+        async with sessions() as s:
+            return await holds_unfiled_beyond(s, name, operator=operator, organization_ids=orgs)
+
+    assert await beyond(operator=False, orgs=[]) is False  # no table
+    async with sessions() as s, s.begin():
+        await ensure_table(s, name, 384)
+        await write_chunks(
+            s, name, uuid.uuid4(), ["filed"], unit_vectors(1, 40), stamp(uuid.uuid4())
+        )
+    assert await beyond(operator=False, orgs=[]) is False  # a filed chunk is some base's
+    sets = [
+        {**unfiled, "organization_id": None, "writer_kind": "operator"},
+        {**unfiled, "organization_id": "acme"},
+        {**unfiled, "organization_id": "globex"},
+    ]
+    async with sessions() as s, s.begin():
+        for i, kw in enumerate(sets):
+            vectors = unit_vectors(1, 41 + i)
+            await write_chunks(
+                s, name, uuid.uuid4(), ["unfiled"], vectors, stamp(uuid.uuid4(), **kw)
+            )
+    assert await beyond(operator=True, orgs=["acme", "globex"]) is False
+    assert await beyond(operator=False, orgs=["acme", "globex"]) is True  # the operator's
+    assert await beyond(operator=True, orgs=["acme"]) is True  # another tenant's
+    async with sessions() as s, s.begin():  # a legacy chunk of unknown origin: nobody takes it
+        legacy = stamp(uuid.uuid4(), **unfiled, organization_id=None)
+        await write_chunks(s, name, uuid.uuid4(), ["legacy"], unit_vectors(1, 45), legacy)
+    assert await beyond(operator=True, orgs=["acme", "globex"]) is True

@@ -5,8 +5,8 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
-from docproc_common.db.models import CollectionTeardown
-from sqlalchemy import delete, func, select, text, update
+from docproc_common.db.models import CollectionTeardown, DocumentStatus, RagDocument
+from sqlalchemy import delete, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 
@@ -51,3 +51,36 @@ async def pending(session: AsyncSession) -> tuple[int, float]:
         )
     ).one()
     return int(row[0]), float(row[1])
+
+
+async def keeps_files(session: AsyncSession, collection_name: str) -> bool:
+    """Does a row left on the name still point at a stored file (another tenant's upload)?"""
+    row = await session.execute(
+        select(func.count())
+        .select_from(RagDocument)
+        .where(
+            RagDocument.collection_name == collection_name,
+            or_(RagDocument.storage_path.is_not(None), RagDocument.parsed_path.is_not(None)),
+        )
+    )
+    return bool(row.scalar())
+
+
+async def fail_left_behind(session: AsyncSession, collection_name: str, message: str) -> int:
+    """The rows a dropped table leaves on its name describe nothing any more: ``error``,
+    no chunks, no vector document (so none of them holds the name either)."""
+    result = await session.execute(
+        update(RagDocument)
+        .where(
+            RagDocument.collection_name == collection_name,
+            RagDocument.status != DocumentStatus.ERROR,
+        )
+        .values(
+            status=DocumentStatus.ERROR,
+            error_message=message,
+            chunk_count=0,
+            vector_document_id=None,
+            completed_at=func.now(),
+        )
+    )
+    return int(getattr(result, "rowcount", 0) or 0)

@@ -1,9 +1,14 @@
 """Durable deletion: finish a committed teardown reservation, then release its name.
 
 Files first (deleting a missing file is a no-op), then in one transaction the
-table drop (or the deleted knowledge base's chunks, when a sibling keeps the
-name) and the release of the reservation. A crash anywhere leaves the
-reservation, which a redelivery or the hourly sweep finishes.
+table drop (or the deleted knowledge base's chunks, when the table stays) and the
+release of the reservation. A crash anywhere leaves the reservation, which a
+redelivery or the hourly sweep finishes.
+
+The rows a dropped table leaves on the name (another tenant's unfiled documents,
+which the deleting caller had no authority over) keep their files and are marked
+``error`` in the drop's transaction, instead of staying ``done`` with a chunk count
+nothing is behind.
 """
 
 from __future__ import annotations
@@ -24,6 +29,11 @@ from docproc_teardown.metrics import OLDEST, PENDING, TEARDOWNS
 log = logging.getLogger(__name__)
 
 SWEEP_AFTER = timedelta(hours=1)
+LEFT_BEHIND = (
+    "The collection's vector table was deleted with its last knowledge base, so nothing "
+    "is indexed for this document any more - upload it again (a synced document is "
+    "indexed again by its next sync)"
+)
 
 
 async def finish(runtime: Runtime, teardown_id: uuid.UUID) -> bool:
@@ -33,10 +43,11 @@ async def finish(runtime: Runtime, teardown_id: uuid.UUID) -> bool:
             return False  # finished already, or another worker holds it
         paths = list(reservation.storage_paths)
         drops_table, name = reservation.drop_table, reservation.collection_name
+        sweeps_files = drops_table and not await repository.keeps_files(session, name)
         await session.rollback()
     for path in paths:
         await runtime.storage.delete(path)
-    if drops_table:  # nothing else holds the name: every file under it goes too
+    if sweeps_files:  # nothing else holds the name or a file under it: every file goes
         await runtime.storage.delete_prefix(f"rag/{name}")
     async with runtime.sessionmaker() as session, session.begin():
         reservation = await repository.lock_reservation(session, teardown_id)
@@ -44,6 +55,7 @@ async def finish(runtime: Runtime, teardown_id: uuid.UUID) -> bool:
             return False
         if reservation.drop_table:
             await drop_table(session, reservation.collection_name)
+            await repository.fail_left_behind(session, reservation.collection_name, LEFT_BEHIND)
         else:
             ids = [uuid.UUID(v) for v in reservation.vector_document_ids]
             await delete_documents(session, reservation.collection_name, ids)

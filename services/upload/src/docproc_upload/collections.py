@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from docproc_common.access import Access, resolve_collection, resolve_kb
@@ -23,6 +24,7 @@ from docproc_common.db.models import (
     DocumentStatus,
     KnowledgeBase,
     RagDocument,
+    Scope,
 )
 from docproc_common.db.vector_tables import validate_collection_name
 from docproc_common.errors import (
@@ -38,6 +40,7 @@ from docproc_common.ingestion import IngestionConfig
 from docproc_common.processor import check_supported
 from docproc_common.runtime import Runtime
 from docproc_common.vectorstore import filter_values as vector_filter_values
+from docproc_common.vectorstore import holds_unfiled_beyond
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -53,41 +56,98 @@ def _files(docs: Sequence[RagDocument]) -> list[str]:
     return [p for d in docs for p in (d.storage_path, d.parsed_path) if p]
 
 
+@dataclass(frozen=True, slots=True)
+class Unfiled:
+    """The unfiled content (rows and chunks no knowledge base owns) some bases take with them.
+
+    An app-scoped base takes the operator's (what it adopts); any other base in an
+    organization takes its organization's; a personal base outside one takes none.
+    """
+
+    operator: bool
+    organization_ids: frozenset[str]
+
+    @classmethod
+    def taken_by(cls, kbs: Sequence[KnowledgeBase]) -> Unfiled:
+        return cls(
+            operator=repository.adopts_operator(kbs),
+            organization_ids=frozenset(
+                kb.organization_id for kb in kbs if kb.scope != Scope.APP and kb.organization_id
+            ),
+        )
+
+    def takes(self, doc: RagDocument) -> bool:
+        if doc.knowledge_base_id is not None:
+            return False
+        if doc.organization_id is None:
+            return self.operator and repository.is_operator_row(doc)
+        return doc.organization_id in self.organization_ids
+
+
+def _purge(name: str, kb_id: uuid.UUID | None, docs: Sequence[RagDocument]) -> CollectionTeardown:
+    """A teardown that keeps the table: these documents' chunks and files go (and ``kb_id``'s)."""
+    return CollectionTeardown(
+        collection_name=name,
+        knowledge_base_id=kb_id,
+        drop_table=False,
+        storage_paths=_files(docs),
+        vector_document_ids=[str(d.vector_document_id) for d in docs if d.vector_document_id],
+    )
+
+
 async def _tear_down(
     session: AsyncSession,
     principal: Principal,
     name: str,
     kbs: Sequence[KnowledgeBase],
+    *,
+    by_operator: bool = False,
 ) -> CollectionDeletedOut:
-    """Remove ``kbs`` (emptying a default one instead) and reserve the name for the teardown."""
+    """Remove ``kbs`` and reserve the name for the teardown.
+
+    A default base is emptied instead of deleted, and so is every base the operator's
+    ``rag-drop`` names. Their own rows go, and the unfiled rows they take (``Unfiled``)
+    that no base left on the name takes too. The last bases on a name drop its table,
+    unless it holds an unfiled chunk they do not take (an operator ingest under an
+    organization's base, another tenant's): a caller has no authority over that, so only
+    what the bases take is purged. ``rag-drop`` drops the last table whatever it holds.
+    The rows a dropped table leaves behind are marked failed by the teardown service.
+    """
     gone = {kb.id for kb in kbs}
-    docs = await repository.documents_of(session, list(gone))
     siblings = [kb for kb in await repository.kbs_named(session, name) if kb.id not in gone]
+    taken, kept = Unfiled.taken_by(kbs), Unfiled.taken_by(siblings)
+    own = await repository.documents_of(session, list(gone))
+    unfiled = [
+        d
+        for d in await repository.unfiled_documents(session, name)
+        if taken.takes(d) and not kept.takes(d)
+    ]
+    docs = [*own, *unfiled]
     await repository.delete_documents(session, [d.id for d in docs])
-    emptied = [kb.id for kb in kbs if kb.is_default]
+    emptied = {kb.id for kb in kbs if by_operator or kb.is_default}
     for kb in kbs:
-        if not kb.is_default:  # its sources keep their config, unlinked and inactive
+        if kb.id not in emptied:  # its sources keep their config, unlinked and inactive
             await deactivate_sources_for_kb(session, kb.id)
-    await repository.delete_kbs(session, [kb.id for kb in kbs if not kb.is_default])
-    reservations: list[CollectionTeardown] = []
-    if not siblings:
-        reservations.append(
-            CollectionTeardown(collection_name=name, drop_table=True, storage_paths=_files(docs))
+    await repository.delete_kbs(session, [kb.id for kb in kbs if kb.id not in emptied])
+    drops_table = not siblings and (
+        by_operator
+        or not await holds_unfiled_beyond(
+            session,
+            name,
+            operator=taken.operator,
+            organization_ids=sorted(taken.organization_ids),
         )
+    )
+    if drops_table:
+        reservations = [
+            CollectionTeardown(collection_name=name, drop_table=True, storage_paths=_files(docs))
+        ]
     else:
-        for kb in kbs:
-            own = [d for d in docs if d.knowledge_base_id == kb.id]
-            reservations.append(
-                CollectionTeardown(
-                    collection_name=name,
-                    knowledge_base_id=kb.id,
-                    drop_table=False,
-                    storage_paths=_files(own),
-                    vector_document_ids=[
-                        str(d.vector_document_id) for d in own if d.vector_document_id
-                    ],
-                )
-            )
+        reservations = [
+            _purge(name, kb.id, [d for d in own if d.knowledge_base_id == kb.id]) for kb in kbs
+        ]
+        if unfiled:
+            reservations.append(_purge(name, None, unfiled))
     session.add_all(reservations)
     await session.flush()
     for reservation in reservations:
@@ -96,7 +156,7 @@ async def _tear_down(
         await record(
             session,
             principal,
-            "knowledge_base.emptied" if kb.is_default else "knowledge_base.deleted",
+            "knowledge_base.emptied" if kb.id in emptied else "knowledge_base.deleted",
             target=str(kb.id),
             organization_id=kb.organization_id,
             details={
@@ -109,7 +169,7 @@ async def _tear_down(
         knowledge_bases_deleted=len(kbs) - len(emptied),
         knowledge_bases_emptied=len(emptied),
         documents_deleted=len(docs),
-        table_dropped=not siblings,
+        table_dropped=drops_table,
     )
 
 

@@ -145,6 +145,17 @@ async def documents_of(
     return list(rows.scalars())
 
 
+async def unfiled_documents(session: AsyncSession, collection_name: str) -> list[RagDocument]:
+    """The rows on a name that no knowledge base owns (``rag-ingest``, legacy rows)."""
+    rows = await session.execute(
+        select(RagDocument).where(
+            RagDocument.collection_name == collection_name,
+            RagDocument.knowledge_base_id.is_(None),
+        )
+    )
+    return list(rows.scalars())
+
+
 async def delete_documents(session: AsyncSession, ids: Sequence[uuid.UUID]) -> None:
     if ids:
         await session.execute(delete(RagDocument).where(RagDocument.id.in_(list(ids))))
