@@ -44,6 +44,13 @@ class VisionProfile(BaseModel):
     timeout_seconds: float = Field(default=60, gt=0, le=600)
     max_images: int = Field(default=50, ge=1, le=500)
 
+    @field_validator("base_url", "model")
+    @classmethod
+    def _no_nul(cls, value: str) -> str:
+        if "\x00" in value:  # PostgreSQL refuses it in the stored configuration
+            raise ValueError("must not contain a NUL character")
+        return value
+
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, value: str) -> str:

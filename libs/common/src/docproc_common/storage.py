@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_FILENAME_BYTES = 150
+MAX_LABEL_CHARS = 255
 _WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$", re.IGNORECASE)
 _UNSAFE = re.compile(r"[^\w.\- ]+", re.UNICODE)
 
@@ -53,6 +54,24 @@ def safe_filename(name: str) -> str:
         name = f"_{name}"
     encoded = name.encode()[:MAX_FILENAME_BYTES]
     name = encoded.decode(errors="ignore").strip(" .")
+    return name or "file"
+
+
+def clean_filename(raw: str | None) -> str:
+    """The name the person sees: control and format characters (NUL, bidi overrides) removed.
+
+    It stays a label (a chat file's, a knowledge-base document's): the storage path and
+    a workspace path derive their own safe names from it. A long name is cut keeping its
+    extension.
+    """
+    name = unicodedata.normalize("NFC", raw or "")
+    name = "".join(c for c in name if unicodedata.category(c)[0] != "C").strip()
+    if len(name) > MAX_LABEL_CHARS:
+        stem, dot, ext = name.rpartition(".")
+        if dot and stem and len(ext) <= 16:
+            name = f"{stem[: MAX_LABEL_CHARS - len(ext) - 1]}.{ext}"
+        else:
+            name = name[:MAX_LABEL_CHARS]
     return name or "file"
 
 

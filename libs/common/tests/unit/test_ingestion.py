@@ -65,6 +65,16 @@ class TestParserOptions:
         assert config.vision_profile is not None
         assert config.vision_profile.base_url == "https://api.openai.com/v1"
 
+    @pytest.mark.parametrize("field", ["base_url", "model"])
+    def test_a_vision_profile_text_with_a_nul_is_refused(self, field: str) -> None:
+        profile = {"base_url": "https://api.openai.com/v1", "model": "gpt-4o-mini"}
+        profile[field] += "\x00"
+        with pytest.raises(InvalidInput) as info:
+            merge_config({}, {"vision_profile": profile})
+        (refusal,) = info.value.fields
+        assert refusal.field == f"ingestion_config.vision_profile.{field}"
+        assert "NUL" in refusal.message
+
     @pytest.mark.parametrize("language", ["eng", "eng+pol", "chi_sim+eng"])
     def test_ocr_language_takes_tesseract_codes(self, language: str) -> None:
         assert merge_config({}, {"ocr_language": language}).ocr_language == language

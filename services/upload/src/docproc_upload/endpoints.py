@@ -12,6 +12,7 @@ from docproc_common.auth import Principal, principal_from_header
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import PayloadTooLarge
 from docproc_common.runtime import Runtime
+from docproc_common.storage import clean_filename
 from fastapi import APIRouter, Depends, Header, Query, Request, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -166,7 +167,9 @@ def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
         except PayloadTooLarge:
             REJECTIONS.labels("too_large").inc()
             raise
-        incoming = service.IncomingFile(form.filename or "upload", form.data, form.content_type)
+        incoming = service.IncomingFile(
+            clean_filename(form.filename or "upload"), form.data, form.content_type
+        )
         return await service.upload_document(
             runtime,
             caller,

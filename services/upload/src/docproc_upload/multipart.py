@@ -127,7 +127,13 @@ class _Collector:
             self.form.content_type = part.content_type
             self.form.data = b"".join(part.chunks)
         elif part.name in self.text_fields:
-            self.form.fields[part.name] = _decode(b"".join(part.chunks))
+            value = _decode(b"".join(part.chunks))
+            if "\x00" in value:  # never meant, and PostgreSQL refuses it in any text
+                raise InvalidInput(
+                    f"The form field {part.name!r} contains a NUL character",
+                    fields=[FieldError(part.name, "contains a NUL character")],
+                )
+            self.form.fields[part.name] = value
 
 
 async def read_upload_form(

@@ -591,3 +591,13 @@ async def test_hostile_file_names_are_labels_never_paths(
     assert len(leaf.encode()) <= 33 + 150
     assert api.stored(user) == [path]
     assert not re.match(r"(?i)^[0-9a-f]{32}_(con|prn|aux|nul|com\d|lpt\d)(\.|$)", leaf)
+
+
+async def test_a_nul_in_the_unit_is_a_400_naming_it(api: ChatApi, user: str) -> None:
+    response = await api.upload(user, "a.txt", b"plain text", "text/plain", unit="Sales\x00EU")
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["details"]["fields"] == [
+        {"field": "organizational_unit", "message": "contains a NUL character"}
+    ]
+    assert await api.rows(user) == 0
+    assert api.stored(user) == []

@@ -33,11 +33,11 @@ from docproc_common.attachments import (
 from docproc_common.blocking import BlockingPool
 from docproc_common.errors import InvalidInput, PayloadTooLarge, Unavailable
 from docproc_common.parsing import ArchiveRatio, ParseLimits, detect
+from docproc_common.storage import clean_filename
 from docproc_upload.chat.isolation import IsolatedParser
 from docproc_upload.chat.schemas import AgentIn
 from docproc_upload.chat.service import (
     Download,
-    clean_filename,
     clean_unit,
     owner_segment,
     storable,

@@ -17,7 +17,6 @@ import asyncio
 import hashlib
 import logging
 import re
-import unicodedata
 import uuid
 from dataclasses import dataclass
 
@@ -55,7 +54,7 @@ from docproc_common.parsing import (
 )
 from docproc_common.runtime import Runtime
 from docproc_common.settings import LimitSettings
-from docproc_common.storage import new_storage_path
+from docproc_common.storage import clean_filename, new_storage_path
 
 from docproc_upload.chat import repository
 from docproc_upload.chat.isolation import IsolatedParser
@@ -78,7 +77,6 @@ from docproc_upload.multipart import UploadForm
 log = logging.getLogger(__name__)
 
 MiB = 1024 * 1024
-MAX_FILENAME_CHARS = 255
 MAX_UNIT_CHARS = 200
 _SAFE_OWNER = re.compile(r"^[A-Za-z0-9@+_-][A-Za-z0-9@+._-]{0,127}$")
 #: Served inline by the browser; everything else (TIFF included) is a download.
@@ -112,23 +110,6 @@ def owner_segment(user_id: str) -> str:
     if _SAFE_OWNER.fullmatch(user_id) and user_id not in {".", ".."}:
         return user_id
     return "u-" + hashlib.sha256(user_id.encode()).hexdigest()[:32]
-
-
-def clean_filename(raw: str | None) -> str:
-    """The name the person sees: control and format characters (NUL, bidi overrides) removed.
-
-    It stays a label: the storage path and a workspace path derive their own safe names
-    from it. A long name is cut keeping its extension.
-    """
-    name = unicodedata.normalize("NFC", raw or "")
-    name = "".join(c for c in name if unicodedata.category(c)[0] != "C").strip()
-    if len(name) > MAX_FILENAME_CHARS:
-        stem, dot, ext = name.rpartition(".")
-        if dot and stem and len(ext) <= 16:
-            name = f"{stem[: MAX_FILENAME_CHARS - len(ext) - 1]}.{ext}"
-        else:
-            name = name[:MAX_FILENAME_CHARS]
-    return name or "file"
 
 
 def clean_unit(raw: str | None) -> str | None:
