@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,15 +18,11 @@ import jsonschema
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "helm.sh"
-CHART = ROOT / "deploy" / "helm" / "docproc"
-RENDERED = ROOT / ".cache" / "helm-rendered"
-HELM = ROOT / ".cache" / "bin" / "helm"
-OPERATIONS = ROOT / "docs" / "operations.md"
-KUBE_VERSION = "1.33.0"
+from .conftest import CHART, ROOT, SCRIPT, Doc, _run, render, render_docs
 
-Doc = dict[str, Any]
+RENDERED = ROOT / ".cache" / "helm-rendered"
+OPERATIONS = ROOT / "docs" / "operations.md"
+
 
 SERVICES = ("upload", "parser", "embedder", "sync", "teardown")
 CONSUMED = {
@@ -92,23 +87,6 @@ EXPECTED_ALERTS = {
 # ----------------------------------------------------------------------------- fixtures
 
 
-def _run(*args: str | Path, timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(a) for a in args], capture_output=True, text=True, timeout=timeout, cwd=ROOT
-    )
-
-
-@pytest.fixture(scope="session")
-def helm() -> Path:
-    result = _run("bash", SCRIPT, "install", timeout=1800)
-    if result.returncode != 0:
-        pytest.skip(
-            f"helm could not be built (scripts/helm.sh install exited {result.returncode}): "
-            f"{result.stderr.strip()[-400:]}"
-        )
-    return HELM
-
-
 @pytest.fixture(scope="session")
 def rendered(helm: Path) -> dict[str, list[Doc]]:
     """scripts/helm.sh template: chart defaults + every ci/*-values.yaml, parsed."""
@@ -120,25 +98,6 @@ def rendered(helm: Path) -> dict[str, list[Doc]]:
     }
     assert sets, "scripts/helm.sh template rendered nothing"
     return sets
-
-
-def render(
-    helm: Path, *args: str, values: dict[str, Any] | None = None, tmp: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    cmd: list[str | Path] = [helm, "template", "docproc", CHART, "--namespace", "docproc"]
-    cmd += ["--kube-version", KUBE_VERSION, *args]
-    if values is not None:
-        assert tmp is not None
-        path = tmp / "values.yaml"
-        path.write_text(yaml.safe_dump(values))
-        cmd += ["-f", path]
-    return _run(*cmd)
-
-
-def render_docs(helm: Path, *args: str, **kw: Any) -> list[Doc]:
-    result = render(helm, *args, **kw)
-    assert result.returncode == 0, result.stderr
-    return [d for d in yaml.safe_load_all(result.stdout) if d]
 
 
 # ----------------------------------------------------------------------------- helpers
