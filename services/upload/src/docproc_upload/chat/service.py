@@ -52,6 +52,7 @@ from docproc_common.parsing import (
     detect,
     preview,
 )
+from docproc_common.parsing.text import parse_text
 from docproc_common.runtime import Runtime
 from docproc_common.settings import LimitSettings
 from docproc_common.storage import clean_filename, new_storage_path
@@ -194,12 +195,13 @@ class ChatFiles:
             pages = self.runtime.settings.limits.chat_tiff_max_inline_pages
             await self.runtime.pool.run(_check_pages, data, detected, pages)
             return ParsedText(text=None)
-        if detected.file_type is FileType.TEXT or self.isolated is None:
-            # text is decoding only: cheap, in a file-I/O thread (the binary parsers load
-            # only here, in the no-isolation fallback)
-            from docproc_common.parsing.dispatch import parse
-
-            return await self.runtime.pool.run(parse, data, detected, self.parse_limits)
+        if detected.file_type is FileType.TEXT:
+            # decoding only: cheap, in a file-I/O thread, and no parser library is loaded
+            return await self.runtime.pool.run(
+                parse_text, data, detected.extension, self.parse_limits
+            )
+        if self.isolated is None:
+            return await self.runtime.pool.run(_parse_here, data, detected, self.parse_limits)
         return await self.isolated.parse(data, detected, self.parse_limits)
 
     async def upload(self, principal: Principal, form: UploadForm) -> ChatFileOut:
@@ -454,6 +456,14 @@ class ChatFiles:
                 for f, r in rows
             ],
         )
+
+
+def _parse_here(data: bytes, detected: Detected, limits: ParseLimits) -> ParsedText:
+    """The no-isolation fallback's parse: PyMuPDF and the office libraries are imported
+    here, in the file-I/O thread (seconds, the first time), never on the event loop."""
+    from docproc_common.parsing.dispatch import parse
+
+    return parse(data, detected, limits)
 
 
 def _check_pages(data: bytes, detected: Detected, max_pages: int) -> None:
