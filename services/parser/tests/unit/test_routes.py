@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+import zlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -128,6 +129,26 @@ class TestImageDescription:
         assert out.pages[0].images == (logo,)  # drawn twice on page 1: one reference
         assert out.pages[2].images == (logo,)  # another xref, identical bytes: the same image
         assert chart != logo
+
+    def test_an_image_above_the_pixel_limit_is_skipped_before_it_is_decoded(self) -> None:
+        """9000 x 9000 grey: 81 MB of pixels from an 80 KB stream, never extracted."""
+        doc: Any = mu.open()
+        page = doc.new_page()
+        page.insert_text((72, 72), "A page with a huge picture.")
+        logo = page.insert_image(mu.Rect(72, 100, 272, 164), stream=text_png("LOGO"))
+        doc.update_object(
+            logo,
+            "<</Type/XObject/Subtype/Image/Width 9000/Height 9000/ColorSpace/DeviceGray"
+            "/BitsPerComponent 8/Filter/FlateDecode>>",
+        )
+        doc.update_stream(logo, zlib.compress(bytes(9000 * 9000), 9), compress=False)
+        data: bytes = doc.tobytes(garbage=0)
+        out = extract_pdf(
+            data, max_pages=100, max_chars=10_000, describe_images=True, max_images=50
+        )
+        assert out.images == {}
+        assert out.pages[0].images == ()
+        assert "huge picture" in out.pages[0].text
 
     def test_off_means_no_extraction_at_all(self) -> None:
         data, _ = pictures_pdf()

@@ -22,6 +22,7 @@ import pymupdf
 
 from docproc_common.kbparsers import errors
 from docproc_common.kbparsers.jobs import ExtractedImage, PageText
+from docproc_common.parsing.images import MAX_PAGE_PIXELS
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,18 @@ class _Images:
             self.by_xref[xref] = self._extract(xref)
         return self.by_xref[xref]
 
+    def _declared_pixels(self, xref: int) -> int:
+        """Width x height as the image's dictionary declares them (0 when it does not)."""
+        try:
+            width, height = (int(self._doc.xref_get_key(xref, k)[1]) for k in ("Width", "Height"))
+        except (ValueError, RuntimeError):
+            return 0
+        return width * height
+
     def _extract(self, xref: int) -> str | None:
+        if self._declared_pixels(xref) > MAX_PAGE_PIXELS:  # extracting would decode it
+            log.info("image xref %d is above %d pixels; skipped", xref, MAX_PAGE_PIXELS)
+            return None
         try:
             info = self._doc.extract_image(xref)
         except Exception:  # noqa: BLE001 - an unreadable image is skipped, not the document
