@@ -349,6 +349,22 @@ class TestConfig:
             assert data["CHAT_MAX_UPLOAD_SIZE_MB"] == "25", cm["metadata"]["name"]
             assert "LIMITS__CHAT_MAX_UPLOAD_SIZE_MB" not in data
 
+    def test_services_create_missing_topics_as_the_topics_job_does(
+        self, helm: Path, tmp_path: Path
+    ) -> None:
+        """A consumer creates its retry/DLQ topics when they are missing: with the same
+        partitions and replication as the topics Job, never the broker's default."""
+        docs = render_docs(
+            helm, values={"jobs": {"topics": {"partitions": 6, "replication": 3}}}, tmp=tmp_path
+        )
+        settings_maps = [
+            cm for cm in of_kind(docs, "ConfigMap") if "STORAGE__BACKEND" in (cm.get("data") or {})
+        ]
+        assert len(settings_maps) == 2  # the services' and the hook Jobs' copy
+        for cm in settings_maps:
+            assert cm["data"]["KAFKA__TOPIC_PARTITIONS"] == "6", cm["metadata"]["name"]
+            assert cm["data"]["KAFKA__TOPIC_REPLICATION"] == "3", cm["metadata"]["name"]
+
     @pytest.mark.parametrize("name", ["CHAT_MAX_UPLOAD_SIZE_MB", "LIMITS__CHAT_MAX_UPLOAD_SIZE_MB"])
     def test_a_second_chat_limit_in_env_is_refused_by_the_schema(
         self, helm: Path, tmp_path: Path, name: str

@@ -224,6 +224,9 @@ The chart never renders a secret value: only secretKeyRef / secretRef to Secrets
 ENV: {{ $c.environment | quote }}
 BUS__MODE: "kafka"
 KAFKA__BOOTSTRAP_SERVERS: {{ required "common.kafka.bootstrapServers is required" $c.kafka.bootstrapServers | quote }}
+{{- /* the topics Job and every consumer creating its retry/DLQ topics use the same two */}}
+KAFKA__TOPIC_PARTITIONS: {{ .Values.jobs.topics.partitions | quote }}
+KAFKA__TOPIC_REPLICATION: {{ .Values.jobs.topics.replication | quote }}
 HTTP__HOST: "0.0.0.0"
 HTTP__PORT: "8000"
 HOME: "/tmp"

@@ -193,3 +193,39 @@ async def test_the_dlq_guard_stops_a_consumer_that_dead_letters_everything(
     )
     with pytest.raises(DlqLimitExceededError):
         await asyncio.wait_for(runner.run(asyncio.Event()), 60)
+
+
+async def test_a_consumer_creates_its_retry_and_dlq_topics_as_configured(
+    infra: dict[str, str],
+) -> None:
+    """Not with the broker's defaults: replication 1 in production would lose them."""
+    from aiokafka.admin import AIOKafkaAdminClient
+    from docproc_common.bus.delivery import retry_topic
+
+    service = f"svc_{uuid.uuid4().hex[:8]}"
+
+    async def handler(e: CollectionDeleted, d: Delivery) -> None:
+        return None
+
+    runner = KafkaStageRunner(
+        service,
+        [Subscription(TOPIC, handler)],
+        settings(infra, topic_partitions=2, topic_replication=1),
+        BusMetrics(service),
+    )
+    wanted = {retry_topic(TOPIC, service), dlq_topic(TOPIC, service)}
+    stop = asyncio.Event()
+    task = asyncio.create_task(runner.run(stop))
+    admin = AIOKafkaAdminClient(bootstrap_servers=infra["KAFKA__BOOTSTRAP_SERVERS"])
+    await admin.start()
+    try:
+        for _ in range(300):
+            if wanted <= set(await admin.list_topics()):
+                break
+            await asyncio.sleep(0.1)
+        described = await admin.describe_topics(sorted(wanted))
+    finally:
+        await admin.close()
+        stop.set()
+        await asyncio.wait_for(task, 30)
+    assert {t["topic"]: len(t["partitions"]) for t in described} == dict.fromkeys(wanted, 2)

@@ -103,7 +103,7 @@ class KafkaStageRunner:
     async def run(self, stop: asyncio.Event) -> None:
         topics = list(self._by_topic)
         dlqs = [dlq_topic(t, self._service) for t, (_, orig) in self._by_topic.items() if t == orig]
-        await ensure_topics(self._settings.bootstrap_servers, topics + dlqs)
+        await ensure_topics(self._settings, topics + dlqs)
         consumer = AIOKafkaConsumer(
             *topics,
             bootstrap_servers=self._settings.bootstrap_servers,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
@@ -20,6 +19,7 @@ from docproc_common.events import (
     DocumentParsed,
     SyncRequested,
 )
+from docproc_common.settings import KafkaSettings, get_settings
 
 log = logging.getLogger(__name__)
 
@@ -44,10 +44,11 @@ def all_topics() -> list[str]:
     return topics
 
 
-async def ensure_topics(
-    bootstrap_servers: str, topics: list[str], *, partitions: int = 3, replication: int = 1
-) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers)
+async def ensure_topics(settings: KafkaSettings, topics: list[str]) -> None:
+    """Create the missing ``topics`` with the configured partitions and replication: the
+    topics Job creates them all, and a consumer creates its own retry/DLQ topics if they
+    are missing, so neither may fall back to a broker default (replication 1)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.bootstrap_servers)
     await admin.start()
     try:
         existing = set(await admin.list_topics())
@@ -56,7 +57,11 @@ async def ensure_topics(
             try:
                 await admin.create_topics(
                     [
-                        NewTopic(t, num_partitions=partitions, replication_factor=replication)
+                        NewTopic(
+                            t,
+                            num_partitions=settings.topic_partitions,
+                            replication_factor=settings.topic_replication,
+                        )
                         for t in missing
                     ]
                 )
@@ -73,14 +78,7 @@ def main() -> None:
     if args.command == "list":
         print("\n".join(all_topics()))  # noqa: T201
         return
-    asyncio.run(
-        ensure_topics(
-            os.environ.get("KAFKA__BOOTSTRAP_SERVERS", "127.0.0.1:9092"),
-            all_topics(),
-            partitions=int(os.environ.get("KAFKA__TOPIC_PARTITIONS", "3")),
-            replication=int(os.environ.get("KAFKA__TOPIC_REPLICATION", "1")),
-        )
-    )
+    asyncio.run(ensure_topics(get_settings().kafka, all_topics()))
 
 
 if __name__ == "__main__":
