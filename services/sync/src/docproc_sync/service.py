@@ -53,7 +53,7 @@ from docproc_common.events import DocumentAccepted, SyncRequested
 from docproc_common.ingestion import IngestionConfig
 from docproc_common.processor import check_supported, extension_of
 from docproc_common.runtime import Runtime
-from docproc_common.storage import new_storage_path
+from docproc_common.storage import clean_filename, new_storage_path
 from docproc_common.vault import open_secret
 from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
@@ -309,7 +309,7 @@ class SyncRun:
         try:
             label = last_component(remote.name)
         except ConnectorError as exc:
-            await self._fail(remote, remote.name, "", exc.message)
+            await self._fail(remote, clean_filename(remote.name), "", exc.message)
             return
         existing = self._by_path.get(remote.address) or self._by_name.get(label)
         known = existing is not None or (

@@ -245,6 +245,24 @@ class TestHostileNames:
         assert b"attacker" in landed.read_bytes()
         await connector.aclose()
 
+    async def test_a_nul_encoded_in_a_url_is_a_failed_file_not_a_failed_run(
+        self, bed: SyncBed, site: Site
+    ) -> None:
+        """``%00`` decodes to a NUL in the page's name: the name is refused, and the error
+        row that says so carries the name cleaned, as an upload's would be."""
+        site.pages["/"] = Page(html("H", '<p>home</p><a href="/re%00port.md">r</a>'))
+        site.pages["/re%00port.md"] = Page("# report", content_type="text/markdown")
+        kb, src = await web_source(bed, site)
+        log = await bed.run(src.id)
+        assert log.status == "done", log.error_message
+        assert (log.ingested, log.failed) == (1, 1)
+        docs = {d.filename: d for d in await bed.documents(kb.id)}
+        assert sorted(docs) == ["index.md", "report.md"]
+        refused = docs["report.md"]
+        assert refused.status == "error"
+        assert refused.source_path == f"{site.url}/re%00port.md"
+        assert "contains a NUL byte" in (refused.error_message or "")
+
 
 class TestPinnedAddress:
     """The crawler connects to the address the network check accepted, resolved once."""
