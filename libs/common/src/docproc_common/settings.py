@@ -162,7 +162,6 @@ class EmbedderSettings(BaseModel):
     batch_size: int = 32
     threads: int | None = None
     model_cache_dir: Path = Field(default_factory=lambda: docproc_home() / "models")
-    insert_batch_rows: int = 500
     #: A JSON file in the shape of the packaged catalog whose models are added to it (e.g.
     #: the models an OpenAI-compatible gateway serves); see docs/embeddings.md.
     catalog_path: Path | None = None

@@ -42,7 +42,6 @@ from docproc_common.connectors.network import PinnedTransport, literal_refusal
 
 USER_AGENT = "docproc-sync"
 MAX_PAGE_BYTES = 10 * 1024 * 1024
-MAX_REDIRECTS = 5
 MAX_CRAWL_DELAY_S = 5.0
 DOCUMENT_TYPES = {
     "application/pdf": "pdf",
