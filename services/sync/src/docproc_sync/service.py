@@ -700,7 +700,9 @@ async def _prepare(
     runs_dir.mkdir(parents=True, exist_ok=True)
     work_dir = Path(tempfile.mkdtemp(prefix=f"{source_id.hex[:8]}-", dir=runs_dir))
     cache_dir = settings.state_dir / "sources" / source_id.hex
-    options = settings.connector_options(work_dir=work_dir, cache_dir=cache_dir, pool=runtime.pool)
+    options = settings.connector_options(
+        work_dir=work_dir, cache_dir=cache_dir, pool=runtime.pool, full_listing=values[1] == "full"
+    )
     try:
         connector = cls(config, secret, options)
     except ConnectorError as exc:

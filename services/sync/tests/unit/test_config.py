@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import httplib2
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 from docproc_common.connectors import CONNECTORS
 from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.config import CREDENTIAL_REFUSAL, check_config, describe
-from docproc_common.connectors.errors import ClientFailedError
+from docproc_common.connectors.errors import ClientFailedError, ConnectorError
+from docproc_common.connectors.gdrive import (
+    MAX_WAIT_S,
+    GoogleDriveConfig,
+    checked_drive_folder_id,
+    http_failure,
+    parents_query,
+    retry_after,
+)
 from docproc_common.connectors.git import GitConfig, git_failure, glob_regex, parse_tree
 from docproc_common.connectors.s3 import S3Config, failure_kind
 from docproc_common.errors import InvalidInput
+from googleapiclient.errors import HttpError
 
 STRICT = ConnectorOptions()
 LAX = ConnectorOptions(allow_private_networks=True, allow_plain_http=True)
@@ -41,6 +52,12 @@ class TestCredentialRefused:
             ),
             ("git", {"repo_url": "https://user:ghp_x@github.com/o/r.git"}, "config.repo_url"),
             ("s3", {"bucket": "b", "service_account_json": "{}"}, "config.service_account_json"),
+            (
+                "google_drive",
+                {"folder_id": "abc", "service_account_json": {"type": "service_account"}},
+                "config.service_account_json",
+            ),
+            ("google_drive", {"folder_id": "abc", "private_key": "-----"}, "config.private_key"),
         ],
     )
     def test_named_and_refused(self, connector: str, config: dict[str, Any], field: str) -> None:
@@ -212,7 +229,8 @@ class TestGitConfig:
 class TestListing:
     def test_every_connector_publishes_its_schema_and_secret_kind(self) -> None:
         described = {name: describe(name) for name in CONNECTORS}
-        assert set(described) == {"local", "s3", "web", "git"}
+        assert set(described) == {"local", "s3", "web", "git", "google_drive"}
+        assert described["google_drive"]["secret_kind"] == "gcp_service_account"
         assert described["s3"]["secret_kind"] == "aws_credentials"
         assert described["git"]["secret_kind"] == "git_token"
         assert described["web"]["secret_kind"] is None
@@ -221,3 +239,59 @@ class TestListing:
         assert "bucket" in described["s3"]["config_schema"]["properties"]
         for d in described.values():
             assert d["config_schema"]["type"] == "object"
+
+
+class TestGoogleDrive:
+    @pytest.mark.parametrize(
+        "folder_id",
+        ["x' in parents or name contains 'salary", "a b", "x'", "", "é", "a\\'b", "1/2"],
+    )
+    def test_a_folder_id_google_could_not_emit_is_refused_naming_it(self, folder_id: str) -> None:
+        error = refusal("google_drive", {"folder_id": folder_id})
+        assert [f["field"] for f in error["details"]["fields"]] == ["config.folder_id"]
+
+    def test_the_query_is_built_only_from_a_checked_id(self) -> None:
+        assert parents_query("1AbC_d-9") == "'1AbC_d-9' in parents and trashed = false"
+        with pytest.raises(ConnectorError):
+            parents_query("x' in parents or name contains 'salary")
+        assert checked_drive_folder_id("0ABCdefUk9PVA") == "0ABCdefUk9PVA"
+
+    def test_mime_filters_are_types(self) -> None:
+        error = refusal("google_drive", {"folder_id": "abc", "mime_types": ["text/plain", "pdf"]})
+        assert [f["field"] for f in error["details"]["fields"]] == ["config.mime_types"]
+        config = check_config(
+            "google_drive",
+            {"folder_id": "abc", "mime_types": ["application/vnd.google-apps.document", "text/*"]},
+            STRICT,
+        )
+        assert isinstance(config, GoogleDriveConfig) and config.recursive
+
+    def test_a_failure_is_drives_reason_never_its_message(self) -> None:
+        body = {
+            "error": {
+                "code": 403,
+                "message": "Rate limit for https://internal.example/drive?key=SECRET",
+                "errors": [{"reason": "userRateLimitExceeded"}],
+                "status": "PERMISSION_DENIED",
+            }
+        }
+        exc = HttpError(httplib2.Response({"status": 403}), json.dumps(body).encode())
+        failure = http_failure(exc, "source")
+        assert (failure.kind, failure.retryable, failure.status) == (
+            "userRateLimitExceeded",
+            True,
+            403,
+        )
+        assert "SECRET" not in failure.message and "internal" not in failure.message
+        odd = HttpError(httplib2.Response({"status": 404}), b"<html>not json</html>")
+        assert (http_failure(odd, "document").kind, http_failure(odd, "x").retryable) == (  # type: ignore[arg-type]
+            "HttpError 404",
+            False,
+        )
+
+    def test_retry_after(self) -> None:
+        assert retry_after({"retry-after": "3"}) == 3.0
+        assert retry_after({"retry-after": "86400"}) == MAX_WAIT_S
+        assert retry_after({}) is None
+        assert retry_after({"retry-after": "soon"}) is None
+        assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0

@@ -9,13 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 from docproc_common.connectors.base import BaseSyncConnector
+from docproc_common.connectors.gdrive import GoogleDriveConnector
 from docproc_common.connectors.git import GitConnector
 from docproc_common.connectors.local import LocalConnector
 from docproc_common.connectors.s3 import S3Connector
 from docproc_common.connectors.web import WebConnector
 
 CONNECTORS: dict[str, type[BaseSyncConnector[Any]]] = {
-    c.NAME: c for c in (LocalConnector, S3Connector, WebConnector, GitConnector)
+    c.NAME: c
+    for c in (LocalConnector, S3Connector, WebConnector, GitConnector, GoogleDriveConnector)
 }
 
 __all__ = ["CONNECTORS"]

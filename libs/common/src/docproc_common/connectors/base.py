@@ -18,7 +18,7 @@ import asyncio
 import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -88,6 +88,11 @@ class ConnectorOptions:
     work_dir: Path | None = None  # private scratch of one run
     cache_dir: Path | None = None  # kept between runs of one source (a git clone)
     pool: BlockingPool | None = None
+    #: A connector's API root in place of the public one, by connector name (a stand-in, a
+    #: private endpoint); the deployment's decision, never a source's.
+    api_endpoints: Mapping[str, str] = field(default_factory=dict)
+    #: The run replaces everything (``sync_mode`` full): list the source whole, not its changes.
+    full_listing: bool = False
 
 
 class BaseSyncConnector(ABC, Generic[C]):

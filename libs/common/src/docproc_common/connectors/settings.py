@@ -35,6 +35,9 @@ class SyncSettings(BaseSettings):
     state_dir: Path = Field(default_factory=lambda: docproc_home() / "sync")
     #: The shortest schedule a source may ask for, seconds.
     min_schedule_seconds: int = Field(default=300, ge=1)
+    #: A connector's API root in place of the public one, by connector name, as JSON
+    #: (``{"google_drive": "https://drive.internal/"}``): a private endpoint or a stand-in.
+    api_endpoints: dict[str, str] = Field(default_factory=dict)
 
     def connector_options(
         self,
@@ -42,6 +45,7 @@ class SyncSettings(BaseSettings):
         work_dir: Path | None = None,
         cache_dir: Path | None = None,
         pool: BlockingPool | None = None,
+        full_listing: bool = False,
     ) -> ConnectorOptions:
         return ConnectorOptions(
             allow_private_networks=self.allow_private_networks,
@@ -50,6 +54,8 @@ class SyncSettings(BaseSettings):
             work_dir=work_dir,
             cache_dir=cache_dir,
             pool=pool,
+            api_endpoints=dict(self.api_endpoints),
+            full_listing=full_listing,
         )
 
 
