@@ -60,6 +60,7 @@ class SecretKind(StrEnum):
     GCP_SERVICE_ACCOUNT = "gcp_service_account"
     GIT_TOKEN = "git_token"
     LLAMAPARSE = "llamaparse"
+    MS_GRAPH_APP = "ms_graph_app"
 
 
 class Visibility(StrEnum):
@@ -106,12 +107,28 @@ class LlamaParseValue(_Value):
     api_key: str = Field(min_length=1, max_length=4096)
 
 
+GUID = r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}"
+
+
+class MsGraphAppValue(_Value):
+    """An Entra app registration's client credentials (Microsoft Graph, app-only). The tenant
+    is its id or a verified domain (``contoso.onmicrosoft.com``): it is a path segment of the
+    token URL, so nothing else is taken."""
+
+    tenant_id: str = Field(
+        max_length=253, pattern=rf"^(?:{GUID}|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)$"
+    )
+    client_id: str = Field(pattern=rf"^{GUID}$")
+    client_secret: str = Field(min_length=1, max_length=1024)
+
+
 VALUE_MODELS: dict[str, type[_Value]] = {
     SecretKind.API_KEY: ApiKeyValue,
     SecretKind.AWS_CREDENTIALS: AwsCredentialsValue,
     SecretKind.GCP_SERVICE_ACCOUNT: GcpServiceAccountValue,
     SecretKind.GIT_TOKEN: GitTokenValue,
     SecretKind.LLAMAPARSE: LlamaParseValue,
+    SecretKind.MS_GRAPH_APP: MsGraphAppValue,
 }
 
 

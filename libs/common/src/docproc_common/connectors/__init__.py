@@ -13,11 +13,19 @@ from docproc_common.connectors.gdrive import GoogleDriveConnector
 from docproc_common.connectors.git import GitConnector
 from docproc_common.connectors.local import LocalConnector
 from docproc_common.connectors.s3 import S3Connector
+from docproc_common.connectors.sharepoint import SharePointConnector
 from docproc_common.connectors.web import WebConnector
 
 CONNECTORS: dict[str, type[BaseSyncConnector[Any]]] = {
     c.NAME: c
-    for c in (LocalConnector, S3Connector, WebConnector, GitConnector, GoogleDriveConnector)
+    for c in (
+        LocalConnector,
+        S3Connector,
+        WebConnector,
+        GitConnector,
+        GoogleDriveConnector,
+        SharePointConnector,
+    )
 }
 
 __all__ = ["CONNECTORS"]

@@ -25,7 +25,8 @@ ROOT = "config"
 CREDENTIAL_REFUSAL = "a credential does not go in a source's configuration"
 _CREDENTIAL_KEY = re.compile(
     r"(password|passwd|secret|token|credential|private_?key|api_?key|access_?key|"
-    r"service_?account|client_?secret|authorization|bearer|session_?key|^auth$|^key$)",
+    r"service_?account|client_?secret|authorization|bearer|session_?key|^auth$|^key$|"
+    r"^client_?id$|^tenant_?id$)",
     re.IGNORECASE,
 )
 
