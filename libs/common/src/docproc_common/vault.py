@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -57,6 +57,7 @@ _KEY_ID = 8
 class SecretKind(StrEnum):
     API_KEY = "api_key"
     AWS_CREDENTIALS = "aws_credentials"
+    CONFLUENCE_TOKEN = "confluence_token"
     GCP_SERVICE_ACCOUNT = "gcp_service_account"
     GIT_TOKEN = "git_token"
     LLAMAPARSE = "llamaparse"
@@ -103,6 +104,24 @@ class GitTokenValue(_Value):
     username: str | None = Field(default=None, max_length=256)
 
 
+class ConfluenceTokenValue(_Value):
+    """An Atlassian account's email and API token (HTTP Basic), or a bearer token alone
+    (an OAuth 2.0 access token, a personal access token): one of the two, never both."""
+
+    email: str | None = Field(default=None, min_length=3, max_length=320)
+    api_token: str | None = Field(default=None, min_length=1, max_length=4096)
+    bearer_token: str | None = Field(default=None, min_length=1, max_length=8192)
+
+    @model_validator(mode="after")
+    def _one_form(self) -> ConfluenceTokenValue:
+        basic = self.email is not None and self.api_token is not None
+        if basic == (self.bearer_token is not None) or (
+            not basic and (self.email is not None or self.api_token is not None)
+        ):
+            raise ValueError("give email and api_token, or bearer_token alone")
+        return self
+
+
 class LlamaParseValue(_Value):
     api_key: str = Field(min_length=1, max_length=4096)
 
@@ -125,6 +144,7 @@ class MsGraphAppValue(_Value):
 VALUE_MODELS: dict[str, type[_Value]] = {
     SecretKind.API_KEY: ApiKeyValue,
     SecretKind.AWS_CREDENTIALS: AwsCredentialsValue,
+    SecretKind.CONFLUENCE_TOKEN: ConfluenceTokenValue,
     SecretKind.GCP_SERVICE_ACCOUNT: GcpServiceAccountValue,
     SecretKind.GIT_TOKEN: GitTokenValue,
     SecretKind.LLAMAPARSE: LlamaParseValue,

@@ -37,7 +37,14 @@ async def create(c: httpx.AsyncClient, kb: KnowledgeBase, body: dict[str, Any]) 
 class TestConnectors:
     async def test_listing_publishes_schema_and_secret_kind(self, client: Client) -> None:
         listed = (await client().get("/rag/sync/connectors")).json()
-        assert {c["name"] for c in listed} == {"s3", "web", "git", "google_drive", "sharepoint"}
+        assert {c["name"] for c in listed} == {
+            "s3",
+            "web",
+            "git",
+            "google_drive",
+            "sharepoint",
+            "confluence",
+        }
         s3 = next(c for c in listed if c["name"] == "s3")
         assert s3["secret_kind"] == "aws_credentials"
         assert "bucket" in s3["config_schema"]["properties"]

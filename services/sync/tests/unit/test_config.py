@@ -229,7 +229,15 @@ class TestGitConfig:
 class TestListing:
     def test_every_connector_publishes_its_schema_and_secret_kind(self) -> None:
         described = {name: describe(name) for name in CONNECTORS}
-        assert set(described) == {"local", "s3", "web", "git", "google_drive", "sharepoint"}
+        assert set(described) == {
+            "local",
+            "s3",
+            "web",
+            "git",
+            "google_drive",
+            "sharepoint",
+            "confluence",
+        }
         assert described["google_drive"]["secret_kind"] == "gcp_service_account"
         assert described["sharepoint"]["secret_kind"] == "ms_graph_app"
         assert described["s3"]["secret_kind"] == "aws_credentials"

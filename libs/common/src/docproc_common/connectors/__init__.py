@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from docproc_common.connectors.base import BaseSyncConnector
+from docproc_common.connectors.confluence import ConfluenceConnector
 from docproc_common.connectors.gdrive import GoogleDriveConnector
 from docproc_common.connectors.git import GitConnector
 from docproc_common.connectors.local import LocalConnector
@@ -25,6 +26,7 @@ CONNECTORS: dict[str, type[BaseSyncConnector[Any]]] = {
         GitConnector,
         GoogleDriveConnector,
         SharePointConnector,
+        ConfluenceConnector,
     )
 }
 

@@ -104,6 +104,9 @@ class BaseSyncConnector(ABC, Generic[C]):
     SECRET_REQUIRED: ClassVar[bool] = True
     ADMIN_ONLY: ClassVar[bool] = False
     CHANGE_SIGNAL: ClassVar[str] = "content_hash"
+    #: What "whatever it has been granted" reaches for this connector, said in the audience
+    #: sentence (None: the sentence says no more).
+    REACH: ClassVar[str | None] = None
 
     def __init__(
         self, config: C, secret: Mapping[str, Any] | None, options: ConnectorOptions

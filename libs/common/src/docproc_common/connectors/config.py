@@ -26,7 +26,7 @@ CREDENTIAL_REFUSAL = "a credential does not go in a source's configuration"
 _CREDENTIAL_KEY = re.compile(
     r"(password|passwd|secret|token|credential|private_?key|api_?key|access_?key|"
     r"service_?account|client_?secret|authorization|bearer|session_?key|^auth$|^key$|"
-    r"^client_?id$|^tenant_?id$)",
+    r"^client_?id$|^tenant_?id$|^email$)",
     re.IGNORECASE,
 )
 

@@ -57,14 +57,20 @@ def connectors(principal: Principal) -> list[ConnectorOut]:
 
 
 def audience_sentence(
-    secret_kind: str, secret_name: str, kb: KnowledgeBase | None, grants: int = 0
+    secret_kind: str,
+    secret_name: str,
+    kb: KnowledgeBase | None,
+    grants: int = 0,
+    reach: str | None = None,
 ) -> str:
     """ "<credential> can read whatever it has been granted, and everything it ingests becomes
-    searchable in <collection> by …", finished by the collection's scope."""
+    searchable in <collection> by …", finished by the collection's scope. ``reach``: what that
+    grant reaches for the source's connector (``REACH``), said after "granted"."""
     credential = f'The {secret_kind} secret "{secret_name}"'
+    granted = f"whatever it has been granted ({reach})" if reach else "whatever it has been granted"
     if kb is None:
         return (
-            f"{credential} can read whatever it has been granted; the source is filed under "
+            f"{credential} can read {granted}; the source is filed under "
             "no knowledge base, so nothing can search what it ingests yet."
         )
     shared = (
@@ -81,7 +87,7 @@ def audience_sentence(
     else:
         who = "anyone in this deployment"
     return (
-        f"{credential} can read whatever it has been granted, and everything it ingests "
+        f"{credential} can read {granted}, and everything it ingests "
         f"becomes searchable in {kb.collection_name} ({kb.name}) by {who}."
     )
 
@@ -96,7 +102,10 @@ async def audience(
     if secret is None:
         return None
     grants = await repository.grant_count(session, kb.id) if kb is not None else 0
-    return audience_sentence(secret.kind, secret.name, kb, grants)
+    cls = CONNECTORS.get(src.connector)
+    return audience_sentence(
+        secret.kind, secret.name, kb, grants, reach=cls.REACH if cls is not None else None
+    )
 
 
 async def source_out(
