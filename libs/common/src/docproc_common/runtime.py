@@ -33,11 +33,12 @@ from docproc_common.db.engine import SchemaBehind, create_engine, create_session
 from docproc_common.db.migrate import code_heads
 from docproc_common.http import ReadinessCheck, create_app
 from docproc_common.observability import BusMetrics, configure_logging, configure_tracing
-from docproc_common.periodic import Task, periodic
+from docproc_common.periodic import FailureStreak, Task, periodic, sleep_unless_stopped
 from docproc_common.settings import BusMode, Settings
 from docproc_common.storage import AsyncStorage, create_storage
 
 log = logging.getLogger(__name__)
+SCHEMA_WAIT_MAX_S = 10.0  # how late a stage starts consuming once the migration has run
 
 
 class _QuietServer(uvicorn.Server):
@@ -118,6 +119,27 @@ def _schema_check(runtime: Runtime) -> ReadinessCheck:
     return schema
 
 
+def _after_schema(runtime: Runtime, consume: Task) -> Task:
+    """A stage consumes nothing until the schema is at the code's head: an event handled
+    before the migration has run fails every attempt and ends in the dead-letter topic."""
+    schema = _schema_check(runtime)
+
+    async def run(stop: asyncio.Event) -> None:
+        streak = FailureStreak("waiting for the schema (the migration Job) before consuming", log)
+        while not stop.is_set():
+            try:
+                await schema()
+            except Exception as exc:  # noqa: BLE001 - not ready yet: wait, never stop
+                streak.failed(exc)
+                await sleep_unless_stopped(stop, streak.wait_s(1.0, SCHEMA_WAIT_MAX_S))
+            else:
+                streak.recovered()
+                await consume(stop)
+                return
+
+    return run
+
+
 def _kafka_check(producer: AIOKafkaProducer) -> ReadinessCheck:
     async def kafka() -> None:
         ok = await asyncio.wait_for(producer.client.force_metadata_update(), 3)
@@ -196,16 +218,16 @@ async def serve(
         checks.append(_kafka_check(producer))
         for spec, m in zip(specs, metrics, strict=True):
             if spec.subscriptions:
-                runners.append(
-                    KafkaStageRunner(spec.name, spec.subscriptions, settings.kafka, m).run
-                )
+                runner = KafkaStageRunner(spec.name, spec.subscriptions, settings.kafka, m)
+                runners.append(_after_schema(runtime, runner.run))
     else:
         sink = EmbeddedSink(SUBSCRIBERS)
         for spec, m in zip(specs, metrics, strict=True):
             if spec.subscriptions:
-                runners.append(
-                    EmbeddedStageRunner(spec.name, spec.subscriptions, runtime.sessionmaker, m).run
+                embedded = EmbeddedStageRunner(
+                    spec.name, spec.subscriptions, runtime.sessionmaker, m
                 )
+                runners.append(_after_schema(runtime, embedded.run))
     relay = OutboxRelay(
         runtime.sessionmaker,
         sink,

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from pathlib import Path
 
 import asyncpg
 import httpx
 import pytest
+from docproc_common.bus.delivery import Delivery, Subscription
+from docproc_common.bus.outbox import enqueue
 from docproc_common.db.migrate import upgrade_async
-from docproc_common.runtime import Runtime, serve
+from docproc_common.events import CollectionDeleted
+from docproc_common.runtime import Runtime, ServiceSpec, serve
 from docproc_common.settings import BusMode, Settings, StorageSettings
 from docproc_common.testing.db import create_test_database, plain_dsn
 from docproc_common.testing.infra import free_port, load_infra_env
@@ -72,8 +76,15 @@ async def test_not_ready_until_migrated_and_the_failing_loops_log_once(
     port = free_port()
     runtime = _runtime(url, tmp_path, port)
     caplog.set_level(logging.INFO)
+    handled: list[CollectionDeleted] = []
+
+    async def handler(event: CollectionDeleted, _delivery: Delivery) -> None:
+        handled.append(event)
+
+    # the embedded bus delivers collections.deleted to the consumer named "teardown"
+    stage = ServiceSpec("teardown", subscriptions=[Subscription(CollectionDeleted.TOPIC, handler)])
     stop = asyncio.Event()
-    task = asyncio.create_task(serve(runtime, [], stop=stop))
+    task = asyncio.create_task(serve(runtime, [stage], stop=stop))
     try:
         response = await _readyz(port)
         assert response.status_code == 503
@@ -83,8 +94,11 @@ async def test_not_ready_until_migrated_and_the_failing_loops_log_once(
         assert {r.getMessage().split(" failed")[0] for r in failing} == {
             "the outbox relay",
             "reading the outbox backlog",
+            # the stage consumes nothing (and the process keeps running) until migrated
+            "waiting for the schema (the migration Job) before consuming",
         }
-        assert len(failing) == 2, [r.getMessage() for r in failing]
+        assert len(failing) == 3, [r.getMessage() for r in failing]
+        assert not task.done()
 
         await upgrade_async(url)
         assert (await _readyz(port)).status_code == 200
@@ -94,6 +108,13 @@ async def test_not_ready_until_migrated_and_the_failing_loops_log_once(
             await asyncio.sleep(0.1)
         else:
             raise AssertionError("the relay never logged its recovery")
+        async with runtime.sessionmaker() as session, session.begin():
+            await enqueue(session, CollectionDeleted(teardown_id=uuid.uuid4(), collection_name="x"))
+        for _ in range(200):  # the stage starts consuming at most 10 s after the migration
+            if handled:
+                break
+            await asyncio.sleep(0.1)
+        assert [e.collection_name for e in handled] == ["x"]
     finally:
         stop.set()
         await asyncio.wait_for(task, 30)
