@@ -6,7 +6,7 @@ export UV
 PORT ?= 8000
 export UV_LINK_MODE ?= copy
 
-.PHONY: help ensure-uv sync system-packages fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint dev demo bench dev-k8s
+.PHONY: help ensure-uv sync system-packages fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint images dev demo bench dev-k8s
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -51,6 +51,9 @@ helm-lint: ## helm lint --strict, helm template per ci values, schema validation
 
 test: sync system-packages lint typecheck infra-up ## everything CI runs
 	$(UV) run pytest -q libs services cli tests
+
+images: ## build every service image with podman (local Debian base images when Docker Hub is out of reach)
+	bash scripts/images.sh
 
 dev: sync ## the embedded all-in-one: docproc dev
 	$(UV) run docproc dev --port $(PORT)
