@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 import uuid
@@ -272,6 +273,80 @@ def rag_ingest(
         clients = _embedding_clients(rt)
         try:
             return await operator.rag_ingest(rt, clients, files, collection, show)
+        finally:
+            await clients.aclose()
+
+    ingested, failed = _operator(work)
+    console.print(f"{ingested} ingested, {failed} failed into [bold]{collection}[/bold]")
+    if failed:
+        raise typer.Exit(2)
+
+
+@app.command("rag-sync-gdrive")
+def rag_sync_gdrive(
+    folder_id: Annotated[str, typer.Argument(help="the Drive folder's id")],
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    credentials_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--credentials-file",
+            envvar="GOOGLE_DRIVE_CREDENTIALS_FILE",
+            help="the deployment's service-account key file (JSON)",
+        ),
+    ] = None,
+    include_shared_drives: Annotated[
+        bool, typer.Option("--include-shared-drives", help="the folder may be in a shared drive")
+    ] = False,
+    recursive: Annotated[bool, typer.Option(help="also the folder's subfolders")] = True,
+    export_format: Annotated[
+        str, typer.Option(help="Google Docs/Sheets/Slides as office files or as pdf")
+    ] = "office",
+) -> None:
+    """Operator ingest of a Drive folder with the deployment's service account (operator chunks).
+
+    The only user of GOOGLE_DRIVE_CREDENTIALS_FILE: a sync source authenticates with its own
+    vault secret and never with this file. Run it again: an unchanged file is skipped, a
+    changed one replaces its earlier ingest (matched by gdrive://<id>); nothing is deleted.
+    """
+    from docproc_common.connectors.errors import ConnectorError
+    from docproc_common.connectors.settings import get_sync_settings
+
+    if credentials_file is None:
+        console.print(
+            "[red]refused[/red] rag-sync-gdrive reads the deployment's service account: pass "
+            "--credentials-file or set GOOGLE_DRIVE_CREDENTIALS_FILE"
+        )
+        raise typer.Exit(2)
+    try:
+        credentials = json.loads(credentials_file.read_text())
+    except (OSError, ValueError) as exc:
+        console.print(f"[red]refused[/red] {credentials_file} is no readable JSON key file")
+        raise typer.Exit(2) from exc
+    if not isinstance(credentials, dict):
+        console.print(f"[red]refused[/red] {credentials_file} is no service-account key file")
+        raise typer.Exit(2)
+    config = {
+        "folder_id": folder_id,
+        "include_shared_drives": include_shared_drives,
+        "recursive": recursive,
+        "export_format": export_format,
+    }
+
+    async def work(rt: Runtime) -> tuple[int, int]:
+        clients = _embedding_clients(rt)
+        try:
+            return await operator.rag_sync_gdrive(
+                rt,
+                clients,
+                get_sync_settings(),
+                credentials,
+                config,
+                collection,
+                lambda address, outcome: console.print(f"{address}: {outcome}"),
+            )
+        except ConnectorError as exc:
+            console.print(f"[red]failed[/red] {exc.message}")
+            raise typer.Exit(1) from exc
         finally:
             await clients.aclose()
 

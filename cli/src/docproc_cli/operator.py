@@ -10,6 +10,8 @@ transaction.
 Operator chunks are embedded only with the deployment's own built-in local model, never
 with a knowledge base's provider or vault key: that key is billed to its organization.
 A name whose bases embed any other way is refused before anything is read, naming them.
+``rag-sync-gdrive`` does the same for a Drive folder, read with the deployment's
+``GOOGLE_DRIVE_CREDENTIALS_FILE`` (its only user: no sync source falls back to it).
 ``rag-drop`` goes through the same teardown as the API, but empties a knowledge base
 instead of deleting it, and drops the last table whatever it holds.
 ``rag-unfiled-provenance`` audits who wrote a name's unfiled content (aggregate counts,
@@ -21,13 +23,21 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import shutil
+import tempfile
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from docproc_common.auth import EDIT, VIEW, Principal
 from docproc_common.bus.outbox import enqueue
+from docproc_common.connectors.config import check_config
+from docproc_common.connectors.errors import ConnectorError
+from docproc_common.connectors.gdrive import GoogleDriveConfig, GoogleDriveConnector
+from docproc_common.connectors.remote_names import last_component
+from docproc_common.connectors.settings import SyncSettings
 from docproc_common.db.models import (
     CollectionTeardown,
     DocumentStatus,
@@ -45,7 +55,7 @@ from docproc_common.embedding.client import EmbeddingClients, EmbeddingTarget
 from docproc_common.errors import Conflict, FieldError, InvalidInput
 from docproc_common.events import CollectionDeleted
 from docproc_common.ingestion import IngestionConfig
-from docproc_common.processor import check_supported, extract_text
+from docproc_common.processor import check_supported, extension_of, extract_text
 from docproc_common.runtime import Runtime
 from docproc_common.splitters import split_text
 from docproc_common.vectorstore import (
@@ -98,6 +108,20 @@ async def rag_collections(runtime: Runtime) -> list[CollectionRow]:
     return [CollectionRow(n, kb_counts.get(n, 0), doc_counts.get(n, 0), n in tables) for n in names]
 
 
+@dataclass(frozen=True, slots=True)
+class OperatorFile:
+    """A file to ingest as operator content: where its bytes are, its name and its address."""
+
+    path: Path
+    name: str
+    source_path: str  # an absolute path, gdrive://<id>: what a later ingest replaces by
+    source: str = "cli"
+
+    @classmethod
+    def local(cls, path: Path) -> OperatorFile:
+        return cls(path, path.name, str(path.resolve()))
+
+
 async def rag_ingest(
     runtime: Runtime,
     clients: EmbeddingClients,
@@ -105,29 +129,47 @@ async def rag_ingest(
     collection: str,
     progress: Callable[[Path, str], None],
 ) -> tuple[int, int]:
-    """Ingest files as operator chunks; returns (ingested, failed)."""
+    """Ingest local files as operator chunks; returns (ingested, failed)."""
+    return await ingest_operator_files(
+        runtime,
+        clients,
+        [OperatorFile.local(p) for p in paths],
+        collection,
+        lambda f, outcome: progress(f.path, outcome),
+    )
+
+
+async def ingest_operator_files(
+    runtime: Runtime,
+    clients: EmbeddingClients,
+    files: list[OperatorFile],
+    collection: str,
+    progress: Callable[[OperatorFile, str], None],
+) -> tuple[int, int]:
+    """Ingest files as operator chunks, each replacing its address's earlier ingest."""
     validate_collection_name(collection)
     async with runtime.sessionmaker() as session:
         target = _operator_target(collection, await repository.kbs_named(session, collection))
     config = IngestionConfig()
     ingested = failed = 0
-    for path in paths:
+    for file in files:
+        path = file.path
         try:
-            check_supported(path.name, config.parser)
+            check_supported(file.name, config.parser)
         except InvalidInput:
-            progress(path, "skipped: unsupported type")
+            progress(file, "skipped: unsupported type")
             continue
-        data = path.read_bytes()
-        source_path, content_hash = str(path.resolve()), hashlib.sha256(data).hexdigest()
+        data = await runtime.pool.run(path.read_bytes)
+        source_path, content_hash = file.source_path, hashlib.sha256(data).hexdigest()
         async with runtime.sessionmaker() as session:
             previous = await _operator_rows(session, collection, source_path)
         if any(p.content_hash == content_hash and p.chunk_count for p in previous):
-            progress(path, "skipped: unchanged since it was ingested")
+            progress(file, "skipped: unchanged since it was ingested")
             continue
         try:
-            doc = await runtime.pool.run(extract_text, data, path.name, config.parser)
+            doc = await runtime.pool.run(extract_text, data, file.name, config.parser)
         except InvalidInput as exc:
-            progress(path, f"failed: {exc.message}")
+            progress(file, f"failed: {exc.message}")
             failed += 1
             continue
         chunks = [
@@ -148,11 +190,11 @@ async def rag_ingest(
             vdid = uuid.uuid4()
             row = RagDocument(
                 collection_name=collection,
-                filename=path.name[:1024],
+                filename=file.name[:1024],
                 filesize=len(data),
-                filetype=path.suffix.lower().lstrip("."),
+                filetype=extension_of(file.name),
                 status=DocumentStatus.DONE,
-                source="cli",
+                source=file.source,
                 source_path=source_path,
                 content_hash=content_hash,
                 writer_kind=WriterKind.OPERATOR,
@@ -168,7 +210,7 @@ async def rag_ingest(
                 knowledge_base_id=None,
                 organization_id=None,
                 tracking_id=row.id,
-                source="cli",
+                source=file.source,
                 document_type=row.filetype,
                 organizational_unit=None,
                 document_date=doc.document_date,
@@ -180,7 +222,67 @@ async def rag_ingest(
             await write_chunks(session, collection, vdid, chunks, embeddings, stamp)
             replaced = await _retire(session, collection, source_path, keep=row.id)
         ingested += 1
-        progress(path, f"{len(chunks)} chunks" + (f", replacing {replaced}" if replaced else ""))
+        progress(file, f"{len(chunks)} chunks" + (f", replacing {replaced}" if replaced else ""))
+    return ingested, failed
+
+
+async def rag_sync_gdrive(
+    runtime: Runtime,
+    clients: EmbeddingClients,
+    settings: SyncSettings,
+    credentials: dict[str, Any],
+    config: dict[str, Any],
+    collection: str,
+    progress: Callable[[str, str], None],
+) -> tuple[int, int]:
+    """A Drive folder as operator content, read with the deployment's own service account.
+
+    The one user of ``GOOGLE_DRIVE_CREDENTIALS_FILE``: an operator runs it from their own
+    shell; no sync source ever falls back to that file. The listing and the downloads are
+    the ``google_drive`` connector's (its refusals, its landing rule); each file is then
+    ingested like ``rag-ingest`` does, addressed ``gdrive://<id>``, so a run again skips an
+    unchanged file (by its bytes' hash) and replaces a changed one. Nothing is deleted.
+    Returns (ingested, failed).
+    """
+    options = settings.connector_options(pool=runtime.pool)
+    checked = check_config(GoogleDriveConnector.NAME, config, options, root="")
+    assert isinstance(checked, GoogleDriveConfig)
+    connector = GoogleDriveConnector(checked, credentials, options)
+    ingested = failed = 0
+    parser = IngestionConfig().parser
+    try:
+        listing = await connector.list_files()
+        if not listing.complete:
+            progress(checked.folder_id, f"listing incomplete: {listing.note}")
+        with tempfile.TemporaryDirectory(prefix="docproc-gdrive-") as tmp:
+            for n, remote in enumerate(sorted(listing.files, key=lambda f: f.address)):
+                try:
+                    name = last_component(remote.name)
+                    check_supported(name, parser)
+                except (ConnectorError, InvalidInput) as exc:
+                    reason = exc.message if isinstance(exc, ConnectorError) else "unsupported type"
+                    progress(remote.address, f"skipped: {reason}")
+                    continue
+                landing = Path(tmp) / f"f{n}"
+                landing.mkdir()
+                try:
+                    path = await connector.fetch(remote, landing)
+                except ConnectorError as exc:
+                    progress(remote.address, f"failed: {exc.message}")
+                    failed += 1
+                    continue
+                file = OperatorFile(path, name, remote.address, GoogleDriveConnector.NAME)
+                done, lost = await ingest_operator_files(
+                    runtime,
+                    clients,
+                    [file],
+                    collection,
+                    lambda f, outcome: progress(f"{f.source_path} ({f.name})", outcome),
+                )
+                ingested, failed = ingested + done, failed + lost
+                await runtime.pool.run(shutil.rmtree, landing, True)
+    finally:
+        await connector.aclose()
     return ingested, failed
 
 

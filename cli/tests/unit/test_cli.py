@@ -76,3 +76,17 @@ def test_yes_without_confirm_operator_is_refused() -> None:
     result = runner.invoke(main.app, ["rag-unfiled-provenance", "handbook", "--yes"])
     assert result.exit_code == 2
     assert "--confirm-operator" in result.output
+
+
+def test_rag_sync_gdrive_needs_the_deployment_key_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("GOOGLE_DRIVE_CREDENTIALS_FILE", raising=False)
+    result = runner.invoke(main.app, ["rag-sync-gdrive", "1AbC"])
+    assert result.exit_code == 2
+    assert "GOOGLE_DRIVE_CREDENTIALS_FILE" in result.output
+    (tmp_path / "key.json").write_text("not json")
+    monkeypatch.setenv("GOOGLE_DRIVE_CREDENTIALS_FILE", str(tmp_path / "key.json"))
+    result = runner.invoke(main.app, ["rag-sync-gdrive", "1AbC"])
+    assert result.exit_code == 2
+    assert "no readable JSON key file" in result.output
