@@ -1,7 +1,9 @@
-"""An S3 source on moto, synced through the real pipeline (services as processes on Kafka) into search."""
+"""Sync sources synced through the real pipeline (services as processes on Kafka) into search:
+an S3 source on moto, a SharePoint library on the Graph stand-in."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import Any
 import boto3
 import httpx
 import pytest
+from docproc_common.testing.graph_standin import GraphStandIn, serve_graph
 
 from tests.e2e.harness import Cluster, running_cluster, wait_for
 
@@ -19,11 +22,19 @@ LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 @pytest.fixture(scope="module")
-def sync_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    # moto listens on 127.0.0.1 over http: this deployment allows it for its sources
+def graph() -> Iterator[GraphStandIn]:
+    yield from serve_graph(page_size=2)
+
+
+@pytest.fixture(scope="module")
+def sync_cluster(
+    tmp_path_factory: pytest.TempPathFactory, graph: GraphStandIn
+) -> Iterator[Cluster]:
+    # moto and the Graph stand-in listen on 127.0.0.1 over http: this deployment allows it
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SYNC__ALLOW_PRIVATE_NETWORKS", "true")
         mp.setenv("SYNC__ALLOW_PLAIN_HTTP", "true")
+        mp.setenv("SYNC__API_ENDPOINTS", json.dumps(graph.endpoints))
         mp.setenv("SYNC__RECONCILE_INTERVAL_S", "1")
         with running_cluster(Path(tmp_path_factory.mktemp("sync-cluster"))) as cluster:
             yield cluster
@@ -172,3 +183,84 @@ def test_s3_source_synced_through_the_pipeline_is_searchable(sync_cluster: Clust
         uuid.UUID(kb_id),
     )
     assert [r[0] for r in paths] == [f"s3://{bucket}/a/readme.md", f"s3://{bucket}/b/readme.md"]
+
+
+def test_sharepoint_source_synced_through_the_pipeline_is_searchable(
+    sync_cluster: Cluster, graph: GraphStandIn
+) -> None:
+    cluster = sync_cluster
+    drive = graph.add_site("/sites/wildlife").drives[0]
+    drive.put("Field notes/birds.md", b"# Birds\n\nThe kakapo is a flightless parrot.")
+    drive.put("Field notes/rodents.md", b"# Rodents\n\nThe capybara is the largest rodent.")
+    drive.put("Field notes/old.txt", b"Beavers build dams across streams.")
+    drive.put("Drafts/unfinished.md", b"outside the folder, never synced")
+
+    with cluster.admin() as client:
+        name = f"e2e_sp_{uuid.uuid4().hex[:8]}"
+        kb = client.post(
+            "/kb",
+            json={
+                "name": name,
+                "collection_name": name,
+                "scope": "app",
+                "embedding_provider": "local",
+                "embedding_model": LOCAL_MODEL,
+            },
+        )
+        assert kb.status_code == 201, kb.text
+        kb_id = kb.json()["id"]
+        secret = client.post(
+            "/secrets",
+            json={"name": "wildlife app", "kind": "ms_graph_app", "value": graph.secret_value()},
+        )
+        assert secret.status_code == 201, secret.text
+        created = client.post(
+            f"/kb/{kb_id}/sync-sources",
+            json={
+                "connector": "sharepoint",
+                "config": {
+                    "hostname": graph.hostname,
+                    "site_path": "/sites/wildlife",
+                    "folder_path": "Field notes",
+                },
+                "secret_id": secret.json()["id"],
+            },
+        )
+        assert created.status_code == 201, created.text
+        source = created.json()
+
+        def run() -> dict[str, Any]:
+            queued = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run")
+            assert queued.status_code == 202, queued.text
+            return wait_run(client, kb_id, source["id"], queued.json()["sync_log_id"])
+
+        log = run()
+        assert (log["status"], log["ingested"], log["total_files"]) == ("done", 3, 3), log
+        wait_indexed(client, kb_id, 3)
+        hits = search(client, name, "largest rodent")
+        assert "capybara" in hits[0]["content"]
+        assert hits[0]["filename"] == "rodents.md"
+
+        # one file changes, one is deleted: the kept delta link names exactly those two
+        served = graph.bytes_served
+        changed = drive.put(
+            "Field notes/rodents.md", b"# Rodents\n\nThe capybara swims in South American rivers."
+        )
+        drive.delete("Field notes/old.txt")
+        log = run()
+        assert (log["updated"], log["skipped"], log["deleted"]) == (1, 1, 1), log
+        assert log["bytes_fetched"] == graph.bytes_served - served == len(changed.content)
+        wait_indexed(client, kb_id, 2)
+
+    table = f"rag_{name}"
+
+    def settled() -> bool:
+        rows = cluster.query(f"SELECT count(DISTINCT document_id) FROM {table}")
+        return bool(rows[0][0] == 2)
+
+    wait_for(settled, 120, what="the replaced and the deleted documents' chunks to go")
+    with cluster.admin() as client:
+        hits = search(client, name, "where does the capybara swim")
+        assert "South American rivers" in hits[0]["content"]
+        assert all("Beavers" not in h["content"] for h in hits)
+    assert graph.violations == []
