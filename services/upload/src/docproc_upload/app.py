@@ -10,6 +10,7 @@ from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import PayloadTooLarge
 from docproc_common.periodic import Task, periodic
 from docproc_common.runtime import Runtime, ServiceSpec
+from fastapi import APIRouter, Depends
 
 from docproc_upload import repository
 from docproc_upload.chat.endpoints import build_router as build_chat_router
@@ -17,6 +18,7 @@ from docproc_upload.chat.service import ChatFiles
 from docproc_upload.documents import build_documents_router
 from docproc_upload.embeddings import build_embeddings_router
 from docproc_upload.endpoints import build_router
+from docproc_upload.inputs import refuse_nul
 from docproc_upload.metrics import REJECTIONS, STUCK
 from docproc_upload.secrets import build_secrets_router
 from docproc_upload.sync.router import build_sync_router
@@ -86,18 +88,30 @@ def stuck_gauge(runtime: Runtime) -> Task:
     return periodic("counting stuck documents", count, 30, log)
 
 
+def public_api(routers: list[APIRouter]) -> APIRouter:
+    """Every route of the public API, none of which takes a NUL character (``refuse_nul``)."""
+    api = APIRouter()
+    for router in routers:
+        api.include_router(router, dependencies=[Depends(refuse_nul)])
+    return api
+
+
 def build(runtime: Runtime) -> ServiceSpec:
     clients = embedding_clients(runtime)
     chat = ChatFiles(runtime)
     return ServiceSpec(
         name=NAME,
         routers=[
-            build_router(runtime, clients),
-            build_documents_router(runtime),
-            build_chat_router(chat),
-            build_secrets_router(runtime),
-            build_embeddings_router(runtime),
-            build_sync_router(runtime),
+            public_api(
+                [
+                    build_router(runtime, clients),
+                    build_documents_router(runtime),
+                    build_chat_router(chat),
+                    build_secrets_router(runtime),
+                    build_embeddings_router(runtime),
+                    build_sync_router(runtime),
+                ]
+            )
         ],
         tasks=[stuck_gauge(runtime)],
         middleware=[(BodySizeLimit, {"max_bytes": runtime.settings.limits.max_request_bytes})],

@@ -62,6 +62,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.audit import record
+from docproc_upload.inputs import column_length
 from docproc_upload.schemas import KnowledgeBasePatch
 
 log = logging.getLogger(__name__)
@@ -101,9 +102,9 @@ class ServedModelsOut(BaseModel):
 class EmbeddingEndpointCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=200)
+    name: str = Field(min_length=1, max_length=column_length(EmbeddingEndpoint.name))
     #: The OpenAI-compatible root of the service, e.g. ``http://ollama:11434/v1``.
-    base_url: str = Field(min_length=1, max_length=500)
+    base_url: str = Field(min_length=1, max_length=column_length(EmbeddingEndpoint.base_url))
     #: ``deployment``: for every organization and app-scoped collections (app admin only).
     scope: Literal["org", "deployment"] = "org"
 

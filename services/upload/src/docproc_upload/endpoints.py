@@ -44,7 +44,7 @@ KB_UPLOAD_BODY = multipart_openapi(
             "type": "string",
             "description": "JSON: only the ingestion settings that change",
         },
-        "organizational_unit": {"type": "string", "maxLength": 200},
+        "organizational_unit": {"type": "string", "maxLength": service.MAX_UNIT_CHARS},
         "document_date": {
             "type": "string",
             "format": "date",

@@ -6,23 +6,32 @@ import uuid
 from datetime import date, datetime
 from typing import Any, Literal
 
+from docproc_common.db.models import CollectionGrant, KnowledgeBase
 from docproc_common.ingestion import IngestionConfig
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from docproc_upload.inputs import column_length
+
+#: The column each field fills bounds it (``docproc_upload.inputs``).
+KB_NAME_CHARS = column_length(KnowledgeBase.name)
+PROVIDER_CHARS = column_length(KnowledgeBase.embedding_provider)
+MODEL_CHARS = column_length(KnowledgeBase.embedding_model)
+BASE_URL_CHARS = column_length(KnowledgeBase.embedding_base_url)
 
 
 class KnowledgeBaseCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=200)
+    name: str = Field(min_length=1, max_length=KB_NAME_CHARS)
     collection_name: str | None = None
     scope: Literal["personal", "org", "app"] | None = None
     #: Required for a new collection name; adopted from the collection when the name exists.
-    embedding_provider: str | None = None
-    embedding_model: str | None = None
+    embedding_provider: str | None = Field(default=None, max_length=PROVIDER_CHARS)
+    embedding_model: str | None = Field(default=None, max_length=MODEL_CHARS)
     #: The vault api_key that pays (keyed providers); see docs/embeddings.md.
     embedding_secret_id: uuid.UUID | None = None
     #: A keyed provider's own endpoint, e.g. https://eu.openrouter.ai/api/v1.
-    embedding_base_url: str | None = None
+    embedding_base_url: str | None = Field(default=None, max_length=BASE_URL_CHARS)
     #: The registered keyless service an ollama collection embeds through.
     embedding_endpoint_id: uuid.UUID | None = None
     ingestion_config: IngestionConfig = IngestionConfig()
@@ -41,12 +50,12 @@ class KnowledgeBasePatch(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    embedding_provider: str | None = None
+    embedding_provider: str | None = Field(default=None, max_length=PROVIDER_CHARS)
     #: Fixed at creation; accepted only when it names the collection's model.
-    embedding_model: str | None = None
+    embedding_model: str | None = Field(default=None, max_length=MODEL_CHARS)
     embedding_secret_id: uuid.UUID | None = None
     #: null returns to the provider's default endpoint.
-    embedding_base_url: str | None = None
+    embedding_base_url: str | None = Field(default=None, max_length=BASE_URL_CHARS)
     embedding_endpoint_id: uuid.UUID | None = None
     ingestion_config: dict[str, Any] | None = None
     #: Set and unset by the app admin only.
@@ -217,7 +226,7 @@ class DocumentPage(BaseModel):
 class GrantIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    user_id: str = Field(min_length=1, max_length=200)
+    user_id: str = Field(min_length=1, max_length=column_length(CollectionGrant.user_id))
     permission: Literal["view", "edit"]
 
 
@@ -226,12 +235,12 @@ class CollectionCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str | None = Field(default=None, max_length=200)
+    name: str | None = Field(default=None, max_length=KB_NAME_CHARS)
     scope: Literal["personal", "org", "app"] | None = None
-    embedding_provider: str | None = None
-    embedding_model: str | None = None
+    embedding_provider: str | None = Field(default=None, max_length=PROVIDER_CHARS)
+    embedding_model: str | None = Field(default=None, max_length=MODEL_CHARS)
     embedding_secret_id: uuid.UUID | None = None
-    embedding_base_url: str | None = None
+    embedding_base_url: str | None = Field(default=None, max_length=BASE_URL_CHARS)
     embedding_endpoint_id: uuid.UUID | None = None
     ingestion_config: IngestionConfig = IngestionConfig()
 

@@ -42,6 +42,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.audit import record
+from docproc_upload.inputs import column_length
 
 log = logging.getLogger(__name__)
 
@@ -49,13 +50,17 @@ log = logging.getLogger(__name__)
 class SecretCreate(BaseModel):
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
-    name: str = Field(min_length=1, max_length=200)
+    name: str = Field(min_length=1, max_length=column_length(Secret.name))
     kind: SecretKind
     #: The secret itself, in the shape of its kind (``{"api_key": ...}`` for an api_key).
     value: dict[str, Any]
     visibility: Visibility = Visibility.PRIVATE
     #: What an ``api_key`` is for, e.g. ``openai`` or ``openrouter`` (required for api_key).
-    provider: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")
+    provider: str | None = Field(
+        default=None,
+        max_length=column_length(Secret.provider),
+        pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$",
+    )
 
 
 class SecretOut(BaseModel):

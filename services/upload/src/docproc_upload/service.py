@@ -46,6 +46,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from docproc_upload import repository
 from docproc_upload.audit import record
 from docproc_upload.embeddings import EMBEDDING_FIELDS, choose_embedding, move_embedding
+from docproc_upload.inputs import column_length
 from docproc_upload.metrics import DOCUMENTS, REJECTIONS, UPLOAD_BYTES
 from docproc_upload.schemas import (
     CollectionInfo,
@@ -298,6 +299,20 @@ def parse_document_date(raw: str | None) -> date | None:
         ) from exc
 
 
+MAX_UNIT_CHARS = column_length(RagDocument.organizational_unit)
+
+
+def parse_organizational_unit(raw: str | None) -> str | None:
+    """The uploader's ``organizational_unit``: trimmed, None when blank, at most the column."""
+    unit = (raw or "").strip()
+    if len(unit) > MAX_UNIT_CHARS:
+        raise InvalidInput(
+            f"organizational_unit may be at most {MAX_UNIT_CHARS} characters",
+            fields=[FieldError("organizational_unit", "too long")],
+        )
+    return unit or None
+
+
 async def upload_document(
     runtime: Runtime,
     principal: Principal,
@@ -326,6 +341,7 @@ async def upload_document(
             )
         config = merge_config(kb.ingestion_config, parse_override(ingestion))
         own_date = parse_document_date(document_date)
+        unit = parse_organizational_unit(organizational_unit)
         try:
             ext = check_supported(incoming.filename, config.parser)
         except InvalidInput:
@@ -350,7 +366,7 @@ async def upload_document(
                 status=DocumentStatus.PROCESSING,
                 storage_path=storage_path,
                 source="upload",
-                organizational_unit=(organizational_unit or "").strip() or None,
+                organizational_unit=unit,
                 document_date=own_date,
                 ingestion_config=config.model_dump(mode="json"),
                 attempt_id=attempt,

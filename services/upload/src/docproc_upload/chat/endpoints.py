@@ -20,7 +20,7 @@ from docproc_upload.chat.schemas import (
     RenderOut,
     RenderRequest,
 )
-from docproc_upload.chat.service import ChatFiles, MiB
+from docproc_upload.chat.service import MAX_UNIT_CHARS, ChatFiles, MiB
 from docproc_upload.downloads import download_headers
 from docproc_upload.metrics import REJECTIONS
 from docproc_upload.multipart import multipart_openapi, read_upload_form
@@ -33,7 +33,9 @@ ERRORS = {
     503: {"description": "Too many files are being parsed right now; try again"},
 }
 
-_UPLOAD_BODY = multipart_openapi({"organizational_unit": {"type": "string", "maxLength": 200}})
+_UPLOAD_BODY = multipart_openapi(
+    {"organizational_unit": {"type": "string", "maxLength": MAX_UNIT_CHARS}}
+)
 CHAT_TEXT_FIELDS = frozenset({"organizational_unit"})
 
 

@@ -7,8 +7,11 @@ import uuid
 from datetime import datetime
 from typing import Literal
 
+from docproc_common.db.models import ChatAttachmentRender
 from docproc_common.parsing import FileType
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from docproc_upload.inputs import column_length
 
 MAX_FILES_PER_CALL = 100
 _ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
@@ -61,8 +64,10 @@ class AgentIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     has_workspace: bool = False
-    agent_id: str = Field(default="", max_length=128)
-    conversation_id: str = Field(default="", max_length=128)
+    agent_id: str = Field(default="", max_length=column_length(ChatAttachmentRender.agent_id))
+    conversation_id: str = Field(
+        default="", max_length=column_length(ChatAttachmentRender.conversation_id)
+    )
     runtime_reads: list[FileType] | None = None
     described_runtime_has_lit: bool = False
 

@@ -72,13 +72,14 @@ from docproc_upload.chat.schemas import (
     RenderRequest,
     TextPartOut,
 )
+from docproc_upload.inputs import column_length
 from docproc_upload.metrics import CHAT_RENDERS, CHAT_UPLOADS, REJECTIONS, UPLOAD_BYTES
 from docproc_upload.multipart import UploadForm
 
 log = logging.getLogger(__name__)
 
 MiB = 1024 * 1024
-MAX_UNIT_CHARS = 200
+MAX_UNIT_CHARS = column_length(ChatFile.organizational_unit)
 _SAFE_OWNER = re.compile(r"^[A-Za-z0-9@+_-][A-Za-z0-9@+._-]{0,127}$")
 #: Served inline by the browser; everything else (TIFF included) is a download.
 INLINE_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})

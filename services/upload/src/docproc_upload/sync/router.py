@@ -13,6 +13,7 @@ from docproc_common.runtime import Runtime
 from fastapi import APIRouter, Depends, Header, Query, Response, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from docproc_upload.inputs import INT4_MAX
 from docproc_upload.sync import service
 from docproc_upload.sync.schemas import (
     CloneRequest,
@@ -47,7 +48,7 @@ def build_sync_router(runtime: Runtime) -> APIRouter:
     Caller = Annotated[Principal, Depends(principal)]
     Session = Annotated[AsyncSession, Depends(session)]
     Limit = Annotated[int, Query(ge=1, le=200)]
-    Offset = Annotated[int, Query(ge=0)]
+    Offset = Annotated[int, Query(ge=0, le=INT4_MAX)]
 
     @router.get("/rag/sync/connectors", response_model=list[ConnectorOut])
     async def list_connectors(caller: Caller) -> list[ConnectorOut]:

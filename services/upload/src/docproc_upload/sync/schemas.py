@@ -6,9 +6,15 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
+from docproc_common.db.models import SyncSource
 from pydantic import BaseModel, ConfigDict, Field
 
+from docproc_upload.inputs import column_length
+
 SyncMode = Literal["new_only", "update_only", "full"]
+#: The column each field fills bounds it (``docproc_upload.inputs``).
+NAME_CHARS = column_length(SyncSource.name)
+UNIT_CHARS = column_length(SyncSource.organizational_unit)
 
 
 class ConnectorOut(BaseModel):
@@ -28,16 +34,16 @@ class ConnectorOut(BaseModel):
 class SourceCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    connector: str = Field(max_length=32)
+    connector: str = Field(max_length=column_length(SyncSource.connector))
     #: How to *find* the documents. A credential never goes here: name a vault secret.
     config: dict[str, Any]
     secret_id: uuid.UUID | None = None
-    name: str | None = Field(default=None, max_length=200)
+    name: str | None = Field(default=None, max_length=NAME_CHARS)
     sync_mode: SyncMode = "new_only"
     #: Run every this many seconds; null: only when asked (``POST .../run``).
     schedule_seconds: int | None = Field(default=None, ge=1, le=366 * 86400)
     #: The organizational unit every document of this source is filed under.
-    organizational_unit: str | None = Field(default=None, max_length=200)
+    organizational_unit: str | None = Field(default=None, max_length=UNIT_CHARS)
 
 
 class SourcePatch(BaseModel):
@@ -48,10 +54,10 @@ class SourcePatch(BaseModel):
 
     config: dict[str, Any] | None = None
     secret_id: uuid.UUID | None = None
-    name: str | None = Field(default=None, max_length=200)
+    name: str | None = Field(default=None, max_length=NAME_CHARS)
     sync_mode: SyncMode | None = None
     schedule_seconds: int | None = Field(default=None, ge=1, le=366 * 86400)
-    organizational_unit: str | None = Field(default=None, max_length=200)
+    organizational_unit: str | None = Field(default=None, max_length=UNIT_CHARS)
     active: bool | None = None
     collection_name: str | None = None
     knowledge_base_id: uuid.UUID | None = None
@@ -63,7 +69,7 @@ class CloneRequest(BaseModel):
     #: Where the clone files its documents (default: the same knowledge base).
     knowledge_base_id: uuid.UUID | None = None
     collection_name: str | None = None
-    name: str | None = Field(default=None, max_length=200)
+    name: str | None = Field(default=None, max_length=NAME_CHARS)
 
 
 class SourceOut(BaseModel):
