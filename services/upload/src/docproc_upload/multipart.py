@@ -194,7 +194,18 @@ def multipart_openapi(text_fields: dict[str, dict[str, object]]) -> dict[str, ob
                             "file": {"type": "string", "format": "binary"},
                             **text_fields,
                         },
-                    }
+                    },
+                    "encoding": {
+                        "file": {
+                            "headers": {
+                                "Content-Disposition": {
+                                    "description": "The file part names its file",
+                                    "schema": {"type": "string"},
+                                    "example": 'form-data; name="file"; filename="notes.md"',
+                                }
+                            }
+                        }
+                    },
                 }
             },
         }

@@ -1,0 +1,231 @@
+"""Schemathesis over every operation of ``docproc dev``: no request is a server error.
+
+``docproc dev`` runs as an OS process on a fresh database of the test Postgres, with
+local storage and the local model, and ``st run`` (the schemathesis CLI) sends every
+operation in its ``/openapi.json`` valid and invalid requests: the examples, coverage
+and fuzzing phases, ``not_a_server_error`` as the only check. Whether the status codes
+and bodies conform to the document is a later issue.
+
+The caller is an app admin of an organization. A knowledge base, a document, a chat
+file on a message and a sync source are made first, and every request but a DELETE
+names them in its path, so requests reach the routes' logic rather than their 404;
+the DELETE operations run after all the others.
+The sync routes are called as a member of the organization instead, so a generated
+server directory (``/``) is refused as admin-only rather than synced.
+
+``MAX_EXAMPLES`` bounds the run (about three minutes on two cores). A failure prints
+schemathesis' report, each with the ``curl`` that reproduces it, and the server log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
+from docproc_common.settings import AuthSettings
+from docproc_common.testing.db import create_test_database_sync
+from docproc_common.testing.infra import find_repo_root, free_port, load_infra_env
+
+pytestmark = pytest.mark.integration
+
+MAX_EXAMPLES = 20
+SEED = 12
+LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@dataclass
+class Dev:
+    url: str
+    log: Path
+    tmp: Path
+
+
+def _token(*, app_admin: bool) -> str:
+    return mint_token(
+        AuthSettings(),
+        user_id="root" if app_admin else "member",
+        organization_id="acme",
+        permissions=[VIEW, EDIT, SECRETS_VIEW],
+        app_admin=app_admin,
+    )
+
+
+def _wait_ready(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"docproc dev exited:\n{log.read_text()[-3000:]}")
+        try:
+            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    raise TimeoutError(f"docproc dev not ready:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dev]:
+    tmp = tmp_path_factory.mktemp("schemathesis")
+    infra = load_infra_env(("postgres",))
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE__URL": create_test_database_sync(infra["DATABASE__URL"]),
+        "STORAGE__MEDIA_DIR": str(tmp / "media"),
+        "DOCPROC_HOME": str(tmp / "home"),
+        "EMBEDDER__MODEL_CACHE_DIR": str(find_repo_root() / ".cache" / "models"),
+    }
+    log = tmp / "dev.log"
+    with log.open("ab") as out:
+        process = subprocess.Popen(
+            [Path(sys.executable).parent / "docproc", "dev", "--port", str(port)],
+            env=env,
+            cwd=tmp,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(process, url, log)
+        yield Dev(url, log, tmp)
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+
+
+def _seed(dev: Dev) -> dict[str, str]:
+    """The resources a request's path names: ``path.<parameter>`` -> id."""
+    directory = dev.tmp / "synced"
+    directory.mkdir()
+    (directory / "otters.md").write_text("# Otters\n\nSea otters hold hands.\n")
+    headers = {"Authorization": f"Bearer {_token(app_admin=True)}"}
+
+    def ok(response: httpx.Response) -> Any:
+        assert response.status_code < 300, response.text
+        return response.json()
+
+    with httpx.Client(base_url=f"{dev.url}/api/v1", headers=headers, timeout=60) as api:
+        name = f"st_{uuid.uuid4().hex[:8]}"
+        kb = ok(
+            api.post(
+                "/kb",
+                json={
+                    "name": name,
+                    "collection_name": name,
+                    "scope": "org",
+                    "embedding_provider": "local",
+                    "embedding_model": LOCAL_MODEL,
+                },
+            )
+        )
+        doc = ok(
+            api.post(
+                f"/kb/{kb['id']}/documents",
+                files={"file": ("otters.md", b"# Otters\n\nSea otters hold hands.")},
+            )
+        )
+        file = ok(api.post("/files/upload", files={"file": ("note.txt", b"a chat note")}))
+        message_id = str(uuid.uuid4())
+        ok(api.post(f"/messages/{message_id}/attachments", json={"file_ids": [file["id"]]}))
+        source = ok(
+            api.post(
+                f"/kb/{kb['id']}/sync-sources",
+                json={"connector": "local", "config": {"path": str(directory)}},
+            )
+        )
+    return {
+        "path.kb_id": kb["id"],
+        "path.name": name,
+        "path.document_id": doc["tracking_id"],
+        "path.file_id": file["id"],
+        "path.message_id": message_id,
+        "path.source_id": source["id"],
+    }
+
+
+def _config(ids: dict[str, str]) -> str:
+    """``schemathesis.toml`` for the run (TOML strings are written as JSON strings)."""
+
+    def table(values: dict[str, str]) -> str:
+        return (
+            "{ " + ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in values.items()) + " }"
+        )
+
+    admin = {"Authorization": f"Bearer {_token(app_admin=True)}"}
+    member = {"Authorization": f"Bearer {_token(app_admin=False)}"}
+    return f"""
+seed = {SEED}
+workers = 2
+continue-on-failure = true
+headers = {table(admin)}
+
+[generation]
+max-examples = {MAX_EXAMPLES}
+database = "none"
+
+[phases]
+stateful.enabled = false
+
+[checks]
+enabled = false
+not_a_server_error.enabled = true
+
+[[operations]]
+exclude-method = "DELETE"
+parameters = {table(ids)}
+
+[[operations]]
+include-path-regex = "/sync"
+headers = {table(member)}
+"""
+
+
+def test_no_request_is_a_server_error(dev: Dev) -> None:
+    config = dev.tmp / "schemathesis.toml"
+    config.write_text(_config(_seed(dev)))
+    reports = []
+    # what deletes goes last, so the seeded resources serve every other operation
+    for methods in (["--exclude-method", "DELETE"], ["--include-method", "DELETE"]):
+        run = subprocess.run(
+            [
+                Path(sys.executable).parent / "st",
+                "--config-file",
+                str(config),
+                "run",
+                f"{dev.url}/openapi.json",
+                *methods,
+                "--no-color",
+                "--request-timeout",
+                "60",
+            ],
+            cwd=dev.tmp,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if run.returncode != 0:
+            start = run.stdout.find("=== FAILURES")
+            reports.append(run.stdout[start:] if start >= 0 else run.stdout[-6000:] + run.stderr)
+    assert not reports, (
+        "schemathesis found server errors:\n"
+        + "\n".join(reports)
+        + f"\n--- docproc dev log ({dev.log}) ---\n{dev.log.read_text()[-6000:]}"
+    )
