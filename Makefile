@@ -31,7 +31,7 @@ typecheck: ## mypy (strict)
 system-packages: ## LibreOffice + Tesseract for the parser tests (Debian, as root; else they skip)
 	bash scripts/system-packages.sh
 
-infra-up: ## start Kafka (KRaft), Postgres+pgvector and moto S3 on 127.0.0.1
+infra-up: ## start Kafka (KRaft), Postgres+pgvector, moto S3, Azurite and fake-gcs-server on 127.0.0.1
 	$(UV) run python scripts/infra.py up
 
 infra-down: ## stop them and remove their data

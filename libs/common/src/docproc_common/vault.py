@@ -26,6 +26,8 @@ secret is told it does not exist. Values are never logged and never returned by 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import logging
@@ -36,9 +38,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
-from cryptography.exceptions import InvalidTag
+from cryptography.exceptions import InvalidTag, UnsupportedAlgorithm
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -58,6 +62,7 @@ class SecretKind(StrEnum):
     API_KEY = "api_key"
     AWS_CREDENTIALS = "aws_credentials"
     CONFLUENCE_TOKEN = "confluence_token"
+    AZURE_STORAGE = "azure_storage"
     GCP_SERVICE_ACCOUNT = "gcp_service_account"
     GIT_TOKEN = "git_token"
     LLAMAPARSE = "llamaparse"
@@ -96,7 +101,97 @@ class GcpServiceAccountValue(_Value):
     private_key: str = Field(min_length=1, max_length=16384)
     private_key_id: str | None = None
     project_id: str | None = None
-    token_uri: str | None = None
+    token_uri: str | None = Field(default=None, max_length=500, pattern=r"^https?://[^\s]+$")
+
+    @field_validator("private_key")
+    @classmethod
+    def _a_pem_rsa_key(cls, value: str) -> str:
+        """Google signs its token requests with this key: an RSA key in PEM, unencrypted.
+
+        Parsed only (the consistency check takes ~100 ms, too long for a request's event
+        loop); the connector loads it in full, in a worker thread, when it signs."""
+        try:
+            key = load_pem_private_key(
+                value.encode(), password=None, unsafe_skip_rsa_key_validation=True
+            )
+        except (ValueError, TypeError, UnsupportedAlgorithm):
+            raise ValueError(
+                "not a PEM private key (the private_key of Google's JSON key file)"
+            ) from None
+        if not isinstance(key, RSAPrivateKey):
+            raise ValueError("not an RSA private key")
+        return value
+
+
+class AzureStorageValue(_Value):
+    """An Azure storage account's credential, in one of three forms: a connection string
+    (its ``AccountName`` + ``AccountKey``, or its ``SharedAccessSignature``), an
+    ``account_name`` + ``account_key``, or a ``sas_token``. Where the account is reached is
+    the source's configuration (``account_url``), never this value."""
+
+    connection_string: str | None = Field(default=None, min_length=1, max_length=4096)
+    account_name: str | None = Field(default=None, pattern=r"^[a-z0-9]{3,24}$")
+    account_key: str | None = Field(default=None, min_length=1, max_length=1024)
+    sas_token: str | None = Field(default=None, min_length=1, max_length=8192)
+
+    @field_validator("connection_string")
+    @classmethod
+    def _a_credential_inside(cls, value: str | None) -> str | None:
+        if value is not None:
+            parts = connection_string_parts(value)
+            if not (
+                {"AccountName", "AccountKey"} <= parts.keys() or "SharedAccessSignature" in parts
+            ):
+                raise ValueError("holds neither AccountName + AccountKey nor SharedAccessSignature")
+            if "AccountKey" in parts:
+                _base64(parts["AccountKey"])
+        return value
+
+    @field_validator("account_key")
+    @classmethod
+    def _a_base64_key(cls, value: str | None) -> str | None:
+        return None if value is None else _base64(value)
+
+    @field_validator("sas_token")
+    @classmethod
+    def _a_signature(cls, value: str | None) -> str | None:
+        if value is not None and "sig=" not in value:
+            raise ValueError("a shared access signature has a sig= parameter")
+        return value
+
+    @model_validator(mode="after")
+    def _one_form(self) -> AzureStorageValue:
+        key = self.account_name is not None or self.account_key is not None
+        if sum((self.connection_string is not None, key, self.sas_token is not None)) != 1:
+            raise ValueError(
+                "give one of connection_string, account_name + account_key, or sas_token"
+            )
+        if key and (self.account_name is None or self.account_key is None):
+            raise ValueError("account_name and account_key go together")
+        return self
+
+
+def connection_string_parts(value: str) -> dict[str, str]:
+    """``Name=value;Name=value`` (an account key's ``=`` padding kept), names as Azure spells them."""
+    parts: dict[str, str] = {}
+    for item in value.split(";"):
+        name, sep, inner = item.strip().partition("=")
+        if sep and name.lower() in _CONNECTION_PARTS:
+            parts[_CONNECTION_PARTS[name.lower()]] = inner.strip()
+    return parts
+
+
+_CONNECTION_PARTS = {
+    name.lower(): name for name in ("AccountName", "AccountKey", "SharedAccessSignature")
+}
+
+
+def _base64(value: str) -> str:
+    try:
+        base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("an account key is base64 (as the portal shows it)") from None
+    return value
 
 
 class GitTokenValue(_Value):
@@ -145,6 +240,7 @@ VALUE_MODELS: dict[str, type[_Value]] = {
     SecretKind.API_KEY: ApiKeyValue,
     SecretKind.AWS_CREDENTIALS: AwsCredentialsValue,
     SecretKind.CONFLUENCE_TOKEN: ConfluenceTokenValue,
+    SecretKind.AZURE_STORAGE: AzureStorageValue,
     SecretKind.GCP_SERVICE_ACCOUNT: GcpServiceAccountValue,
     SecretKind.GIT_TOKEN: GitTokenValue,
     SecretKind.LLAMAPARSE: LlamaParseValue,

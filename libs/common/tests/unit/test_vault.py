@@ -8,8 +8,11 @@ import uuid
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from docproc_common.db.models import Secret
 from docproc_common.errors import InvalidInput
+from docproc_common.testing.stores import service_account_key
 from docproc_common.vault import (
     OpenedSecret,
     VaultError,
@@ -21,6 +24,17 @@ from docproc_common.vault import (
 
 MASTER = base64.b64encode(os.urandom(32)).decode()
 OTHER = base64.urlsafe_b64encode(os.urandom(32)).decode().rstrip("=")
+RSA_KEY = service_account_key("https://oauth2.googleapis.com/token")["private_key"]
+AZURE_KEY = base64.b64encode(b"an azure storage account key").decode()
+EC_KEY = (
+    ec.generate_private_key(ec.SECP256R1())
+    .private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    .decode()
+)
 
 
 def make_row(
@@ -184,9 +198,64 @@ class TestValidateValue:
         value = {
             "type": "service_account",
             "client_email": "a@b.iam.gserviceaccount.com",
-            "private_key": "-----BEGIN PRIVATE KEY-----\n...",
+            "private_key": RSA_KEY,
             "universe_domain": "googleapis.com",
         }
         assert validate_value("gcp_service_account", value)["universe_domain"] == "googleapis.com"
         with pytest.raises(InvalidInput):
             validate_value("gcp_service_account", {**value, "type": "authorized_user"})
+
+    @pytest.mark.parametrize(
+        ("broken", "field"),
+        [
+            ({"private_key": "-----BEGIN PRIVATE KEY-----\n...\n"}, "value.private_key"),
+            ({"private_key": EC_KEY}, "value.private_key"),
+            ({"client_email": ""}, "value.client_email"),
+            ({"token_uri": "oauth2.googleapis.com/token"}, "value.token_uri"),
+            ({"type": "authorized_user"}, "value.type"),
+        ],
+    )
+    def test_a_malformed_service_account_names_its_field(
+        self, broken: dict[str, str], field: str
+    ) -> None:
+        value = {
+            "type": "service_account",
+            "client_email": "a@b.iam.gserviceaccount.com",
+            "private_key": RSA_KEY,
+            **broken,
+        }
+        with pytest.raises(InvalidInput) as info:
+            validate_value("gcp_service_account", value)
+        assert [f.field for f in info.value.fields] == [field]
+        assert "BEGIN" not in str(info.value.envelope())
+
+    @pytest.mark.parametrize(
+        "value",
+        [
+            {"account_name": "acme", "account_key": AZURE_KEY},
+            {"sas_token": "sv=2025-01-05&sp=rl&sig=abc"},
+            {"connection_string": f"AccountName=acme;AccountKey={AZURE_KEY};EndpointSuffix=x"},
+            {"connection_string": "BlobEndpoint=https://a;SharedAccessSignature=sv=1&sig=abc"},
+        ],
+    )
+    def test_azure_storage_forms(self, value: dict[str, str]) -> None:
+        assert validate_value("azure_storage", value) == value
+
+    @pytest.mark.parametrize(
+        ("value", "field"),
+        [
+            ({}, "value"),
+            ({"account_name": "acme", "account_key": AZURE_KEY, "sas_token": "sig=x"}, "value"),
+            ({"account_name": "acme"}, "value"),
+            ({"account_name": "acme", "account_key": "not base64!"}, "value.account_key"),
+            ({"account_name": "ACME", "account_key": AZURE_KEY}, "value.account_name"),
+            ({"sas_token": "sv=2025-01-05&sp=rl"}, "value.sas_token"),
+            ({"connection_string": "AccountName=acme;EndpointSuffix=x"}, "value.connection_string"),
+            ({"connection_string": "AccountName=a;AccountKey=!!"}, "value.connection_string"),
+        ],
+    )
+    def test_azure_storage_refusals_name_the_field(self, value: dict[str, str], field: str) -> None:
+        with pytest.raises(InvalidInput) as info:
+            validate_value("azure_storage", value)
+        assert [f.field for f in info.value.fields] == [field]
+        assert AZURE_KEY not in str(info.value.envelope())

@@ -1,12 +1,14 @@
-"""Real Postgres (a database per session, migrated to heads), moto's S3, local HTTP and git
-servers, and the public API's routes in-process (``client``)."""
+"""Real Postgres (a database per session, migrated to heads), moto's S3, Azurite and
+fake-gcs-server (``object_store``), local HTTP and git servers, and the public API's routes
+in-process (``client``)."""
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from docproc_common.runtime import Runtime
 from docproc_common.settings import AuthSettings, DatabaseSettings, Settings, StorageSettings
 from docproc_common.storage import AsyncStorage, create_storage
 from docproc_common.testing.infra import load_infra_env
+from docproc_common.testing.stores import AzuriteStore, FaultProxy, GcsStore, TokenServer
 from docproc_sync.testing import SyncBed, plain_dsn
 from docproc_upload.endpoints import build_router
 from docproc_upload.sync.router import build_sync_router
@@ -180,3 +183,57 @@ def rebinding_dns(monkeypatch: pytest.MonkeyPatch) -> RebindingDns:
 def checked_options(tmp: Path) -> ConnectorOptions:
     """As a deployment runs: private networks refused (plain HTTP allowed for the test server)."""
     return ConnectorOptions(allow_private_networks=False, allow_plain_http=True, cache_dir=tmp)
+
+
+@pytest.fixture(scope="session")
+def emulators() -> dict[str, str]:
+    return load_infra_env(("azurite", "gcs"))
+
+
+@pytest.fixture(scope="session")
+def token_server() -> Iterator[TokenServer]:
+    server = TokenServer()
+    yield server
+    server.close()
+
+
+@dataclass
+class ObjectStore:
+    """One fresh container of an emulated store, reached by its connector through ``proxy``."""
+
+    store: AzuriteStore | GcsStore
+    proxy: FaultProxy
+
+    @property
+    def connector(self) -> str:
+        return self.store.connector
+
+    @property
+    def secret_kind(self) -> str:
+        return self.store.secret_kind
+
+    @property
+    def secret(self) -> dict[str, str]:
+        return self.store.secret()
+
+    def config(self, prefix: str = "") -> dict[str, str]:
+        return self.store.config(prefix, via=self.proxy)
+
+    def address(self, key: str) -> str:
+        return self.store.address(key, via=self.proxy)
+
+
+@pytest.fixture(params=["azure_blob", "gcs"])
+def object_store(
+    request: pytest.FixtureRequest, emulators: dict[str, str], token_server: TokenServer
+) -> Iterator[ObjectStore]:
+    token_server.revoked = False
+    store: AzuriteStore | GcsStore
+    if request.param == "azure_blob":
+        store = AzuriteStore(emulators)
+        proxy = FaultProxy(emulators["AZURITE_BLOB_ENDPOINT"])
+    else:
+        store = GcsStore(emulators, token_server)
+        proxy = FaultProxy(emulators["GCS_EMULATOR_ENDPOINT"])
+    yield ObjectStore(store, proxy)
+    proxy.close()

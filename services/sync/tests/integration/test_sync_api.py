@@ -39,6 +39,8 @@ class TestConnectors:
         listed = (await client().get("/rag/sync/connectors")).json()
         assert {c["name"] for c in listed} == {
             "s3",
+            "azure_blob",
+            "gcs",
             "web",
             "git",
             "google_drive",
@@ -48,6 +50,8 @@ class TestConnectors:
         s3 = next(c for c in listed if c["name"] == "s3")
         assert s3["secret_kind"] == "aws_credentials"
         assert "bucket" in s3["config_schema"]["properties"]
+        kinds = {c["name"]: c["secret_kind"] for c in listed}
+        assert (kinds["azure_blob"], kinds["gcs"]) == ("azure_storage", "gcp_service_account")
         admin = (await client(admin=True).get("/rag/sync/connectors")).json()
         assert "local" in {c["name"] for c in admin}
 

@@ -232,6 +232,8 @@ class TestListing:
         assert set(described) == {
             "local",
             "s3",
+            "azure_blob",
+            "gcs",
             "web",
             "git",
             "google_drive",

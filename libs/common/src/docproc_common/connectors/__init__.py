@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from docproc_common.connectors.azure_blob import AzureBlobConnector
 from docproc_common.connectors.base import BaseSyncConnector
 from docproc_common.connectors.confluence import ConfluenceConnector
+from docproc_common.connectors.gcs import GcsConnector
 from docproc_common.connectors.gdrive import GoogleDriveConnector
 from docproc_common.connectors.git import GitConnector
 from docproc_common.connectors.local import LocalConnector
@@ -22,6 +24,8 @@ CONNECTORS: dict[str, type[BaseSyncConnector[Any]]] = {
     for c in (
         LocalConnector,
         S3Connector,
+        AzureBlobConnector,
+        GcsConnector,
         WebConnector,
         GitConnector,
         GoogleDriveConnector,

@@ -25,7 +25,8 @@ ROOT = "config"
 CREDENTIAL_REFUSAL = "a credential does not go in a source's configuration"
 _CREDENTIAL_KEY = re.compile(
     r"(password|passwd|secret|token|credential|private_?key|api_?key|access_?key|"
-    r"service_?account|client_?secret|authorization|bearer|session_?key|^auth$|^key$|"
+    r"service_?account|client_?secret|authorization|bearer|session_?key|account_?key|"
+    r"connection_?string|shared_?access|^sas|^sig$|^auth$|^key$|"
     r"^client_?id$|^tenant_?id$|^email$)",
     re.IGNORECASE,
 )
@@ -60,8 +61,9 @@ def _credentials(value: Any, path: str) -> Iterator[str]:
     elif isinstance(value, str) and "://" in value:
         try:
             parts = urlsplit(value.strip())
-            if parts.username or parts.password:
-                yield path
+            query = (name for name, _, _ in (p.partition("=") for p in parts.query.split("&")))
+            if parts.username or parts.password or any(_CREDENTIAL_KEY.search(q) for q in query):
+                yield path  # user:password@, or ?sig=... (a SAS), ?access_token=...
         except ValueError:
             return
 

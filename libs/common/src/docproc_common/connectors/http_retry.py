@@ -30,7 +30,12 @@ class RetryPolicy:
 
 def retry_after(response: httpx.Response, now: datetime | None = None) -> float | None:
     """The wait ``Retry-After`` asks for, in seconds (None: absent or unreadable)."""
-    value = response.headers.get("retry-after", "").strip()
+    return parse_retry_after(response.headers.get("retry-after"), now)
+
+
+def parse_retry_after(header: str | None, now: datetime | None = None) -> float | None:
+    """A ``Retry-After`` value (delta-seconds or an HTTP date) in seconds from ``now``."""
+    value = (header or "").strip()
     if not value:
         return None
     try:

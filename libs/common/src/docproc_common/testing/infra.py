@@ -1,4 +1,4 @@
-"""Real test infrastructure (Kafka, Postgres + pgvector, S3) for integration tests.
+"""Real test infrastructure (Kafka, Postgres + pgvector, S3, Azurite, fake-gcs-server) for tests.
 
 ``load_infra_env()`` makes sure the services started by ``scripts/infra.py`` are
 running (starting them when ``.infra/env`` is missing or a recorded service is
@@ -26,7 +26,13 @@ __all__ = [
 ]
 
 _SCRIPT = Path("scripts") / "infra.py"
-_CMD_MARKERS = {"kafka": "kafka.Kafka", "postgres": "postgres", "s3": "moto.server"}
+_CMD_MARKERS = {
+    "kafka": "kafka.Kafka",
+    "postgres": "postgres",
+    "s3": "moto.server",
+    "azurite": "azurite-blob",
+    "gcs": "fake-gcs-server",
+}
 
 
 class InfraError(RuntimeError):
@@ -120,8 +126,9 @@ def load_infra_env(
 ) -> dict[str, str]:
     """Start the test infrastructure if needed and return its environment variables.
 
-    ``services`` is a subset of ``("kafka", "postgres", "s3")``; the first run may
-    fetch the Kafka jars from Maven Central (cached in .cache/kafka afterwards).
+    ``services`` is a subset of ``("kafka", "postgres", "s3", "azurite", "gcs")``; the first
+    run may fetch the Kafka jars from Maven Central, install Azurite with npm and build
+    fake-gcs-server with go (each cached in .cache/ afterwards).
     """
     root = find_repo_root()
     if not infra_alive(root, services):
