@@ -12,12 +12,15 @@ from typing import Any
 
 import httpx
 import pytest
+from docproc_common import vault
 from docproc_common.connectors.gdrive import MAX_ATTEMPTS, STATE_FILE
 from docproc_common.connectors.settings import SyncSettings
 from docproc_common.db.models import DocumentStatus, KnowledgeBase, SyncSource
+from docproc_common.errors import InvalidInput
 from docproc_common.events import DocumentDeleted
 from docproc_common.runtime import Runtime
 from docproc_common.testing.drive_standin import DOC, SHEET, SHORTCUT, DriveStandIn
+from docproc_common.vault import validate_value
 from docproc_sync.testing import SyncBed
 
 from .conftest import Client
@@ -327,16 +330,19 @@ class TestCredentials:
         assert "Invalid JWT Signature" in caplog.text, "the service log has the client's text"
 
     async def test_a_malformed_key_file_is_a_clear_refusal(
-        self, gbed: SyncBed, drive: DriveStandIn
+        self, gbed: SyncBed, drive: DriveStandIn, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         root = drive.folder("Root")
         account = {**drive.service_account(), "private_key": "-----BEGIN PRIVATE KEY-----\nno"}
+        with pytest.raises(InvalidInput) as refused:  # the vault refuses it where it is stored
+            validate_value("gcp_service_account", account)
+        assert [f.field for f in refused.value.fields] == ["value.private_key"]
+        # a row stored before the vault checked keys still does not run
+        monkeypatch.setattr(vault, "validate_value", lambda _kind, value: value)
         kb, src, _ = await drive_source(gbed, drive, root, account=account)
         log = await gbed.run(src.id)
         assert log.status == "error"
-        assert "not a service-account key file (its private_key does not load)" in (
-            log.error_message or ""
-        )
+        assert "not a service-account key file (check private_key)" in (log.error_message or "")
         assert "BEGIN" not in (log.error_message or "")
 
     async def test_a_source_without_its_secret_does_not_run(
