@@ -21,7 +21,7 @@ from typing import Any
 
 import asyncpg
 import httpx
-from docproc_common.auth import EDIT, VIEW, mint_token
+from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
 from docproc_common.settings import AuthSettings
 from docproc_common.testing.db import create_test_database_sync, plain_dsn
 from docproc_common.testing.infra import find_repo_root, free_port, load_infra_env
@@ -95,7 +95,9 @@ class Cluster:
         )
 
     def admin(self) -> httpx.Client:
-        return self.client(user_id="root", permissions=[VIEW, EDIT], app_admin=True)
+        """The deployment's operator: app admin, and (since app_admin implies no permission)
+        the collection and secret permissions its journeys use."""
+        return self.client(user_id="root", permissions=[VIEW, EDIT, SECRETS_VIEW], app_admin=True)
 
     def restart(self, name: str, **env: str) -> None:
         svc = self.services[name]
