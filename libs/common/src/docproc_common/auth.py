@@ -18,6 +18,8 @@ from docproc_common.settings import AuthSettings
 VIEW = "collections:view"
 EDIT = "collections:edit"
 SECRETS_VIEW = "secrets:view"
+#: the width of every column a caller's id lands in (owner_id, user_id, organization_id, ...)
+MAX_ID_LENGTH = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,15 +76,23 @@ def verify_token(settings: AuthSettings, token: str) -> Principal:
         raise Unauthorized("Invalid or expired token") from exc
     sub = claims.get("sub")
     permissions = claims.get("permissions") or []
-    if not isinstance(sub, str) or not sub or not isinstance(permissions, list):
+    if not isinstance(sub, str) or not _usable_id(sub) or not isinstance(permissions, list):
         raise Unauthorized("Invalid or expired token")
     org = claims.get("org")
+    if org not in (None, "") and not _usable_id(org):
+        raise Unauthorized("Invalid or expired token")
     return Principal(
         user_id=sub,
         organization_id=org if isinstance(org, str) and org else None,
         permissions=frozenset(str(p) for p in permissions),
         app_admin=claims.get("app_admin") is True,
     )
+
+
+def _usable_id(value: object) -> bool:
+    """An id docproc can store: a non-empty string that fits its columns, with no NUL
+    (PostgreSQL refuses one), so a signed but odd token is a 401, never a 500."""
+    return isinstance(value, str) and 0 < len(value) <= MAX_ID_LENGTH and "\x00" not in value
 
 
 def principal_from_header(settings: AuthSettings, authorization: str | None) -> Principal:

@@ -39,3 +39,30 @@ class TestTokens:
         )
         with pytest.raises(Unauthorized):
             verify_token(AuthSettings(), token)
+
+    @pytest.mark.parametrize(
+        ("user", "org"),
+        [("u" * 201, "o"), ("u", "o" * 201), ("a\x00b", "o"), ("u", "a\x00b"), ("", "o")],
+    )
+    def test_an_id_no_column_can_store_is_401(self, user: str, org: str) -> None:
+        """Signed, but the ids would not fit owner_id/user_id/organization_id: a 401 at the
+        door instead of a database error (500) on the first write."""
+        token = mint_token(AuthSettings(), user_id=user, organization_id=org)
+        with pytest.raises(Unauthorized):
+            verify_token(AuthSettings(), token)
+
+    def test_an_id_at_the_column_width_is_accepted(self) -> None:
+        token = mint_token(AuthSettings(), user_id="u" * 200, organization_id="o" * 200)
+        assert verify_token(AuthSettings(), token).user_id == "u" * 200
+
+    def test_the_id_limit_is_the_columns_width(self) -> None:
+        from docproc_common.auth import MAX_ID_LENGTH
+        from docproc_common.db.models import KnowledgeBase, RagDocument
+
+        for column in (
+            KnowledgeBase.owner_id,
+            KnowledgeBase.organization_id,
+            RagDocument.uploaded_by,
+            RagDocument.organization_id,
+        ):
+            assert column.type.length == MAX_ID_LENGTH, column  # type: ignore[attr-defined]
