@@ -1,5 +1,6 @@
 """Sync sources synced through the real pipeline (services as processes on Kafka) into search:
-an S3 source on moto, a SharePoint library on the Graph stand-in."""
+an S3 source on moto, a SharePoint library on the Graph stand-in, a Confluence space on its
+stand-in."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from typing import Any
 import boto3
 import httpx
 import pytest
+from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW
+from docproc_common.testing.confluence_standin import running_confluence
 from docproc_common.testing.graph_standin import GraphStandIn, serve_graph
 
 from tests.e2e.harness import Cluster, running_cluster, wait_for
@@ -252,6 +255,88 @@ def test_sharepoint_source_synced_through_the_pipeline_is_searchable(
         assert log["bytes_fetched"] == graph.bytes_served - served == len(changed.content)
         wait_indexed(client, kb_id, 2)
 
+
+def test_confluence_space_synced_through_the_pipeline_is_searchable(sync_cluster: Cluster) -> None:
+    cluster = sync_cluster
+    with running_confluence() as wiki:
+        wiki.add_space("DOCS")
+        birds = wiki.add_page("DOCS", "Birds", "<p>Penguins live in Antarctica.</p>")
+        rodents = wiki.add_page(
+            "DOCS",
+            "Rodents",
+            '<p>The capybara is the largest rodent.</p><ac:structured-macro ac:name="info">'
+            '<ac:parameter ac:name="title">macro-parameter-text</ac:parameter>'
+            "<ac:rich-text-body><p>It lives near water.</p></ac:rich-text-body>"
+            "</ac:structured-macro>",
+            parent=birds,
+        )
+        wiki.add_page(
+            "DOCS", "Events", "<table><tr><td>Kafka</td><td>carries the events</td></tr></table>"
+        )
+
+        reader = {"user_id": "root", "permissions": [VIEW, EDIT, SECRETS_VIEW], "app_admin": True}
+        with cluster.client(**reader) as client:
+            name = f"e2e_confluence_{uuid.uuid4().hex[:8]}"
+            kb = client.post(
+                "/kb",
+                json={
+                    "name": name,
+                    "collection_name": name,
+                    "scope": "app",
+                    "embedding_provider": "local",
+                    "embedding_model": LOCAL_MODEL,
+                },
+            )
+            assert kb.status_code == 201, kb.text
+            kb_id = kb.json()["id"]
+            secret = client.post(
+                "/secrets",
+                json={
+                    "name": "wiki reader",
+                    "kind": "confluence_token",
+                    "value": {"email": wiki.email, "api_token": wiki.api_token},
+                },
+            )
+            assert secret.status_code == 201, secret.text
+            created = client.post(
+                f"/kb/{kb_id}/sync-sources",
+                json={
+                    "connector": "confluence",
+                    "config": {"site_url": wiki.url, "space_key": "DOCS"},
+                    "secret_id": secret.json()["id"],
+                },
+            )
+            assert created.status_code == 201, created.text
+            source = created.json()
+            assert (
+                "(every page of the space it can see, restricted pages included)"
+                in (source["audience"])
+            )
+
+            run = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run").json()
+            log = wait_run(client, kb_id, source["id"], run["sync_log_id"])
+            assert (log["status"], log["ingested"], log["total_files"]) == ("done", 3, 3)
+            wait_indexed(client, kb_id, 3)
+            hits = search(client, name, "largest rodent")
+            assert "capybara" in hits[0]["content"] and hits[0]["filename"] == "Rodents.md"
+            assert all("macro-parameter-text" not in h["content"] for h in hits)
+
+            # unchanged versions: no body is fetched
+            wiki.reset_counts()
+            again = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run").json()
+            log = wait_run(client, kb_id, source["id"], again["sync_log_id"])
+            assert (log["skipped"], log["bytes_fetched"], log["ingested"]) == (3, 0, 0)
+            assert wiki.body_fetches == {}
+
+            # one page revised, one deleted: updated in place, the gone page retired
+            wiki.edit(rodents, body="<p>The capybara swims in rivers of South America.</p>")
+            wiki.delete(birds)
+            third = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run").json()
+            log = wait_run(client, kb_id, source["id"], third["sync_log_id"])
+            assert (log["updated"], log["skipped"], log["deleted"]) == (1, 1, 1)
+            assert dict(wiki.body_fetches) == {rodents: 1}
+            wait_indexed(client, kb_id, 2)
+
     table = f"rag_{name}"
 
     def settled() -> bool:
@@ -264,3 +349,10 @@ def test_sharepoint_source_synced_through_the_pipeline_is_searchable(
         assert "South American rivers" in hits[0]["content"]
         assert all("Beavers" not in h["content"] for h in hits)
     assert graph.violations == []
+
+    wait_for(settled, 120, what="the replaced and the deleted pages' chunks to go")
+    with cluster.admin() as client:
+        hits = search(client, name, "where does the capybara swim")
+        assert "rivers of South America" in hits[0]["content"]
+        assert all("largest rodent" not in h["content"] for h in hits)
+        assert all("Penguins" not in h["content"] for h in hits)
