@@ -255,6 +255,19 @@ def test_sharepoint_source_synced_through_the_pipeline_is_searchable(
         assert log["bytes_fetched"] == graph.bytes_served - served == len(changed.content)
         wait_indexed(client, kb_id, 2)
 
+    table = f"rag_{name}"
+
+    def settled() -> bool:
+        rows = cluster.query(f"SELECT count(DISTINCT document_id) FROM {table}")
+        return bool(rows[0][0] == 2)
+
+    wait_for(settled, 120, what="the replaced and the deleted documents' chunks to go")
+    with cluster.admin() as client:
+        hits = search(client, name, "where does the capybara swim")
+        assert "South American rivers" in hits[0]["content"]
+        assert all("Beavers" not in h["content"] for h in hits)
+    assert graph.violations == []
+
 
 def test_confluence_space_synced_through_the_pipeline_is_searchable(sync_cluster: Cluster) -> None:
     cluster = sync_cluster
@@ -342,13 +355,6 @@ def test_confluence_space_synced_through_the_pipeline_is_searchable(sync_cluster
     def settled() -> bool:
         rows = cluster.query(f"SELECT count(DISTINCT document_id) FROM {table}")
         return bool(rows[0][0] == 2)
-
-    wait_for(settled, 120, what="the replaced and the deleted documents' chunks to go")
-    with cluster.admin() as client:
-        hits = search(client, name, "where does the capybara swim")
-        assert "South American rivers" in hits[0]["content"]
-        assert all("Beavers" not in h["content"] for h in hits)
-    assert graph.violations == []
 
     wait_for(settled, 120, what="the replaced and the deleted pages' chunks to go")
     with cluster.admin() as client:
