@@ -13,7 +13,6 @@ from typing import Any
 import boto3
 import httpx
 import pytest
-from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW
 from docproc_common.testing.confluence_standin import running_confluence
 from docproc_common.testing.graph_standin import GraphStandIn, serve_graph
 
@@ -287,8 +286,7 @@ def test_confluence_space_synced_through_the_pipeline_is_searchable(sync_cluster
             "DOCS", "Events", "<table><tr><td>Kafka</td><td>carries the events</td></tr></table>"
         )
 
-        reader = {"user_id": "root", "permissions": [VIEW, EDIT, SECRETS_VIEW], "app_admin": True}
-        with cluster.client(**reader) as client:
+        with cluster.admin() as client:
             name = f"e2e_confluence_{uuid.uuid4().hex[:8]}"
             kb = client.post(
                 "/kb",
