@@ -58,7 +58,7 @@ def main() -> None:
         for variant in VARIANTS:
             start = time.perf_counter()
             models[variant] = LocalMiniLM(
-                cache, threads=args.threads, batch_size=args.batch, graph=variant
+                cache, threads=args.threads, batch_tokens=args.batch * 256, graph=variant
             )
             load_s[variant] = time.perf_counter() - start
 

@@ -1,7 +1,7 @@
 """Settings shared by every docproc service.
 
 Environment variables nest with ``__``: ``DATABASE__URL``,
-``KAFKA__BOOTSTRAP_SERVERS``, ``STORAGE__BACKEND``, ``EMBEDDER__BATCH_SIZE``.
+``KAFKA__BOOTSTRAP_SERVERS``, ``STORAGE__BACKEND``, ``EMBEDDER__BATCH_TOKENS``.
 The seed's flat names (``ENV_ALIASES``: ``CHAT_MAX_UPLOAD_SIZE_MB``, ...) are accepted
 too; when both spellings of one setting are set they must agree.
 Nothing is read at import time: ``get_settings()`` is called by a service's
@@ -159,7 +159,8 @@ class LimitSettings(BaseModel):
 
 
 class EmbedderSettings(BaseModel):
-    batch_size: int = 32
+    #: Padded tokens per local-model call (rows x width); 8192 is 32 full 256-token windows.
+    batch_tokens: int = Field(default=8192, ge=1)
     threads: int | None = None
     model_cache_dir: Path = Field(default_factory=lambda: docproc_home() / "models")
     #: A JSON file in the shape of the packaged catalog whose models are added to it (e.g.

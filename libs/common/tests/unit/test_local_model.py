@@ -135,8 +135,67 @@ def test_batch_order_preserved(model: LocalMiniLM) -> None:
 
 def test_small_batches_match_one_batch(cache_dir: Path, model: LocalMiniLM) -> None:
     texts = [f"sentence number {i} about topic {i % 3}" for i in range(11)]
-    small = LocalMiniLM(cache_dir=cache_dir, threads=1, batch_size=3)
+    small = LocalMiniLM(cache_dir=cache_dir, threads=1, batch_tokens=30)  # ~3 texts a call
     assert np.all(_cos(small.embed(texts), model.embed(texts)) > 0.9999)
+
+
+def _chunk_like(model: LocalMiniLM, count: int) -> list[str]:
+    """Texts like a 2,500-character knowledge-base chunk: one full window and a short tail."""
+    vocab = model._tokenizer.get_vocab()
+    words = sorted(w for w in vocab if w.isascii() and w.isalpha() and len(w) >= 4)
+    return [" ".join(words[i * 300 : i * 300 + 254 + 10 + 7 * i]) for i in range(count)]
+
+
+def test_batches_cut_by_length_and_token_budget(model: LocalMiniLM) -> None:
+    widths = [40, 256, 38, 256, 255, 30, 240] + [256] * 40
+    batches = model._batches(widths)
+    assert sorted(i for b in batches for i in b) == list(range(len(widths)))
+    for batch in batches:
+        width = widths[batch[0]]
+        assert width == max(widths[i] for i in batch)  # padded to its own longest
+        assert len(batch) * width <= model.batch_tokens
+        assert all(width - widths[i] <= 32 for i in batch), [widths[i] for i in batch]
+    # the 44 long windows fill batches of 32 (8192 tokens); the three tails go together
+    assert [len(b) for b in batches] == [32, 12, 3]
+
+
+def test_each_call_pads_only_to_its_own_longest_window(
+    model: LocalMiniLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = model._session
+    shapes: list[tuple[int, int]] = []
+    padded: list[int] = []
+
+    class Spy:
+        def run(self, names: list[str], feed: dict[str, np.ndarray]) -> Any:
+            mask = feed["attention_mask"]
+            shapes.append(mask.shape)
+            padded.append(int(mask.size - mask.sum()))
+            return session.run(names, feed)
+
+    monkeypatch.setattr(model, "_session", Spy())
+    texts = _chunk_like(model, 12)
+    assert all(256 < model.count_tokens(t) < 350 for t in texts)  # two windows each
+    model.embed(texts)
+    computed = sum(rows * width for rows, width in shapes)
+    # 12 full windows and 12 tails of 12-89 tokens: the tails are not padded to 256
+    assert sum(padded) / computed < 0.1, shapes
+    assert max(rows for rows, width in shapes if width < 100) > 1, shapes  # tails share calls
+
+
+def test_batched_vectors_equal_the_unbatched_ones(cache_dir: Path, model: LocalMiniLM) -> None:
+    texts = [
+        *_chunk_like(model, 9),
+        "a",
+        "Kafka consumers commit offsets.",
+        "The invoice for March is attached to this message, please review it. " * 20,
+        "",
+        "word " * 700,
+    ]
+    unbatched = LocalMiniLM(cache_dir=cache_dir, threads=2, batch_tokens=1)  # a call per window
+    one_by_one = np.vstack([unbatched.embed([t]) for t in texts])
+    together = model.embed(texts)
+    assert np.max(np.abs(together - one_by_one)) <= 1e-6
 
 
 def test_deterministic(model: LocalMiniLM) -> None:

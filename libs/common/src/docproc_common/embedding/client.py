@@ -446,7 +446,7 @@ class EmbeddingClients:
         e = settings.embedder
         self._cache_dir = e.model_cache_dir
         self._threads = e.threads
-        self._batch_size = e.batch_size
+        self._batch_tokens = e.batch_tokens
         self._local: LocalEmbeddingClient | None = None
         self._local_pool: BlockingPool | None = None
         self._http: httpx.AsyncClient | None = None
@@ -515,7 +515,7 @@ class EmbeddingClients:
         with self._lock:
             if self._local is None:
                 model = LocalMiniLM(
-                    cache_dir=self._cache_dir, threads=self._threads, batch_size=self._batch_size
+                    cache_dir=self._cache_dir, threads=self._threads, batch_tokens=self._batch_tokens
                 )
                 self._local_pool = BlockingPool(1, name="docproc-embed-local")
                 self._local = LocalEmbeddingClient(model, self._local_pool)
