@@ -33,6 +33,7 @@ import logging
 import math
 import threading
 import uuid
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -241,24 +242,91 @@ class EmbeddingClient(Protocol):
         ...
 
 
+@dataclass(slots=True)
+class _EmbedRequest:
+    texts: list[str]
+    done: asyncio.Future[npt.NDArray[np.float32]]
+
+
 class LocalEmbeddingClient:
-    """The in-process model on its own single-worker pool.
+    """The in-process model on its own single-worker pool, fusing concurrent requests.
 
     onnxruntime already spreads one inference over its intra-op threads; a second
     worker would only oversubscribe the cores, and sharing the file-I/O pool would
     queue storage reads behind inference.
+
+    Requests that arrive while the model is busy wait in a queue, and the next call
+    embeds all of them together (whole requests, in arrival order, up to
+    ``max_fused_texts`` texts, at least one request), so the windows of documents
+    embedded at the same time share the model's length-sorted batches. Each text's
+    vector is the one embedding it alone gives (the model pools per text; batching
+    moves results by ~1e-8). If a fused call fails, its requests are embedded one by
+    one, so an error belongs to the request that caused it.
     """
 
-    def __init__(self, model: LocalMiniLM, pool: BlockingPool) -> None:
+    def __init__(self, model: LocalMiniLM, pool: BlockingPool, max_fused_texts: int = 128) -> None:
         self._model = model
         self._pool = pool
+        self._max_fused_texts = max_fused_texts
+        self._queue: deque[_EmbedRequest] = deque()
+        self._worker: asyncio.Task[None] | None = None
         self.dimensions = model.DIMENSIONS
 
     async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        return await self._pool.run(self._model.embed, texts)
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        loop = asyncio.get_running_loop()
+        request = _EmbedRequest(list(texts), loop.create_future())
+        self._queue.append(request)
+        if self._worker is None or self._worker.done():
+            self._worker = loop.create_task(self._drain(), name="docproc-embed-local-fuse")
+        return await request.done
 
     def count_tokens(self, texts: list[str]) -> int:
         return sum(self._model.count_tokens(t) for t in texts)
+
+    async def _drain(self) -> None:
+        fused: list[_EmbedRequest] = []
+        try:
+            while self._queue:
+                fused = self._next_call()
+                if fused:
+                    await self._run(fused)
+        finally:  # normally all answered; if cancelled (the loop closing), nobody will answer
+            for request in [*fused, *self._queue]:
+                request.done.cancel()
+            self._queue.clear()
+
+    def _next_call(self) -> list[_EmbedRequest]:
+        """Whole queued requests (a cancelled one is dropped) up to ``max_fused_texts``."""
+        fused: list[_EmbedRequest] = []
+        count = 0
+        while self._queue:
+            request = self._queue[0]
+            if fused and count + len(request.texts) > self._max_fused_texts:
+                break
+            self._queue.popleft()
+            if not request.done.done():
+                fused.append(request)
+                count += len(request.texts)
+        return fused
+
+    async def _run(self, fused: list[_EmbedRequest]) -> None:
+        try:
+            vectors = await self._pool.run(self._model.embed, [t for r in fused for t in r.texts])
+        except Exception as exc:
+            if len(fused) > 1:
+                for request in fused:
+                    await self._run([request])
+            elif not fused[0].done.done():
+                fused[0].done.set_exception(exc)
+            return
+        begin = 0
+        for request in fused:
+            end = begin + len(request.texts)
+            if not request.done.done():
+                request.done.set_result(vectors[begin:end])
+            begin = end
 
 
 class RefusingClient:
@@ -515,7 +583,9 @@ class EmbeddingClients:
         with self._lock:
             if self._local is None:
                 model = LocalMiniLM(
-                    cache_dir=self._cache_dir, threads=self._threads, batch_tokens=self._batch_tokens
+                    cache_dir=self._cache_dir,
+                    threads=self._threads,
+                    batch_tokens=self._batch_tokens,
                 )
                 self._local_pool = BlockingPool(1, name="docproc-embed-local")
                 self._local = LocalEmbeddingClient(model, self._local_pool)
