@@ -86,6 +86,9 @@ class ServiceSpec:
     routers: Sequence[APIRouter] = ()
     middleware: Sequence[tuple[Any, dict[str, Any]]] = ()
     on_shutdown: Sequence[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    #: Events its consumer handles at once (see ``bus.kafka``, ``bus.embedded``); above 1
+    #: its handlers must be correct when events overlap, two of one key included.
+    concurrency: int = 1
 
 
 def _database_check(runtime: Runtime) -> ReadinessCheck:
@@ -218,14 +221,20 @@ async def serve(
         checks.append(_kafka_check(producer))
         for spec, m in zip(specs, metrics, strict=True):
             if spec.subscriptions:
-                runner = KafkaStageRunner(spec.name, spec.subscriptions, settings.kafka, m)
+                runner = KafkaStageRunner(
+                    spec.name, spec.subscriptions, settings.kafka, m, concurrency=spec.concurrency
+                )
                 runners.append(_after_schema(runtime, runner.run))
     else:
         sink = EmbeddedSink(SUBSCRIBERS)
         for spec, m in zip(specs, metrics, strict=True):
             if spec.subscriptions:
                 embedded = EmbeddedStageRunner(
-                    spec.name, spec.subscriptions, runtime.sessionmaker, m
+                    spec.name,
+                    spec.subscriptions,
+                    runtime.sessionmaker,
+                    m,
+                    concurrency=spec.concurrency,
                 )
                 runners.append(_after_schema(runtime, embedded.run))
     relay = OutboxRelay(

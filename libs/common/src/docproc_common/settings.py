@@ -161,6 +161,9 @@ class LimitSettings(BaseModel):
 class EmbedderSettings(BaseModel):
     #: Padded tokens per local-model call (rows x width); 8192 is 32 full 256-token windows.
     batch_tokens: int = Field(default=8192, ge=1)
+    #: Documents one embedder consumer handles at once (over its Kafka partitions, or one
+    #: claimed batch on the embedded bus); the local model fuses their chunks' windows.
+    concurrency: int = Field(default=4, ge=1)
     threads: int | None = None
     model_cache_dir: Path = Field(default_factory=lambda: docproc_home() / "models")
     #: A JSON file in the shape of the packaged catalog whose models are added to it (e.g.

@@ -1,7 +1,9 @@
-"""The embedded bus on the real database: a dead row keeps its failure as the DLQ headers do."""
+"""The embedded bus on the real database: a dead row keeps its failure as the DLQ headers do;
+a consumer handles a batch of rows at once."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
 
@@ -44,7 +46,7 @@ async def test_a_dead_row_has_the_class_a_sanitised_message_and_the_frames(
             runtime.sessionmaker,
             BusMetrics("svc_embedded_dead"),
         )
-        assert await runner.process_one()
+        assert await runner.process_batch()
         async with runtime.sessionmaker() as s:
             dead = await s.get(EmbeddedDelivery, row.id)
             assert dead is not None
@@ -53,3 +55,43 @@ async def test_a_dead_row_has_the_class_a_sanitised_message_and_the_frames(
     assert message == "PermanentError: GET https://<redacted>@h.internal/x?<redacted> refused"
     line = refuse.__code__.co_firstlineno + 1
     assert frames.endswith(f":handler > integration/test_embedded_runner.py:{line}:refuse")
+
+
+async def test_a_batch_of_rows_is_handled_together(tmp_path: Path) -> None:
+    """With concurrency 3 the three due rows are claimed at once and their handlers overlap."""
+    started: list[uuid.UUID] = []
+    everyone = asyncio.Event()
+
+    async def handler(e: CollectionDeleted, _d: Delivery) -> None:
+        started.append(e.teardown_id)
+        if len(started) == 3:
+            everyone.set()
+        await asyncio.wait_for(everyone.wait(), 10)  # only returns if all three run at once
+
+    events = [CollectionDeleted(teardown_id=uuid.uuid4(), collection_name="c") for _ in range(3)]
+    async with fresh_runtime(tmp_path) as runtime:
+        async with runtime.sessionmaker() as s, s.begin():
+            rows = [
+                EmbeddedDelivery(
+                    consumer="svc",
+                    topic=CollectionDeleted.TOPIC,
+                    key=e.key(),
+                    event_id=uuid.uuid4(),
+                    payload=e.model_dump(mode="json"),
+                )
+                for e in events
+            ]
+            s.add_all(rows)
+        runner = EmbeddedStageRunner(
+            "svc",
+            [Subscription(CollectionDeleted.TOPIC, handler)],
+            runtime.sessionmaker,
+            BusMetrics("svc_embedded_batch"),
+            concurrency=3,
+        )
+        assert await runner.process_batch()
+        assert not await runner.process_batch()  # nothing left
+        async with runtime.sessionmaker() as s:
+            done = [await s.get(EmbeddedDelivery, row.id) for row in rows]
+    assert sorted(started) == sorted(e.teardown_id for e in events)
+    assert all(d is not None and d.done_at is not None and not d.dead for d in done)

@@ -8,7 +8,8 @@ import uuid
 from typing import Any
 
 import pytest
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.structs import RecordMetadata
 from docproc_common.bus.dead_letter import FRAMES, MAX_MESSAGE
 from docproc_common.bus.delivery import Delivery, Subscription, dlq_topic
 from docproc_common.bus.kafka import KafkaStageRunner
@@ -49,6 +50,25 @@ async def publish(infra: dict[str, str], event: CollectionDeleted) -> uuid.UUID:
     finally:
         await producer.stop()
     return event_id
+
+
+async def publish_together(infra: dict[str, str], events: list[CollectionDeleted]) -> list[Any]:
+    """``events`` in one produce request (one key: one partition, consecutive offsets)."""
+    producer = AIOKafkaProducer(bootstrap_servers=infra["KAFKA__BOOTSTRAP_SERVERS"])
+    await producer.start()
+    try:
+        acks = [
+            await producer.send(
+                TOPIC,
+                json.dumps(e.model_dump(mode="json")).encode(),
+                key=e.key().encode(),
+                headers=[(EVENT_ID_HEADER, str(uuid.uuid4()).encode())],
+            )
+            for e in events
+        ]
+        return list(await asyncio.gather(*acks))
+    finally:
+        await producer.stop()
 
 
 async def run_until(runner: KafkaStageRunner, done: asyncio.Event, timeout: float = 60) -> None:
@@ -229,3 +249,73 @@ async def test_a_consumer_creates_its_retry_and_dlq_topics_as_configured(
         stop.set()
         await asyncio.wait_for(task, 30)
     assert {t["topic"]: len(t["partitions"]) for t in described} == dict.fromkeys(wanted, 2)
+
+
+async def test_records_overlap_up_to_the_concurrency_and_commit_in_offset_order(
+    infra: dict[str, str],
+) -> None:
+    """With concurrency 2 the later records of a partition run while the first is still
+    handled, never more than two at once, and nothing past the first is committed until
+    it is done."""
+    service = f"svc_{uuid.uuid4().hex[:8]}"
+    collection = f"c_{uuid.uuid4().hex[:8]}"
+    marker, first, second, third = (
+        CollectionDeleted(teardown_id=uuid.uuid4(), collection_name=collection) for _ in range(4)
+    )
+    ours = [first.teardown_id, second.teardown_id, third.teardown_id]
+    ready, later_done, release, all_done = (asyncio.Event() for _ in range(4))
+    finished: list[uuid.UUID] = []
+    in_flight = 0
+    most = 0
+
+    async def handler(e: CollectionDeleted, _d: Delivery) -> None:
+        nonlocal in_flight, most
+        if e.teardown_id == marker.teardown_id:
+            ready.set()
+        if e.teardown_id not in ours:
+            return
+        in_flight += 1
+        most = max(most, in_flight)
+        try:
+            if e.teardown_id == first.teardown_id:
+                await release.wait()
+            else:
+                await asyncio.sleep(0.2)
+        finally:
+            in_flight -= 1
+        finished.append(e.teardown_id)
+        if finished[-2:] == ours[1:]:
+            later_done.set()
+        if len(finished) == 3:
+            all_done.set()
+
+    runner = KafkaStageRunner(
+        service,
+        [Subscription(TOPIC, handler)],
+        settings(infra, max_records=500),
+        BusMetrics(service),
+        concurrency=2,
+    )
+    stop = asyncio.Event()
+    task = asyncio.create_task(runner.run(stop))
+    try:
+        await publish(infra, marker)
+        await asyncio.wait_for(ready.wait(), 60)  # the group has read the topic's history
+        acks: list[RecordMetadata] = await publish_together(infra, [first, second, third])
+        tp = TopicPartition(TOPIC, acks[0].partition)
+        await asyncio.wait_for(later_done.wait(), 30)
+        assert runner.consumer is not None
+        assert (await runner.consumer.committed(tp) or 0) <= acks[0].offset
+        release.set()
+        await asyncio.wait_for(all_done.wait(), 30)
+        for _ in range(100):
+            if await runner.consumer.committed(tp) == acks[-1].offset + 1:
+                break
+            await asyncio.sleep(0.1)
+        assert await runner.consumer.committed(tp) == acks[-1].offset + 1
+    finally:
+        release.set()
+        stop.set()
+        await asyncio.wait_for(task, 30)
+    assert most == 2
+    assert finished == [second.teardown_id, third.teardown_id, first.teardown_id]

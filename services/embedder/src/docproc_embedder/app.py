@@ -46,4 +46,7 @@ def build(runtime: Runtime) -> ServiceSpec:
         routers=[build_openai_router(clients, token)] if e.serve_openai_api else [],
         tasks=[warm_model(runtime, clients, e.serve_openai_api)],
         on_shutdown=[clients.aclose],
+        # documents embedded at once share the local model's batches (LocalEmbeddingClient);
+        # the handler is per document and tolerates overlap (claim, current-attempt lock)
+        concurrency=e.concurrency,
     )

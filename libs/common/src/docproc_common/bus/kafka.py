@@ -7,6 +7,11 @@ database commit. A failing message is retried in place, then republished to
 partition is paused until then, never slept on, so the group does not
 rebalance), then dead-lettered to ``<topic>.dlq.<service>`` with its origin and
 its failure (``bus.dead_letter``: class, sanitised message, last frames).
+
+A runner handles up to ``concurrency`` records at once over all its partitions (the
+service's ``ServiceSpec.concurrency``, 1 unless its handler allows overlap); a
+partition's records start in offset order, and its offset is committed once the
+records of the poll are done, up to the first that raised.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
@@ -82,8 +87,11 @@ class KafkaStageRunner:
         subscriptions: Sequence[Subscription],
         settings: KafkaSettings,
         metrics: BusMetrics,
+        *,
+        concurrency: int = 1,
     ) -> None:
         self._service = service
+        self._slots = asyncio.Semaphore(concurrency)
         self._settings = settings
         self._metrics = metrics
         self._policy = RetryPolicy(
@@ -124,8 +132,12 @@ class KafkaStageRunner:
                     timeout_ms=self._settings.poll_timeout_ms,
                     max_records=self._settings.max_records,
                 )
-                for tp, records in batches.items():
-                    await self._process_partition(consumer, producer, tp, records)
+                await _all_or_first_error(
+                    [
+                        self._process_partition(consumer, producer, tp, records)
+                        for tp, records in batches.items()
+                    ]
+                )
                 await self._record_lag(consumer)
         finally:
             await consumer.stop()
@@ -154,19 +166,42 @@ class KafkaStageRunner:
         tp: TopicPartition,
         records: list[ConsumerRecord[Any, Any]],
     ) -> None:
+        started: list[asyncio.Task[None]] = []
+        try:
+            for record in records:
+                headers = _decode_headers(record)
+                not_before = float(headers.get(NOT_BEFORE, "0"))
+                if not_before > time.time():
+                    consumer.seek(tp, record.offset)
+                    consumer.pause(tp)
+                    self._paused_until[tp] = not_before
+                    break
+                await self._slots.acquire()
+                started.append(asyncio.create_task(self._in_slot(producer, record, headers)))
+            results = await asyncio.gather(*started, return_exceptions=True)
+        finally:  # cancelled while waiting for a slot: the started records go with it
+            for task in started:
+                task.cancel()
         last_done: int | None = None
-        for record in records:
-            headers = _decode_headers(record)
-            not_before = float(headers.get(NOT_BEFORE, "0"))
-            if not_before > time.time():
-                consumer.seek(tp, record.offset)
-                consumer.pause(tp)
-                self._paused_until[tp] = not_before
-                break
-            await self._process_record(producer, record, headers)
+        for record, result in zip(records, results, strict=False):
+            if isinstance(result, BaseException):
+                if last_done is not None:
+                    await consumer.commit({tp: last_done + 1})
+                raise result
             last_done = record.offset
         if last_done is not None:
             await consumer.commit({tp: last_done + 1})
+
+    async def _in_slot(
+        self,
+        producer: AIOKafkaProducer,
+        record: ConsumerRecord[Any, Any],
+        headers: dict[str, str],
+    ) -> None:
+        try:
+            await self._process_record(producer, record, headers)
+        finally:
+            self._slots.release()
 
     async def _process_record(
         self,
@@ -220,3 +255,10 @@ class KafkaStageRunner:
                 headers=_encode_headers(out),
             )
         self._guard.record(result.outcome)
+
+
+async def _all_or_first_error(coroutines: Sequence[Coroutine[Any, Any, None]]) -> None:
+    """Run ``coroutines`` together, let all of them finish, then raise the first error."""
+    for result in await asyncio.gather(*coroutines, return_exceptions=True):
+        if isinstance(result, BaseException):
+            raise result
