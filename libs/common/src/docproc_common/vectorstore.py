@@ -117,7 +117,17 @@ async def ensure_table(session: AsyncSession, collection: str, dim: int) -> None
     """Create ``rag_<collection>`` and its indexes if missing, in the caller's transaction."""
     table = vector_table_name(collection)
     await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(table)})
-    if await table_exists(session, collection):
+    # Read pg_class under this statement's snapshot, not ``to_regclass``: its catalog cache
+    # may still hold "no such table" from a look earlier in this transaction (the embedder's
+    # ``table_exists``), as an advisory lock does not make the backend read invalidations.
+    created = await session.execute(
+        text(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = :t)"
+        ),
+        {"t": table},
+    )
+    if created.scalar():
         return
     statements = [
         f"""CREATE TABLE {table} (

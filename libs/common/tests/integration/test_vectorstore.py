@@ -102,6 +102,27 @@ async def test_concurrent_first_writers_create_one_table_without_errors(
     }
 
 
+async def test_first_writers_that_looked_for_the_table_first_create_it_once(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    """As the embedder does (``table_exists``, then ``ensure_table``): the look before the
+    lock must not make a writer that waited for the lock create the table again."""
+    name = f"race_{uuid.uuid4().hex[:8]}"
+    kb = uuid.uuid4()
+    looked = asyncio.Barrier(4)
+
+    async def writer(i: int) -> None:
+        async with sessions() as s, s.begin():
+            assert not await table_exists(s, name)
+            await looked.wait()
+            await ensure_table(s, name, 384)
+            await write_chunks(s, name, uuid.uuid4(), [f"doc {i}"], unit_vectors(1, i), stamp(kb))
+
+    await asyncio.gather(*(writer(i) for i in range(4)))
+    async with sessions() as s:
+        assert (await s.execute(text(f"SELECT count(*) FROM rag_{name}"))).scalar() == 4
+
+
 async def test_a_rewrite_of_the_same_document_replaces_its_set(
     sessions: async_sessionmaker[AsyncSession],
 ) -> None:
