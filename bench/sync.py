@@ -1,19 +1,23 @@
-"""Sync change detection: a 10,000-object S3 prefix (moto) with 1% changed between runs.
+"""Sync change detection: a 10,000-object prefix of an object store with 1% changed between runs.
 
-Runs the sync service's own run (``docproc_sync.service.run_source``) in-process
-against the test infrastructure (Postgres, moto's S3 server, ``scripts/infra.py``)
-on a fresh database; the parser and the embedder are played by marking every
-dispatched row ``done`` between runs, so the figures are the sync run alone:
+The store is moto's S3 (default), Azurite (``--store azure_blob``: the ETag path) or
+fake-gcs-server (``--store gcs``: the md5Hash path, a service account exchanged at a
+local token endpoint). Runs the sync service's own run
+(``docproc_sync.service.run_source``) in-process against the test infrastructure
+(Postgres and the store, ``scripts/infra.py``) on a fresh database; the parser and
+the embedder are played by marking every dispatched row ``done`` between runs, so the figures are the sync run alone:
 listing, change decisions, fetches, staging and the tracking rows.
 
 1. first run: every object is new (listed, fetched, staged, dispatched);
-2. 1% of the objects are rewritten; second run, the ETag path: only those are fetched;
-3. another 1% rewritten; the same run with the connector's ETag hidden, i.e. the
+2. 1% of the objects are rewritten; second run, the change signal's path: only those
+   are fetched;
+3. another 1% rewritten; the same run with the connector's signal hidden, i.e. the
    ``content_hash`` fallback a connector without a change signal gets: every
    object is fetched to find the 1% that changed.
 
     uv run python bench/sync.py                       # 10,000 objects, 1% changed
     uv run python bench/sync.py --objects 2000 --changed 0.05
+    uv run python bench/sync.py --store azure_blob --objects 2000
 """
 
 from __future__ import annotations
@@ -26,20 +30,18 @@ import random
 import sys
 import tempfile
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import boto3
 from docproc_common.connectors import CONNECTORS
-from docproc_common.connectors.object_store import StoredObject
-from docproc_common.connectors.s3 import S3Connector
+from docproc_common.connectors.object_store import ObjectStoreConnector, StoredObject
 from docproc_common.connectors.settings import SyncSettings
 from docproc_common.runtime import Runtime
 from docproc_common.settings import DatabaseSettings, Settings, StorageSettings
 from docproc_common.testing.db import create_test_database
 from docproc_common.testing.infra import load_infra_env
+from docproc_common.testing.stores import AzuriteStore, GcsStore, S3Store, Store, TokenServer
 from docproc_sync.testing import SyncBed
 
 WORDS = "penguin capybara river forest ledger invoice policy handbook onboarding".split()
@@ -55,34 +57,36 @@ def body(n: int, version: int, size: int) -> bytes:
     return f"# Document {n} v{version}\n\n{' '.join(words)}\n".encode()
 
 
-class NoSignalS3(S3Connector):
-    """The same connector with its ETag withheld: the content_hash fallback."""
+def without_signal(cls: type[Any]) -> type[ObjectStoreConnector[Any]]:
+    """The same connector with its change signal withheld: the content_hash fallback."""
 
-    def _list_page(self, token: str | None) -> tuple[list[StoredObject], str | None]:
-        objects, more = super()._list_page(token)
-        return [StoredObject(o.key, o.size, None) for o in objects], more
+    class NoSignal(cls):  # type: ignore[misc]
+        def _list_page(self, token: str | None) -> tuple[list[StoredObject], str | None]:
+            objects, more = super()._list_page(token)
+            return [StoredObject(o.key, o.size, None) for o in objects], more
+
+    return NoSignal
+
+
+def open_store(name: str, tokens: TokenServer) -> Store:
+    if name == "s3":
+        return S3Store(load_infra_env(("postgres", "s3")))
+    emulators = load_infra_env(("postgres", name if name == "gcs" else "azurite"))
+    return AzuriteStore(emulators) if name == "azure_blob" else GcsStore(emulators, tokens)
 
 
 async def main(args: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.WARNING)
-    infra = load_infra_env(("postgres", "s3"))
-    endpoint = infra["STORAGE__S3_ENDPOINT_URL"]
-    s3: Any = boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        region_name="us-east-1",
-    )
-    bucket = f"bench-sync-{uuid.uuid4().hex[:8]}"
-    s3.create_bucket(Bucket=bucket)
+    infra = load_infra_env(("postgres",))
+    tokens = TokenServer()
+    store = open_store(args.store, tokens)
     prefix = "corpus/"
     keys = [f"{prefix}{n // 100:03}/doc-{n:05}.md" for n in range(args.objects)]
 
     def put(pairs: list[tuple[int, int]]) -> int:
         def one(pair: tuple[int, int]) -> int:
             data = body(pair[0], pair[1], args.size)
-            s3.put_object(Bucket=bucket, Key=keys[pair[0]], Body=data)
+            store.put({keys[pair[0]]: data})
             return len(data)
 
         with ThreadPoolExecutor(8) as pool:
@@ -112,15 +116,8 @@ async def main(args: argparse.Namespace) -> None:
         bed = SyncBed(runtime, sync)
         try:
             kb = await bed.kb()
-            secret = await bed.secret(
-                "aws_credentials", {"access_key_id": "testing", "secret_access_key": "testing"}
-            )
-            src = await bed.source(
-                kb,
-                "s3",
-                {"bucket": bucket, "prefix": prefix, "endpoint_url": endpoint},
-                secret_id=secret,
-            )
+            secret = await bed.secret(store.secret_kind, store.secret())
+            src = await bed.source(kb, store.connector, store.config(prefix), secret_id=secret)
             rows: list[tuple[str, Any, float]] = []
 
             async def measured(label: str) -> None:
@@ -135,18 +132,22 @@ async def main(args: argparse.Namespace) -> None:
             rng = random.Random(7)
             changed = max(1, int(args.objects * args.changed))
             put([(n, 1) for n in rng.sample(range(args.objects), changed)])
-            await measured(f"second run, {args.changed:.0%} changed, ETag")
+            connector = CONNECTORS[store.connector]
+            signal = connector.CHANGE_SIGNAL
+            await measured(f"second run, {args.changed:.0%} changed, {signal}")
             put([(n, 2) for n in rng.sample(range(args.objects), changed)])
-            CONNECTORS["s3"] = NoSignalS3
+            CONNECTORS[store.connector] = without_signal(connector)
             try:
-                await measured(f"third run, {args.changed:.0%} changed, no ETag (hash only)")
+                await measured(f"third run, {args.changed:.0%} changed, no {signal} (hash only)")
             finally:
-                CONNECTORS["s3"] = S3Connector
+                CONNECTORS[store.connector] = connector
         finally:
             await runtime.close()
+            tokens.close()
 
     print(
-        f"\n{args.objects} objects of ~{args.size} B, concurrency {args.concurrency}; "
+        f"\n{store.connector}: {args.objects} objects of ~{args.size} B, "
+        f"concurrency {args.concurrency}; "
         f"Python {platform.python_version()}, {platform.machine()}\n"
     )
     print("| run | wall s | listed | fetched MB | ingested | updated | skipped | objects/s |")
@@ -164,4 +165,5 @@ if __name__ == "__main__":
     parser.add_argument("--changed", type=float, default=0.01)
     parser.add_argument("--size", type=int, default=2048, help="bytes per object (about)")
     parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--store", choices=["s3", "azure_blob", "gcs"], default="s3")
     asyncio.run(main(parser.parse_args()))

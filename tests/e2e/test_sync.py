@@ -1,6 +1,6 @@
 """Sync sources synced through the real pipeline (services as processes on Kafka) into search:
-an S3 source on moto, a SharePoint library on the Graph stand-in, a Confluence space on its
-stand-in."""
+an object store (S3 on moto, Azure Blob on Azurite, GCS on fake-gcs-server), a SharePoint
+library on the Graph stand-in, a Confluence space on its stand-in."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import httpx
 import pytest
+from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW
 from docproc_common.testing.confluence_standin import running_confluence
 from docproc_common.testing.graph_standin import GraphStandIn, serve_graph
+from docproc_common.testing.infra import load_infra_env
+from docproc_common.testing.stores import AzuriteStore, GcsStore, S3Store, Store, TokenServer
 
 from tests.e2e.harness import Cluster, running_cluster, wait_for
 
@@ -32,7 +34,7 @@ def graph() -> Iterator[GraphStandIn]:
 def sync_cluster(
     tmp_path_factory: pytest.TempPathFactory, graph: GraphStandIn
 ) -> Iterator[Cluster]:
-    # moto and the Graph stand-in listen on 127.0.0.1 over http: this deployment allows it
+    # the emulators and the Graph stand-in listen on 127.0.0.1 over http: this deployment allows it
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SYNC__ALLOW_PRIVATE_NETWORKS", "true")
         mp.setenv("SYNC__ALLOW_PLAIN_HTTP", "true")
@@ -42,14 +44,19 @@ def sync_cluster(
             yield cluster
 
 
-def s3_client(cluster: Cluster) -> Any:
-    return boto3.client(
-        "s3",
-        endpoint_url=cluster.env["STORAGE__S3_ENDPOINT_URL"],
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        region_name="us-east-1",
-    )
+@pytest.fixture(scope="module")
+def token_server() -> Iterator[TokenServer]:
+    server = TokenServer()
+    yield server
+    server.close()
+
+
+def object_store(kind: str, cluster: Cluster, tokens: TokenServer) -> Store:
+    """A fresh container of moto's S3, Azurite or fake-gcs-server (``scripts/infra.py``)."""
+    if kind == "s3":
+        return S3Store(cluster.env)
+    emulators = load_infra_env(("azurite", "gcs"))
+    return AzuriteStore(emulators) if kind == "azure_blob" else GcsStore(emulators, tokens)
 
 
 def wait_run(client: httpx.Client, kb_id: str, source_id: str, log_id: str) -> dict[str, Any]:
@@ -83,19 +90,24 @@ def search(client: httpx.Client, collection: str, query: str) -> list[dict[str, 
     return hits
 
 
-def test_s3_source_synced_through_the_pipeline_is_searchable(sync_cluster: Cluster) -> None:
+@pytest.mark.parametrize("kind", ["s3", "azure_blob", "gcs"])
+def test_object_store_source_synced_through_the_pipeline_is_searchable(
+    sync_cluster: Cluster, token_server: TokenServer, kind: str
+) -> None:
     cluster = sync_cluster
-    s3 = s3_client(cluster)
-    bucket = f"e2e-sync-{uuid.uuid4().hex[:10]}"
-    s3.create_bucket(Bucket=bucket)
-    s3.put_object(Bucket=bucket, Key="a/readme.md", Body=b"# Birds\n\nPenguins live in Antarctica.")
-    s3.put_object(
-        Bucket=bucket, Key="b/readme.md", Body=b"# Rodents\n\nThe capybara is the largest rodent."
+    store = object_store(kind, cluster, token_server)
+    store.put(
+        {
+            "a/readme.md": b"# Birds\n\nPenguins live in Antarctica.",
+            "b/readme.md": b"# Rodents\n\nThe capybara is the largest rodent.",
+            "notes.txt": b"Kafka carries the events.",
+            "folder/": b"",
+        }
     )
-    s3.put_object(Bucket=bucket, Key="notes.txt", Body=b"Kafka carries the events.")
-    s3.put_object(Bucket=bucket, Key="folder/", Body=b"")
 
-    with cluster.admin() as client:
+    # secrets:view: the audience sentence names the secret only to a caller who may see it
+    reader = {"user_id": "root", "permissions": [VIEW, EDIT, SECRETS_VIEW], "app_admin": True}
+    with cluster.client(**reader) as client:
         name = f"e2e_sync_{uuid.uuid4().hex[:8]}"
         kb = client.post(
             "/kb",
@@ -111,28 +123,21 @@ def test_s3_source_synced_through_the_pipeline_is_searchable(sync_cluster: Clust
         kb_id = kb.json()["id"]
         secret = client.post(
             "/secrets",
-            json={
-                "name": "e2e bucket reader",
-                "kind": "aws_credentials",
-                "value": {"access_key_id": "testing", "secret_access_key": "testing"},
-            },
+            json={"name": "e2e store reader", "kind": store.secret_kind, "value": store.secret()},
         )
         assert secret.status_code == 201, secret.text
         created = client.post(
             f"/kb/{kb_id}/sync-sources",
             json={
-                "connector": "s3",
-                "config": {
-                    "bucket": bucket,
-                    "endpoint_url": cluster.env["STORAGE__S3_ENDPOINT_URL"],
-                },
+                "connector": store.connector,
+                "config": store.config(),
                 "secret_id": secret.json()["id"],
             },
         )
         assert created.status_code == 201, created.text
         source = created.json()
         assert source["audience"] == (
-            'The aws_credentials secret "e2e bucket reader" can read whatever it has been '
+            f'The {store.secret_kind} secret "e2e store reader" can read whatever it has been '
             f"granted, and everything it ingests becomes searchable in {name} ({name}) by "
             "anyone in this deployment."
         )
@@ -147,25 +152,23 @@ def test_s3_source_synced_through_the_pipeline_is_searchable(sync_cluster: Clust
         assert hits[0]["filename"] == "readme.md"
         assert (
             hits[0]["metadata"]
-            .get("source_path", f"s3://{bucket}/b/readme.md")
+            .get("source_path", store.address("b/readme.md"))
             .endswith("b/readme.md")
         )
 
-        # unchanged: the ETag answers, nothing is downloaded
+        # unchanged: the change signal answers, nothing is downloaded
         again = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run").json()
         log = wait_run(client, kb_id, source["id"], again["sync_log_id"])
         assert (log["skipped"], log["bytes_fetched"], log["ingested"]) == (3, 0, 0)
 
         # one object changes, one goes: updated in place, the old chunks and the gone file retired
-        s3.put_object(
-            Bucket=bucket,
-            Key="b/readme.md",
-            Body=b"# Rodents\n\nThe capybara swims in rivers of South America.",
-        )
-        s3.delete_object(Bucket=bucket, Key="notes.txt")
+        changed = b"# Rodents\n\nThe capybara swims in rivers of South America."
+        store.put({"b/readme.md": changed})
+        store.delete("notes.txt")
         third = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run").json()
         log = wait_run(client, kb_id, source["id"], third["sync_log_id"])
         assert (log["updated"], log["skipped"], log["deleted"]) == (1, 1, 1)
+        assert log["bytes_fetched"] == len(changed), "only the changed object was read"
         wait_indexed(client, kb_id, 2)
 
     table = f"rag_{name}"
@@ -184,7 +187,7 @@ def test_s3_source_synced_through_the_pipeline_is_searchable(sync_cluster: Clust
         "SELECT source_path FROM rag_documents WHERE knowledge_base_id = $1 ORDER BY source_path",
         uuid.UUID(kb_id),
     )
-    assert [r[0] for r in paths] == [f"s3://{bucket}/a/readme.md", f"s3://{bucket}/b/readme.md"]
+    assert [r[0] for r in paths] == [store.address("a/readme.md"), store.address("b/readme.md")]
 
 
 def test_sharepoint_source_synced_through_the_pipeline_is_searchable(
