@@ -1,19 +1,23 @@
 """Sync sources synced through the real pipeline (services as processes on Kafka) into search:
 an object store (S3 on moto, Azure Blob on Azurite, GCS on fake-gcs-server), a SharePoint
-library on the Graph stand-in, a Confluence space on its stand-in."""
+library on the Graph stand-in, a Confluence space on its stand-in, a Google Drive folder on
+the Drive stand-in."""
 
 from __future__ import annotations
 
+import io
 import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import docx
 import httpx
 import pytest
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW
 from docproc_common.testing.confluence_standin import running_confluence
+from docproc_common.testing.drive_standin import DOC, DriveStandIn
 from docproc_common.testing.graph_standin import GraphStandIn, serve_graph
 from docproc_common.testing.infra import load_infra_env
 from docproc_common.testing.stores import AzuriteStore, GcsStore, S3Store, Store, TokenServer
@@ -31,14 +35,21 @@ def graph() -> Iterator[GraphStandIn]:
 
 
 @pytest.fixture(scope="module")
+def drive() -> Iterator[DriveStandIn]:
+    standin = DriveStandIn()
+    yield standin
+    standin.close()
+
+
+@pytest.fixture(scope="module")
 def sync_cluster(
-    tmp_path_factory: pytest.TempPathFactory, graph: GraphStandIn
+    tmp_path_factory: pytest.TempPathFactory, graph: GraphStandIn, drive: DriveStandIn
 ) -> Iterator[Cluster]:
-    # the emulators and the Graph stand-in listen on 127.0.0.1 over http: this deployment allows it
+    # the emulators and the stand-ins listen on 127.0.0.1 over http: this deployment allows it
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SYNC__ALLOW_PRIVATE_NETWORKS", "true")
         mp.setenv("SYNC__ALLOW_PLAIN_HTTP", "true")
-        mp.setenv("SYNC__API_ENDPOINTS", json.dumps(graph.endpoints))
+        mp.setenv("SYNC__API_ENDPOINTS", json.dumps({**graph.endpoints, "google_drive": drive.url}))
         mp.setenv("SYNC__RECONCILE_INTERVAL_S", "1")
         with running_cluster(Path(tmp_path_factory.mktemp("sync-cluster"))) as cluster:
             yield cluster
@@ -363,3 +374,106 @@ def test_confluence_space_synced_through_the_pipeline_is_searchable(sync_cluster
         assert "rivers of South America" in hits[0]["content"]
         assert all("largest rodent" not in h["content"] for h in hits)
         assert all("Penguins" not in h["content"] for h in hits)
+
+
+def docx_bytes(*paragraphs: str) -> bytes:
+    document = docx.Document()
+    for text in paragraphs:
+        document.add_paragraph(text)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def test_drive_folder_synced_through_the_pipeline_is_searchable(
+    sync_cluster: Cluster, drive: DriveStandIn
+) -> None:
+    cluster = sync_cluster
+    root = drive.folder("Field guide")
+    sub = drive.folder("Mammals", root)
+    drive.put("birds.md", root, b"# Birds\n\nThe kiwi cannot fly and lives in New Zealand.")
+    guide = drive.put(
+        "Otters",
+        sub,
+        mime=DOC,
+        exports={
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document": docx_bytes(
+                "Sea otters hold hands while they sleep."
+            )
+        },
+    )
+    # secrets:view: the caller is shown the audience sentence
+    admin = {"user_id": "root", "permissions": [VIEW, EDIT, SECRETS_VIEW], "app_admin": True}
+    with cluster.client(**admin) as client:
+        name = f"e2e_drive_{uuid.uuid4().hex[:8]}"
+        kb = client.post(
+            "/kb",
+            json={
+                "name": name,
+                "collection_name": name,
+                "scope": "app",
+                "embedding_provider": "local",
+                "embedding_model": LOCAL_MODEL,
+            },
+        )
+        assert kb.status_code == 201, kb.text
+        kb_id = kb.json()["id"]
+        secret = client.post(
+            "/secrets",
+            json={
+                "name": "e2e drive reader",
+                "kind": "gcp_service_account",
+                "value": drive.service_account(),
+            },
+        )
+        assert secret.status_code == 201, secret.text
+        created = client.post(
+            f"/kb/{kb_id}/sync-sources",
+            json={
+                "connector": "google_drive",
+                "config": {"folder_id": root},
+                "secret_id": secret.json()["id"],
+            },
+        )
+        assert created.status_code == 201, created.text
+        source = created.json()
+        assert source["audience"] == (
+            'The gcp_service_account secret "e2e drive reader" can read whatever it has been '
+            f"granted, and everything it ingests becomes searchable in {name} ({name}) by "
+            "anyone in this deployment."
+        )
+
+        run = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run").json()
+        log = wait_run(client, kb_id, source["id"], run["sync_log_id"])
+        assert (log["status"], log["ingested"], log["total_files"]) == ("done", 2, 2), log
+        wait_indexed(client, kb_id, 2)
+        hits = search(client, name, "which animal holds hands asleep")
+        assert "Sea otters" in hits[0]["content"]
+        assert hits[0]["filename"] == "Otters.docx"
+
+        # the Changes API: one doc edited, one file gone; only the edit is exported again
+        exported = drive.media_bytes
+        new_guide = docx_bytes("Sea otters use stones as tools to open shells.")
+        drive.set_export(
+            guide,
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            new_guide,
+        )
+        drive.delete(next(i for i, v in drive.items.items() if v.name == "birds.md"))
+        again = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run").json()
+        log = wait_run(client, kb_id, source["id"], again["sync_log_id"])
+        assert (log["updated"], log["deleted"], log["bytes_fetched"]) == (1, 1, len(new_guide))
+        assert drive.media_bytes - exported == len(new_guide)
+        assert drive.calls["changes.list"] >= 1
+        wait_indexed(client, kb_id, 1)
+
+    table = f"rag_{name}"
+    wait_for(
+        lambda: bool(cluster.query(f"SELECT count(DISTINCT document_id) FROM {table}")[0][0] == 1),
+        120,
+        what="the replaced and the deleted documents' chunks to go",
+    )
+    with cluster.admin() as client:
+        hits = search(client, name, "how do otters open shells")
+        assert "stones as tools" in hits[0]["content"]
+        assert all("kiwi" not in h["content"] for h in hits)
