@@ -26,7 +26,7 @@ lint: ## ruff
 	$(UV) run ruff check .
 
 typecheck: ## mypy (strict)
-	$(UV) run mypy libs/common/src services/*/src cli/src
+	$(UV) run mypy libs/*/src services/*/src cli/src
 
 system-packages: ## LibreOffice + Tesseract for the parser tests (Debian, as root; else they skip)
 	bash scripts/system-packages.sh

@@ -47,9 +47,9 @@ from docproc_common.embedding.local_model import LocalMiniLM  # noqa: E402
 from docproc_common.ingestion import IngestionConfig  # noqa: E402
 from docproc_common.processor import extract_text  # noqa: E402
 from docproc_common.settings import AuthSettings  # noqa: E402
-from docproc_common.testing.db import create_test_database_sync  # noqa: E402
-from docproc_common.testing.infra import load_infra_env  # noqa: E402
 from docproc_parser.handler import chunk  # noqa: E402
+from docproc_testing.db import create_test_database_sync  # noqa: E402
+from docproc_testing.infra import load_infra_env  # noqa: E402
 
 from tests.e2e.harness import free_port, running_cluster, wait_for  # noqa: E402
 

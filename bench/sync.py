@@ -39,10 +39,10 @@ from docproc_common.connectors.object_store import ObjectStoreConnector, StoredO
 from docproc_common.connectors.settings import SyncSettings
 from docproc_common.runtime import Runtime
 from docproc_common.settings import DatabaseSettings, Settings, StorageSettings
-from docproc_common.testing.db import create_test_database
-from docproc_common.testing.infra import load_infra_env
-from docproc_common.testing.stores import AzuriteStore, GcsStore, S3Store, Store, TokenServer
 from docproc_sync.testing import SyncBed
+from docproc_testing.db import create_test_database
+from docproc_testing.infra import load_infra_env
+from docproc_testing.stores import AzuriteStore, GcsStore, S3Store, Store, TokenServer
 
 WORDS = "penguin capybara river forest ledger invoice policy handbook onboarding".split()
 

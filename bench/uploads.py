@@ -43,8 +43,8 @@ import httpx
 import psutil
 from docproc_common.auth import mint_token
 from docproc_common.settings import AuthSettings
-from docproc_common.testing.db import create_test_database, plain_dsn
-from docproc_common.testing.infra import find_repo_root, load_infra_env
+from docproc_testing.db import create_test_database, plain_dsn
+from docproc_testing.infra import find_repo_root, load_infra_env
 
 BENCH = Path(__file__).resolve().parent
 CACHE = Path("/tmp/docproc-parse-bench")

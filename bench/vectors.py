@@ -62,9 +62,9 @@ from docproc_common import vectorstore
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.db.vector_tables import vector_table_name
 from docproc_common.settings import DatabaseSettings
-from docproc_common.testing.db import create_test_database, plain_dsn
-from docproc_common.testing.infra import load_infra_env
 from docproc_common.vectorstore import COLUMNS, ChunkStamp, SearchFilters
+from docproc_testing.db import create_test_database, plain_dsn
+from docproc_testing.infra import load_infra_env
 from pgvector.asyncpg import register_vector
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker

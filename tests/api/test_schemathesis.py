@@ -35,8 +35,8 @@ import httpx
 import pytest
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
 from docproc_common.settings import AuthSettings
-from docproc_common.testing.db import create_test_database_sync
-from docproc_common.testing.infra import find_repo_root, free_port, load_infra_env
+from docproc_testing.db import create_test_database_sync
+from docproc_testing.infra import find_repo_root, free_port, load_infra_env
 
 pytestmark = pytest.mark.integration
 

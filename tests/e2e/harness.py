@@ -23,8 +23,8 @@ import asyncpg
 import httpx
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
 from docproc_common.settings import AuthSettings
-from docproc_common.testing.db import create_test_database_sync, plain_dsn
-from docproc_common.testing.infra import find_repo_root, free_port, load_infra_env
+from docproc_testing.db import create_test_database_sync, plain_dsn
+from docproc_testing.infra import find_repo_root, free_port, load_infra_env
 
 SERVICES = ("upload", "parser", "embedder", "sync", "teardown")
 

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW
-from docproc_common.testing.embedding_standin import running_standin
+from docproc_testing.embedding_standin import running_standin
 
 from tests.e2e.harness import Cluster, running_cluster, wait_for
 

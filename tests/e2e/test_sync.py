@@ -16,11 +16,11 @@ import docx
 import httpx
 import pytest
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW
-from docproc_common.testing.confluence_standin import running_confluence
-from docproc_common.testing.drive_standin import DOC, DriveStandIn
-from docproc_common.testing.graph_standin import GraphStandIn, serve_graph
-from docproc_common.testing.infra import load_infra_env
-from docproc_common.testing.stores import AzuriteStore, GcsStore, S3Store, Store, TokenServer
+from docproc_testing.confluence_standin import running_confluence
+from docproc_testing.drive_standin import DOC, DriveStandIn
+from docproc_testing.graph_standin import GraphStandIn, serve_graph
+from docproc_testing.infra import load_infra_env
+from docproc_testing.stores import AzuriteStore, GcsStore, S3Store, Store, TokenServer
 
 from tests.e2e.harness import Cluster, running_cluster, wait_for
 

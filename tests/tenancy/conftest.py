@@ -11,7 +11,7 @@ from docproc_cli.embedded import BUILDERS
 from docproc_common.auth import mint_token
 from docproc_common.runtime import Runtime, build_app, serve
 from docproc_common.settings import AuthSettings, BusMode
-from docproc_common.testing.runtime import fresh_runtime
+from docproc_testing.runtime import fresh_runtime
 
 Client = Callable[..., httpx.AsyncClient]
 

@@ -12,7 +12,7 @@ from docproc_common.connectors.settings import SyncSettings
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import InvalidInput
 from docproc_common.runtime import Runtime
-from docproc_common.testing.drive_standin import DOC, DriveStandIn
+from docproc_testing.drive_standin import DOC, DriveStandIn
 from sqlalchemy import text
 
 from .test_tenancy import uniq

@@ -17,8 +17,8 @@ from docproc_cli.embedded import embedded_settings, run_dev
 from docproc_common.auth import EDIT, VIEW, mint_token
 from docproc_common.runtime import Runtime, build_app
 from docproc_common.settings import AuthSettings, Settings, StorageSettings
-from docproc_common.testing.db import create_test_database
-from docproc_common.testing.infra import find_repo_root, load_infra_env
+from docproc_testing.db import create_test_database
+from docproc_testing.infra import find_repo_root, load_infra_env
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor

@@ -28,7 +28,7 @@ from typing import Any
 
 import pymupdf
 import uvicorn
-from docproc_common.testing.infra import free_port
+from docproc_testing.infra import free_port
 from fastapi import FastAPI, File, Form, Header, Request, UploadFile
 from fastapi.responses import JSONResponse
 from PIL import Image

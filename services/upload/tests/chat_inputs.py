@@ -25,8 +25,8 @@ import docx
 import openpyxl
 import pptx
 import pymupdf
-from docproc_common.testing.office import SOFFICE as SOFFICE  # re-exported: tests skip on it
-from docproc_common.testing.office import soffice_convert as convert
+from docproc_testing.office import SOFFICE as SOFFICE  # re-exported: tests skip on it
+from docproc_testing.office import soffice_convert as convert
 from odf.draw import Frame, Page, TextBox
 from odf.opendocument import (
     OpenDocumentPresentation,

@@ -22,7 +22,7 @@ from docproc_common.settings import (
     StorageSettings,
 )
 from docproc_common.storage import S3Storage
-from docproc_common.testing.db import plain_dsn
+from docproc_testing.db import plain_dsn
 from docproc_upload.app import build
 from docproc_upload.chat.service import owner_segment
 

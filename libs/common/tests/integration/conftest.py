@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from docproc_common.testing.infra import load_infra_env
+from docproc_testing.infra import load_infra_env
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.documents import fail_document
 from docproc_common.failures import Stage
 from docproc_common.settings import DatabaseSettings
-from docproc_common.testing.db import create_test_database
+from docproc_testing.db import create_test_database
 from sqlalchemy import select
 
 pytestmark = pytest.mark.integration

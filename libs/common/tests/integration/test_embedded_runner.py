@@ -14,7 +14,7 @@ from docproc_common.db.models import EmbeddedDelivery
 from docproc_common.errors import PermanentError
 from docproc_common.events import CollectionDeleted
 from docproc_common.observability import BusMetrics
-from docproc_common.testing.runtime import fresh_runtime
+from docproc_testing.runtime import fresh_runtime
 
 pytestmark = pytest.mark.integration
 

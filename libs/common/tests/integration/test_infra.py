@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from docproc_common.testing.infra import load_infra_env
+from docproc_testing.infra import load_infra_env
 
 pytestmark = pytest.mark.integration
 

@@ -10,8 +10,8 @@ from alembic.script import ScriptDirectory
 from docproc_common.db.engine import create_engine
 from docproc_common.db.migrate import alembic_config
 from docproc_common.settings import DatabaseSettings
-from docproc_common.testing.db import create_test_database
 from docproc_common.vectorstore import ensure_table
+from docproc_testing.db import create_test_database
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession

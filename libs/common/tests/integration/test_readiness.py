@@ -16,8 +16,8 @@ from docproc_common.db.migrate import upgrade_async
 from docproc_common.events import CollectionDeleted
 from docproc_common.runtime import Runtime, ServiceSpec, serve
 from docproc_common.settings import BusMode, Settings, StorageSettings
-from docproc_common.testing.db import create_test_database, plain_dsn
-from docproc_common.testing.infra import free_port, load_infra_env
+from docproc_testing.db import create_test_database, plain_dsn
+from docproc_testing.infra import free_port, load_infra_env
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.settings import DatabaseSettings
-from docproc_common.testing.db import create_test_database
 from docproc_common.vectorstore import (
     ChunkStamp,
     SearchFilters,
@@ -25,6 +24,7 @@ from docproc_common.vectorstore import (
     table_exists,
     write_chunks,
 )
+from docproc_testing.db import create_test_database
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 

@@ -14,7 +14,7 @@ import pptx
 import pymupdf
 import pytest
 from docproc_common.kbparsers.dates import FORMATS, MAX_METADATA_BYTES, own_date
-from docproc_common.testing.office import SOFFICE, soffice_convert
+from docproc_testing.office import SOFFICE, soffice_convert
 from odf.dc import Date as DcDate
 from odf.meta import CreationDate
 from odf.opendocument import OpenDocumentText

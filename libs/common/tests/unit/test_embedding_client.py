@@ -25,7 +25,7 @@ from docproc_common.embedding.client import (
 from docproc_common.errors import InvalidInput, RetryableError
 from docproc_common.failures import Stage, failure_message
 from docproc_common.settings import Settings
-from docproc_common.testing.embedding_standin import running_standin, standin_vector
+from docproc_testing.embedding_standin import running_standin, standin_vector
 
 
 def resolved(url: str | None, **kw: object) -> ResolvedEmbedding:

@@ -41,7 +41,7 @@ from docproc_common.parsing import (
 from docproc_common.parsing import doc as doc_module
 from docproc_common.parsing.images import check_pages
 from docproc_common.parsing.ole import OleRefused, check_header
-from docproc_common.testing.office import SOFFICE, soffice_convert
+from docproc_testing.office import SOFFICE, soffice_convert
 from odf.draw import Frame, Page, TextBox
 from odf.opendocument import (
     OpenDocumentPresentation,

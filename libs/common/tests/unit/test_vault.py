@@ -12,7 +12,6 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from docproc_common.db.models import Secret
 from docproc_common.errors import InvalidInput
-from docproc_common.testing.stores import service_account_key
 from docproc_common.vault import (
     OpenedSecret,
     VaultError,
@@ -21,6 +20,7 @@ from docproc_common.vault import (
     unseal,
     validate_value,
 )
+from docproc_testing.stores import service_account_key
 
 MASTER = base64.b64encode(os.urandom(32)).decode()
 OTHER = base64.urlsafe_b64encode(os.urandom(32)).decode().rstrip("=")

@@ -7,7 +7,7 @@ import pytest
 from docproc_common.db.models import KnowledgeBase
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.runtime import Runtime
-from docproc_common.testing.runtime import fresh_runtime
+from docproc_testing.runtime import fresh_runtime
 
 
 @pytest.fixture(scope="module")

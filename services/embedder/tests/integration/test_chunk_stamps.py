@@ -19,9 +19,9 @@ from docproc_common.db.models import DocumentStatus, KnowledgeBase, RagDocument
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.events import DocumentParsed
 from docproc_common.runtime import Runtime
-from docproc_common.testing.embedding_standin import StandIn, running_standin, standin_vector
 from docproc_common.vault import create_secret
 from docproc_embedder.handler import EmbedderHandler
+from docproc_testing.embedding_standin import StandIn, running_standin, standin_vector
 from sqlalchemy import text
 
 from .conftest import org_kb

@@ -21,9 +21,9 @@ import uvicorn
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.embedding.local_model import LocalMiniLM
 from docproc_common.runtime import build_app
-from docproc_common.testing.infra import free_port
-from docproc_common.testing.runtime import fresh_runtime
 from docproc_embedder.app import build
+from docproc_testing.infra import free_port
+from docproc_testing.runtime import fresh_runtime
 from langchain_openai import OpenAIEmbeddings
 from pydantic import SecretStr
 

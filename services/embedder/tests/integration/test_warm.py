@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 import pytest
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.runtime import Runtime
-from docproc_common.testing.runtime import fresh_runtime
 from docproc_embedder.app import warm_model
+from docproc_testing.runtime import fresh_runtime
 
 from .conftest import org_kb
 

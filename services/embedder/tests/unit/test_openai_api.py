@@ -22,8 +22,8 @@ from docproc_common.embedding.client import (
 )
 from docproc_common.embedding.local_model import LocalMiniLM
 from docproc_common.settings import Settings
-from docproc_common.testing.infra import find_repo_root, free_port
 from docproc_embedder.openai_api import MAX_INPUTS, build_openai_router, render
+from docproc_testing.infra import find_repo_root, free_port
 from fastapi import FastAPI
 
 TOKEN = "sk-embedder-test"  # noqa: S105 - a test bearer

@@ -34,8 +34,8 @@ from docproc_common.settings import (
     Settings,
     StorageSettings,
 )
-from docproc_common.testing.db import create_test_database
-from docproc_common.testing.infra import find_repo_root, load_infra_env
+from docproc_testing.db import create_test_database
+from docproc_testing.infra import find_repo_root, load_infra_env
 from parser_samples import EXTENSIONS, MARKER, make, needs_tesseract, pdf, scanned_pdf
 from parser_standins import LlamaParseStandIn, VisionStandIn, free_port
 

@@ -28,9 +28,9 @@ from docproc_common.http import create_app
 from docproc_common.runtime import Runtime
 from docproc_common.settings import AuthSettings, DatabaseSettings, Settings, StorageSettings
 from docproc_common.storage import AsyncStorage, create_storage
-from docproc_common.testing.infra import load_infra_env
-from docproc_common.testing.stores import AzuriteStore, FaultProxy, GcsStore, TokenServer
 from docproc_sync.testing import SyncBed, plain_dsn
+from docproc_testing.infra import load_infra_env
+from docproc_testing.stores import AzuriteStore, FaultProxy, GcsStore, TokenServer
 from docproc_upload.endpoints import build_router
 from docproc_upload.sync.router import build_sync_router
 

@@ -15,8 +15,8 @@ from docproc_common.connectors.confluence import ConfluenceConfig, ConfluenceCon
 from docproc_common.connectors.http_retry import RetryPolicy
 from docproc_common.db.models import DocumentStatus, KnowledgeBase, SyncSource
 from docproc_common.events import DocumentDeleted
-from docproc_common.testing.confluence_standin import ConfluenceStandIn, running_confluence
 from docproc_sync.testing import SyncBed
+from docproc_testing.confluence_standin import ConfluenceStandIn, running_confluence
 
 from .conftest import Client
 from .test_stored_errors import ADVICE, logged, shown

@@ -19,9 +19,9 @@ from docproc_common.db.models import DocumentStatus, KnowledgeBase, SyncSource
 from docproc_common.errors import InvalidInput
 from docproc_common.events import DocumentDeleted
 from docproc_common.runtime import Runtime
-from docproc_common.testing.drive_standin import DOC, SHEET, SHORTCUT, DriveStandIn
 from docproc_common.vault import validate_value
 from docproc_sync.testing import SyncBed
+from docproc_testing.drive_standin import DOC, SHEET, SHORTCUT, DriveStandIn
 
 from .conftest import Client
 

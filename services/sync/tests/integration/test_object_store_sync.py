@@ -20,8 +20,8 @@ from docproc_common.connectors.object_store import ObjectStoreConnector
 from docproc_common.connectors.remote_names import MAX_COMPONENT_BYTES
 from docproc_common.db.models import KnowledgeBase, SyncSource
 from docproc_common.events import DocumentAccepted, DocumentDeleted
-from docproc_common.testing.stores import AzuriteStore, TokenServer
 from docproc_sync.testing import SyncBed
+from docproc_testing.stores import AzuriteStore, TokenServer
 
 from .conftest import Client, ObjectStore
 from .test_stored_errors import ADVICE, shown

@@ -17,8 +17,8 @@ from docproc_common.db.models import DocumentStatus, KnowledgeBase, SyncSource
 from docproc_common.events import DocumentDeleted
 from docproc_common.failures import Stage, summary
 from docproc_common.runtime import Runtime
-from docproc_common.testing.graph_standin import Drive, GraphStandIn, serve_graph
 from docproc_sync.testing import SyncBed
+from docproc_testing.graph_standin import Drive, GraphStandIn, serve_graph
 
 from .conftest import Client
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from docproc_common.db.models import CollectionTeardown, DocumentStatus, RagDocument
 from docproc_common.runtime import Runtime
-from docproc_common.testing.runtime import fresh_runtime
 from docproc_common.vectorstore import ChunkStamp, ensure_table, table_exists, write_chunks
 from docproc_teardown.service import LEFT_BEHIND, finish
+from docproc_testing.runtime import fresh_runtime
 from sqlalchemy import select
 
 pytestmark = pytest.mark.integration

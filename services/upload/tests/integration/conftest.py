@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from docproc_common.testing.db import create_test_database
-from docproc_common.testing.infra import load_infra_env
+from docproc_testing.db import create_test_database
+from docproc_testing.infra import load_infra_env
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # chat_inputs, chat_support
 

@@ -16,7 +16,7 @@ from docproc_common.db.vector_tables import validate_collection_name
 from docproc_common.errors import InvalidInput
 from docproc_common.runtime import Runtime, build_app
 from docproc_common.settings import AuthSettings
-from docproc_common.testing.runtime import fresh_runtime
+from docproc_testing.runtime import fresh_runtime
 from docproc_upload.app import build
 
 pytestmark = pytest.mark.integration

@@ -18,7 +18,7 @@ import pytest
 from docproc_common.auth import EDIT, VIEW, mint_token
 from docproc_common.runtime import Runtime, build_app
 from docproc_common.settings import AuthSettings
-from docproc_common.testing.runtime import fresh_runtime
+from docproc_testing.runtime import fresh_runtime
 from docproc_upload.app import build
 
 pytestmark = pytest.mark.integration

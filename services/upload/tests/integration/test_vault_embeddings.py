@@ -25,9 +25,9 @@ from docproc_common.embedding.client import (
 )
 from docproc_common.runtime import Runtime, build_app
 from docproc_common.settings import AuthSettings, Settings
-from docproc_common.testing.embedding_standin import running_standin
-from docproc_common.testing.runtime import fresh_runtime
 from docproc_common.vault import create_secret, open_secret, rewrap_all
+from docproc_testing.embedding_standin import running_standin
+from docproc_testing.runtime import fresh_runtime
 from docproc_upload.app import build
 from pydantic import SecretStr
 from sqlalchemy import select

@@ -6,7 +6,6 @@ import asyncio
 import uuid
 
 import asyncpg
-
 from docproc_common.db.migrate import upgrade_async
 
 

@@ -9,8 +9,9 @@ from typing import Any
 
 from docproc_common.runtime import Runtime
 from docproc_common.settings import Settings, StorageSettings
-from docproc_common.testing.db import create_test_database
-from docproc_common.testing.infra import find_repo_root, load_infra_env
+
+from docproc_testing.db import create_test_database
+from docproc_testing.infra import find_repo_root, load_infra_env
 
 
 @asynccontextmanager
