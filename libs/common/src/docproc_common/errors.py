@@ -58,6 +58,10 @@ class AppError(DocprocError):
             details["fields"] = [f.as_dict() for f in self.fields]
         return {"error": {"code": self.code, "message": self.message, "details": details}}
 
+    def headers(self) -> dict[str, str]:
+        """Response headers the answer carries besides the envelope (none by default)."""
+        return {}
+
 
 class InvalidInput(AppError):
     status_code = 400
@@ -97,6 +101,19 @@ class UnprocessableEntity(AppError):
 class Unavailable(AppError):
     status_code = 503
     code = "UNAVAILABLE"
+
+
+class Busy(Unavailable):
+    """Too much work is already waiting: the answer says when to try again (``Retry-After``)."""
+
+    def __init__(
+        self, message: str, *, retry_after_s: int, details: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message, details=details)
+        self.retry_after_s = max(1, retry_after_s)
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after_s)}
 
 
 class CollectionNotFound(NotFound):

@@ -40,7 +40,7 @@ def _field_path(loc: Sequence[Any]) -> str:
 
 async def _app_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AppError)
-    return JSONResponse(exc.envelope(), status_code=exc.status_code)
+    return JSONResponse(exc.envelope(), status_code=exc.status_code, headers=exc.headers())
 
 
 async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:

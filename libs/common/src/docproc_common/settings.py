@@ -151,6 +151,15 @@ class LimitSettings(BaseModel):
     workspace_archive_max_member_bytes: int = 50 * 2**20
     #: Bytes attachments may write into one workspace before it counts as full.
     workspace_max_bytes: int = 1 << 30
+    #: Knowledge-base intake answers 503 with ``Retry-After: intake_retry_after_s`` while
+    #: this many documents wait to be parsed, or to be embedded, or this many outbox events
+    #: to be published (0: no bound); the counts are sampled at most every
+    #: ``intake_sample_s`` per upload process (docs/operations.md).
+    intake_max_parse_queue: int = Field(default=2000, ge=0)
+    intake_max_embed_queue: int = Field(default=2000, ge=0)
+    intake_max_outbox_backlog: int = Field(default=10_000, ge=0)
+    intake_retry_after_s: int = Field(default=10, ge=1)
+    intake_sample_s: float = Field(default=1.0, ge=0)
 
     @property
     def max_request_bytes(self) -> int:

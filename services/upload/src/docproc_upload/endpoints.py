@@ -17,6 +17,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload import collections, service
+from docproc_upload.intake import IntakeGuard
 from docproc_upload.metrics import REJECTIONS
 from docproc_upload.multipart import multipart_openapi, read_upload_form
 from docproc_upload.schemas import (
@@ -59,11 +60,13 @@ ERRORS = {
     404: {"description": "Collection not found (also when access is denied)"},
     409: {"description": "Conflict"},
     413: {"description": "Payload too large"},
+    503: {"description": "Busy or an upstream service unavailable; retry after Retry-After"},
 }
 
 
 def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
     router = APIRouter(prefix="/api/v1", responses=ERRORS)  # type: ignore[arg-type]
+    intake = IntakeGuard(runtime)
 
     async def principal(authorization: Annotated[str | None, Header()] = None) -> Principal:
         return principal_from_header(runtime.settings.auth, authorization)
@@ -155,6 +158,7 @@ def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
     async def upload_into(
         kb_id: uuid.UUID, caller: Principal, request: Request, replace: bool
     ) -> RAGIngestResponse:
+        await intake.admit()  # before the body is read: a busy pipeline costs no upload
         limit_mb = runtime.settings.limits.max_upload_size_mb
         try:
             form = await read_upload_form(

@@ -11,12 +11,13 @@ from docproc_common.db.models import (
     CollectionTeardown,
     DocumentStatus,
     KnowledgeBase,
+    OutboxEvent,
     RagDocument,
     Scope,
     WriterKind,
 )
 from docproc_common.errors import Conflict
-from sqlalchemy import ColumnElement, and_, delete, func, or_, select, text
+from sqlalchemy import ColumnElement, and_, delete, func, literal, or_, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -175,6 +176,25 @@ async def count_stuck(session: AsyncSession, minutes: int) -> int:
             RagDocument.created_at < func.now() - text(f"interval '{int(minutes)} minutes'"),
         )
     )
+    return int(row.scalar() or 0)
+
+
+async def count_waiting(session: AsyncSession, queue: str, up_to: int) -> int:
+    """How many documents wait to be parsed (``parse``) or embedded (``embed``), or outbox
+    events to be published (``outbox``), counting no further than ``up_to``."""
+    where: list[ColumnElement[bool]]
+    if queue == "outbox":
+        source: type[OutboxEvent] | type[RagDocument] = OutboxEvent
+        where = [OutboxEvent.published_at.is_(None)]
+    else:
+        source = RagDocument
+        parsed = RagDocument.parsed_path.is_not(None)
+        where = [
+            RagDocument.status == DocumentStatus.PROCESSING,
+            parsed if queue == "embed" else ~parsed,
+        ]
+    bounded = select(literal(1)).select_from(source).where(*where).limit(up_to).subquery()
+    row = await session.execute(select(func.count()).select_from(bounded))
     return int(row.scalar() or 0)
 
 

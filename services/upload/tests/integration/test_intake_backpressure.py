@@ -1,0 +1,128 @@
+"""Knowledge-base intake answers "busy" (503, ``Retry-After``) once a queue is at its bound.
+
+The upload service's routers in-process on a fresh database with small bounds and no
+sampling interval; no parser, embedder or relay runs, so what the uploads leave waiting
+stays waiting until the test moves it on (as the stages would). A refused upload leaves
+no row, no file and no event.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+from docproc_common.auth import EDIT, VIEW, mint_token
+from docproc_common.runtime import Runtime, build_app
+from docproc_common.settings import AuthSettings, LimitSettings
+from docproc_common.testing.db import plain_dsn
+from docproc_common.testing.runtime import fresh_runtime
+from docproc_upload.app import build
+
+pytestmark = pytest.mark.integration
+
+MODEL = {"embedding_provider": "local", "embedding_model": "sentence-transformers/all-MiniLM-L6-v2"}
+LIMITS = LimitSettings(
+    intake_max_parse_queue=2,
+    intake_max_embed_queue=2,
+    intake_max_outbox_backlog=3,
+    intake_retry_after_s=7,
+    intake_sample_s=0,
+)
+
+
+@pytest.fixture(scope="module")
+async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Runtime]:
+    async with fresh_runtime(tmp_path_factory.mktemp("media"), limits=LIMITS) as rt:
+        yield rt
+
+
+@pytest.fixture(scope="module")
+async def alice(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
+    app = build_app(runtime, [build(runtime)], [], "docproc-test")
+    token = mint_token(
+        AuthSettings(), user_id="alice", organization_id="acme", permissions=[VIEW, EDIT]
+    )
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app),
+        base_url="http://docproc/api/v1",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=60,
+    ) as client:
+        yield client
+
+
+async def sql(runtime: Runtime, query: str) -> list[asyncpg.Record]:
+    conn = await asyncpg.connect(plain_dsn(runtime.settings.database.url))
+    try:
+        return list(await conn.fetch(query))
+    finally:
+        await conn.close()
+
+
+def files(runtime: Runtime) -> list[Path]:
+    return sorted(p for p in Path(runtime.settings.storage.media_dir).rglob("*") if p.is_file())
+
+
+async def upload(client: httpx.AsyncClient, kb: dict[str, Any], name: str) -> httpx.Response:
+    return await client.post(
+        f"/kb/{kb['id']}/documents", files={"file": (name, b"some text\n", "text/plain")}
+    )
+
+
+async def test_each_full_queue_refuses_intake_with_retry_after_and_leaves_nothing(
+    runtime: Runtime, alice: httpx.AsyncClient
+) -> None:
+    r = await alice.post("/kb", json={"name": f"busy {uuid.uuid4().hex[:6]}", **MODEL})
+    assert r.status_code == 201, r.text
+    kb = r.json()
+
+    async def refused(queue: str) -> None:
+        before = (await sql(runtime, "SELECT count(*) AS n FROM rag_documents"))[0]["n"]
+        events = (await sql(runtime, "SELECT count(*) AS n FROM outbox"))[0]["n"]
+        stored = files(runtime)
+        r = await upload(alice, kb, "late.txt")
+        assert r.status_code == 503, r.text
+        assert r.headers["Retry-After"] == "7"
+        error = r.json()["error"]
+        assert error["code"] == "UNAVAILABLE"
+        assert error["details"] == {"queue": queue}
+        assert (await sql(runtime, "SELECT count(*) AS n FROM rag_documents"))[0]["n"] == before
+        assert (await sql(runtime, "SELECT count(*) AS n FROM outbox"))[0]["n"] == events
+        assert files(runtime) == stored
+
+    for name in ("a.txt", "b.txt"):
+        assert (await upload(alice, kb, name)).status_code == 202
+    await refused("parse")  # two wait for the parser
+
+    await sql(runtime, "UPDATE rag_documents SET parsed_path = 'p/a' WHERE filename = 'a.txt'")
+    assert (await upload(alice, kb, "c.txt")).status_code == 202  # one parsed: room again
+    await sql(runtime, "UPDATE rag_documents SET parsed_path = 'p/x' WHERE parsed_path IS NULL")
+    await refused("embed")  # three wait for the embedder
+
+    await sql(runtime, "UPDATE rag_documents SET status = 'done'")
+    await refused("outbox")  # three events not yet published
+
+    await sql(runtime, "UPDATE outbox SET published_at = now()")
+    assert (await upload(alice, kb, "d.txt")).status_code == 202
+
+
+async def test_the_rag_ingest_route_is_guarded_too(
+    runtime: Runtime, alice: httpx.AsyncClient
+) -> None:
+    r = await alice.post("/kb", json={"name": f"busy {uuid.uuid4().hex[:6]}", **MODEL})
+    kb = r.json()
+    await sql(runtime, "UPDATE rag_documents SET status = 'done'")
+    await sql(runtime, "UPDATE outbox SET published_at = now()")
+    for name in ("e.txt", "f.txt"):
+        assert (await upload(alice, kb, name)).status_code == 202
+    r = await alice.post(
+        f"/rag/collections/{kb['collection_name']}/ingest",
+        files={"file": ("g.txt", b"more text\n", "text/plain")},
+    )
+    assert r.status_code == 503, r.text
+    assert r.headers["Retry-After"] == "7"
