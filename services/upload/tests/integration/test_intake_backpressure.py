@@ -19,8 +19,8 @@ import pytest
 from docproc_common.auth import EDIT, VIEW, mint_token
 from docproc_common.runtime import Runtime, build_app
 from docproc_common.settings import AuthSettings, LimitSettings
-from docproc_common.testing.db import plain_dsn
-from docproc_common.testing.runtime import fresh_runtime
+from docproc_testing.db import plain_dsn
+from docproc_testing.runtime import fresh_runtime
 from docproc_upload.app import build
 
 pytestmark = pytest.mark.integration
