@@ -365,6 +365,26 @@ class TestConfig:
             assert cm["data"]["KAFKA__TOPIC_PARTITIONS"] == "6", cm["metadata"]["name"]
             assert cm["data"]["KAFKA__TOPIC_REPLICATION"] == "3", cm["metadata"]["name"]
 
+    def test_a_kafka_namespace_reaches_the_services_and_the_keda_triggers(self, helm: Path) -> None:
+        """Installations sharing one cluster: the services put every topic and consumer group
+        under ``<namespace>.`` (KafkaSettings.on_broker), so KEDA must watch those names."""
+        docs = render_docs(
+            helm,
+            "-f",
+            str(CHART / "ci" / "keda-values.yaml"),
+            "--set",
+            "common.kafka.namespace=staging",
+        )
+        for cm in of_kind(docs, "ConfigMap"):
+            if "STORAGE__BACKEND" in (cm.get("data") or {}):
+                assert cm["data"]["KAFKA__NAMESPACE"] == "staging", cm["metadata"]["name"]
+        scaled = {component(d): d for d in of_kind(docs, "ScaledObject")}
+        assert set(scaled) == set(CONSUMED)
+        for svc, so in scaled.items():
+            triggers = [t["metadata"] for t in so["spec"]["triggers"]]
+            assert {md["consumerGroup"] for md in triggers} == {f"staging.{svc}"}
+            assert {md["topic"] for md in triggers} == {f"staging.{t}" for t in CONSUMED[svc]}
+
     @pytest.mark.parametrize("name", ["CHAT_MAX_UPLOAD_SIZE_MB", "LIMITS__CHAT_MAX_UPLOAD_SIZE_MB"])
     def test_a_second_chat_limit_in_env_is_refused_by_the_schema(
         self, helm: Path, tmp_path: Path, name: str

@@ -1,6 +1,7 @@
 """Run docproc's five services as separate OS processes against the real infrastructure.
 
-Each run gets its own database (migrated to head), its own S3 prefix and its own
+Each run gets its own database (migrated to head), its own S3 prefix, its own Kafka
+namespace (topics and consumer groups, deleted afterwards) and its own
 collection names, so runs never see each other's rows.
 """
 
@@ -21,8 +22,10 @@ from typing import Any
 
 import asyncpg
 import httpx
+from aiokafka.admin import AIOKafkaAdminClient
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
-from docproc_common.settings import AuthSettings
+from docproc_common.bus.topics import all_topics, ensure_topics
+from docproc_common.settings import AuthSettings, KafkaSettings
 from docproc_testing.db import create_test_database_sync, plain_dsn
 from docproc_testing.infra import find_repo_root, free_port, load_infra_env
 
@@ -122,13 +125,20 @@ def running_cluster(tmp: Path, *, storage: str = "s3") -> Iterator[Cluster]:
     infra = load_infra_env()
     database_url = create_test_database_sync(infra["DATABASE__URL"])
     root = find_repo_root()
+    run = uuid.uuid4().hex[:8]
+    # its own topics and consumer groups on the shared broker, as the topics Job makes them
+    kafka = KafkaSettings(
+        bootstrap_servers=infra["KAFKA__BOOTSTRAP_SERVERS"], namespace=f"e2e-{run}"
+    )
+    asyncio.run(ensure_topics(kafka, all_topics()))
     env = {
         **os.environ,
         **infra,
         "DATABASE__URL": database_url,
         "BUS__MODE": "kafka",
         "STORAGE__BACKEND": storage,
-        "STORAGE__S3_PREFIX": f"e2e-{uuid.uuid4().hex[:8]}",
+        "KAFKA__NAMESPACE": kafka.namespace,
+        "STORAGE__S3_PREFIX": f"e2e-{run}",
         "STORAGE__MEDIA_DIR": str(tmp / "media"),
         "DOCPROC_HOME": str(tmp / "home"),
         "EMBEDDER__MODEL_CACHE_DIR": str(root / ".cache" / "models"),
@@ -149,6 +159,18 @@ def running_cluster(tmp: Path, *, storage: str = "s3") -> Iterator[Cluster]:
     finally:
         for svc in cluster.services.values():
             svc.stop()
+        asyncio.run(_delete_topics(kafka))
+
+
+async def _delete_topics(settings: KafkaSettings) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.bootstrap_servers)
+    await admin.start()
+    try:
+        ours = [t for t in await admin.list_topics() if t.startswith(f"{settings.namespace}.")]
+        if ours:
+            await admin.delete_topics(ours)
+    finally:
+        await admin.close()
 
 
 def wait_for(

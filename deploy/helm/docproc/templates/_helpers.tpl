@@ -218,12 +218,18 @@ The chart never renders a secret value: only secretKeyRef / secretRef to Secrets
 {{- end }}
 {{- end }}
 
+{{/* The broker's name for a topic or consumer group: "<common.kafka.namespace>.<name>" (KafkaSettings.on_broker). Context: dict root, name. */}}
+{{- define "docproc.onBroker" -}}
+{{- with .root.Values.common.kafka.namespace }}{{ printf "%s.%s" . $.name }}{{ else }}{{ .name }}{{ end }}
+{{- end }}
+
 {{/* Shared settings (ConfigMap data), also copied into the hook ConfigMap. Context: root. */}}
 {{- define "docproc.configData" -}}
 {{- $c := .Values.common -}}
 ENV: {{ $c.environment | quote }}
 BUS__MODE: "kafka"
 KAFKA__BOOTSTRAP_SERVERS: {{ required "common.kafka.bootstrapServers is required" $c.kafka.bootstrapServers | quote }}
+KAFKA__NAMESPACE: {{ $c.kafka.namespace | default "" | quote }}
 {{- /* the topics Job and every consumer creating its retry/DLQ topics use the same two */}}
 KAFKA__TOPIC_PARTITIONS: {{ .Values.jobs.topics.partitions | quote }}
 KAFKA__TOPIC_REPLICATION: {{ .Values.jobs.topics.replication | quote }}

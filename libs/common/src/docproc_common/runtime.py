@@ -217,7 +217,7 @@ async def serve(
     producer: AIOKafkaProducer | None = None
     if settings.bus.mode is BusMode.KAFKA:
         producer = await _start_producer(settings, stop)
-        sink: KafkaSink | EmbeddedSink = KafkaSink(producer)
+        sink: KafkaSink | EmbeddedSink = KafkaSink(producer, settings.kafka)
         checks.append(_kafka_check(producer))
         for spec, m in zip(specs, metrics, strict=True):
             if spec.subscriptions:

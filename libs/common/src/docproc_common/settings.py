@@ -70,6 +70,13 @@ class KafkaSettings(BaseModel):
     )
     topic_partitions: int = 3
     topic_replication: int = 1
+    # Prefix of every topic and consumer group on the broker ("<namespace>.<name>"), so that
+    # several installations (or test runs) share one cluster; empty: the documented names.
+    namespace: str = Field("", pattern=r"^[A-Za-z0-9_-]{0,64}$")
+
+    def on_broker(self, name: str) -> str:
+        """The broker's name for a topic or consumer group called ``name`` in the code."""
+        return f"{self.namespace}.{name}" if self.namespace else name
 
 
 class BusSettings(BaseModel):

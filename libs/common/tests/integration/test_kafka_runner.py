@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.structs import RecordMetadata
 from docproc_common.bus.dead_letter import FRAMES, MAX_MESSAGE
 from docproc_common.bus.delivery import Delivery, Subscription, dlq_topic
@@ -319,3 +320,48 @@ async def test_records_overlap_up_to_the_concurrency_and_commit_in_offset_order(
         await asyncio.wait_for(task, 30)
     assert most == 2
     assert finished == [second.teardown_id, third.teardown_id, first.teardown_id]
+
+
+async def test_a_namespaced_runner_uses_its_own_topics_and_group(infra: dict[str, str]) -> None:
+    """``KAFKA__NAMESPACE``: installations sharing one cluster never see each other's events;
+    the runner creates, reads and commits only ``<namespace>.`` names."""
+    namespace = f"ns{uuid.uuid4().hex[:8]}"
+    service = f"svc_{uuid.uuid4().hex[:8]}"
+    target = event()
+    done = asyncio.Event()
+
+    async def handler(e: CollectionDeleted, _d: Delivery) -> None:
+        if e.teardown_id == target.teardown_id:
+            done.set()
+
+    scoped = settings(infra, namespace=namespace)
+    runner = KafkaStageRunner(service, [Subscription(TOPIC, handler)], scoped, BusMetrics(service))
+    producer = AIOKafkaProducer(bootstrap_servers=infra["KAFKA__BOOTSTRAP_SERVERS"])
+    await producer.start()
+    try:
+        await producer.send_and_wait(
+            f"{namespace}.{TOPIC}",
+            json.dumps(target.model_dump(mode="json")).encode(),
+            key=target.key().encode(),
+            headers=[(EVENT_ID_HEADER, str(uuid.uuid4()).encode())],
+        )
+    finally:
+        await producer.stop()
+    await run_until(runner, done)
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=infra["KAFKA__BOOTSTRAP_SERVERS"])
+    await admin.start()
+    try:
+        topics = set(await admin.list_topics())
+        committed = await admin.list_consumer_group_offsets(f"{namespace}.{service}")
+        plain = await admin.list_consumer_group_offsets(service)
+    finally:
+        await admin.close()
+    assert {
+        f"{namespace}.{TOPIC}",
+        f"{namespace}.{TOPIC}.retry.{service}",
+        f"{namespace}.{TOPIC}.dlq.{service}",
+    } <= topics
+    assert f"{TOPIC}.retry.{service}" not in topics
+    assert {tp.topic for tp in committed} == {f"{namespace}.{TOPIC}"}
+    assert not plain

@@ -64,13 +64,14 @@ def make_producer(settings: KafkaSettings) -> AIOKafkaProducer:
 class KafkaSink:
     """Outbox sink: publish every row and wait for the broker's ack before the relay commits."""
 
-    def __init__(self, producer: AIOKafkaProducer) -> None:
+    def __init__(self, producer: AIOKafkaProducer, settings: KafkaSettings) -> None:
         self._producer = producer
+        self._settings = settings
 
     async def publish(self, _session: AsyncSession, rows: Sequence[OutboxRow]) -> None:
         futures = [
             await self._producer.send(
-                row.topic,
+                self._settings.on_broker(row.topic),
                 value=json.dumps(row.payload).encode(),
                 key=row.key.encode(),
                 headers=_encode_headers(row.headers),
@@ -101,22 +102,29 @@ class KafkaStageRunner:
             settings.max_attempts,
         )
         self._guard = DlqGuard(settings.dlq_max_ratio, settings.dlq_window)
+        # the broker's topic name -> its subscription and the topic's name in the code
         self._by_topic: dict[str, tuple[Subscription, str]] = {}
         for sub in subscriptions:
-            self._by_topic[sub.topic] = (sub, sub.topic)
-            self._by_topic[retry_topic(sub.topic, service)] = (sub, sub.topic)
+            for topic in (sub.topic, retry_topic(sub.topic, service)):
+                self._by_topic[settings.on_broker(topic)] = (sub, sub.topic)
         self._paused_until: dict[TopicPartition, float] = {}
         self.consumer: AIOKafkaConsumer | None = None
 
     async def run(self, stop: asyncio.Event) -> None:
-        topics = list(self._by_topic)
-        dlqs = [dlq_topic(t, self._service) for t, (_, orig) in self._by_topic.items() if t == orig]
-        await ensure_topics(self._settings, topics + dlqs)
+        originals = {orig for _, orig in self._by_topic.values()}
+        await ensure_topics(
+            self._settings,
+            [
+                t
+                for orig in originals
+                for t in (orig, retry_topic(orig, self._service), dlq_topic(orig, self._service))
+            ],
+        )
         consumer = AIOKafkaConsumer(
-            *topics,
+            *self._by_topic,
             bootstrap_servers=self._settings.bootstrap_servers,
             client_id=f"{self._settings.client_id}-{self._service}",
-            group_id=self._service,
+            group_id=self._settings.on_broker(self._service),
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             max_poll_interval_ms=self._settings.max_poll_interval_ms,
@@ -232,7 +240,7 @@ class KafkaStageRunner:
             out[NOT_BEFORE] = str(time.time() + self._policy.delay_s * attempt)
             out["x-error"] = type(result.error).__name__
             await producer.send_and_wait(
-                retry_topic(original, self._service),
+                self._settings.on_broker(retry_topic(original, self._service)),
                 value=record.value,
                 key=record.key,
                 headers=_encode_headers(out),
@@ -249,7 +257,7 @@ class KafkaStageRunner:
                 }
             )
             await producer.send_and_wait(
-                dlq_topic(original, self._service),
+                self._settings.on_broker(dlq_topic(original, self._service)),
                 value=record.value,
                 key=record.key,
                 headers=_encode_headers(out),

@@ -45,14 +45,15 @@ def all_topics() -> list[str]:
 
 
 async def ensure_topics(settings: KafkaSettings, topics: list[str]) -> None:
-    """Create the missing ``topics`` with the configured partitions and replication: the
-    topics Job creates them all, and a consumer creates its own retry/DLQ topics if they
-    are missing, so neither may fall back to a broker default (replication 1)."""
+    """Create the missing ``topics`` (their names in the code, placed in the configured
+    namespace) with the configured partitions and replication: the topics Job creates them
+    all, and a consumer creates its own retry/DLQ topics if they are missing, so neither may
+    fall back to a broker default (replication 1)."""
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.bootstrap_servers)
     await admin.start()
     try:
         existing = set(await admin.list_topics())
-        missing = [t for t in topics if t not in existing]
+        missing = [t for t in map(settings.on_broker, topics) if t not in existing]
         if missing:
             try:
                 await admin.create_topics(
@@ -75,10 +76,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m docproc_common.bus.topics")
     parser.add_argument("command", choices=["create", "list"])
     args = parser.parse_args()
+    settings = get_settings().kafka
     if args.command == "list":
-        print("\n".join(all_topics()))  # noqa: T201
+        print("\n".join(map(settings.on_broker, all_topics())))  # noqa: T201
         return
-    asyncio.run(ensure_topics(get_settings().kafka, all_topics()))
+    asyncio.run(ensure_topics(settings, all_topics()))
 
 
 if __name__ == "__main__":
