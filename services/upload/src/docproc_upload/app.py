@@ -6,7 +6,6 @@ import json
 import logging
 from typing import Any
 
-from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import PayloadTooLarge
 from docproc_common.periodic import Task, periodic
 from docproc_common.runtime import Runtime, ServiceSpec
@@ -14,22 +13,18 @@ from fastapi import APIRouter, Depends
 
 from docproc_upload import repository
 from docproc_upload.chat.endpoints import build_router as build_chat_router
-from docproc_upload.chat.service import ChatFiles
+from docproc_upload.credentials.endpoints import router as credentials
+from docproc_upload.deps import Upload, UploadScope
 from docproc_upload.documents import build_documents_router
 from docproc_upload.embeddings import build_embeddings_router
 from docproc_upload.endpoints import build_router
 from docproc_upload.inputs import refuse_nul
 from docproc_upload.metrics import REJECTIONS, STUCK
-from docproc_upload.secrets import build_secrets_router
 from docproc_upload.sync.router import build_sync_router
 
 log = logging.getLogger(__name__)
 
 NAME = "upload"
-
-
-def embedding_clients(runtime: Runtime) -> EmbeddingClients:
-    return EmbeddingClients(runtime.settings)
 
 
 class BodySizeLimit:
@@ -97,8 +92,8 @@ def public_api(routers: list[APIRouter]) -> APIRouter:
 
 
 def build(runtime: Runtime) -> ServiceSpec:
-    clients = embedding_clients(runtime)
-    chat = ChatFiles(runtime)
+    service = Upload.create(runtime)
+    clients, chat = service.clients, service.chat
     return ServiceSpec(
         name=NAME,
         routers=[
@@ -107,13 +102,16 @@ def build(runtime: Runtime) -> ServiceSpec:
                     build_router(runtime, clients),
                     build_documents_router(runtime),
                     build_chat_router(chat),
-                    build_secrets_router(runtime),
+                    credentials,
                     build_embeddings_router(runtime),
                     build_sync_router(runtime),
                 ]
             )
         ],
         tasks=[stuck_gauge(runtime)],
-        middleware=[(BodySizeLimit, {"max_bytes": runtime.settings.limits.max_request_bytes})],
-        on_shutdown=[clients.aclose, chat.close],
+        middleware=[
+            (UploadScope, {"upload": service}),
+            (BodySizeLimit, {"max_bytes": runtime.settings.limits.max_request_bytes}),
+        ],
+        on_shutdown=[service.close],
     )

@@ -35,7 +35,7 @@ from docproc_upload.schemas import (
     KnowledgeBaseCreate,
     KnowledgeBasePatch,
 )
-from docproc_upload.secrets import SecretCreate
+from docproc_upload.credentials.schemas import SecretCreate
 from docproc_upload.sync.schemas import CloneRequest, SourceCreate, SourcePatch
 from pydantic import BaseModel
 from sqlalchemy import String

@@ -1,0 +1,1 @@
+"""The vault's API under ``/api/v1/secrets``: create, list (metadata only), delete."""
