@@ -44,7 +44,7 @@ from docproc_common.bus.delivery import dlq_topic, retry_topic
 from docproc_common.bus.outbox import EVENT_ID_HEADER
 from docproc_common.bus.topics import SUBSCRIBERS
 from docproc_common.db.vector_tables import is_vector_table
-from docproc_common.settings import StorageSettings
+from docproc_common.settings import KafkaSettings, StorageSettings
 from docproc_common.storage import LocalStorage, S3Storage, Storage, create_storage
 from docproc_testing.db import plain_dsn
 
@@ -101,32 +101,38 @@ class KafkaLog:
         )
 
 
-async def read_kafka(bootstrap: str, since: datetime, timeout_s: float = 60.0) -> KafkaLog:
+async def read_kafka(kafka: KafkaSettings, since: datetime, timeout_s: float = 60.0) -> KafkaLog:
     """Every message of docproc's topics (and their retry and DLQ topics) produced since
-    ``since``, by event id, and each subscribed group's committed offsets."""
+    ``since``, by event id and by the topic's name in the code (without the namespace), and
+    each subscribed group's committed offsets."""
     topics = set(SUBSCRIBERS)
     for topic, groups in SUBSCRIBERS.items():
         for group in groups:
             topics |= {retry_topic(topic, group), dlq_topic(topic, group)}
     found = KafkaLog()
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    on_broker = {kafka.on_broker(t): t for t in topics}
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers)
     await admin.start()
     try:
-        present = sorted(topics & set(await admin.list_topics()))
+        present = sorted(set(on_broker) & set(await admin.list_topics()))
         tps = [
             TopicPartition(t["topic"], p["partition"])
             for t in (await admin.describe_topics(present) if present else [])
             for p in t["partitions"]
         ]
         for group in {g for groups in SUBSCRIBERS.values() for g in groups}:
-            offsets = await admin.list_consumer_group_offsets(group)
-            found.committed[group] = {tp: meta.offset for tp, meta in offsets.items()}
+            offsets = await admin.list_consumer_group_offsets(kafka.on_broker(group))
+            found.committed[group] = {
+                TopicPartition(on_broker[tp.topic], tp.partition): meta.offset
+                for tp, meta in offsets.items()
+                if tp.topic in on_broker
+            }
     finally:
         await admin.close()
     if not tps:
         return found
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None
+        bootstrap_servers=kafka.bootstrap_servers, enable_auto_commit=False, group_id=None
     )
     await consumer.start()
     try:
@@ -154,7 +160,7 @@ async def read_kafka(bootstrap: str, since: datetime, timeout_s: float = 60.0) -
                     event_id = headers.get(EVENT_ID_HEADER)
                     if event_id:
                         found.copies[event_id].append(
-                            Copy(tp.topic, tp.partition, r.offset, headers)
+                            Copy(on_broker[tp.topic], tp.partition, r.offset, headers)
                         )
             for tp in list(todo):
                 if await consumer.position(tp) >= todo[tp]:
@@ -203,7 +209,7 @@ def list_storage(storage: Storage) -> tuple[list[StoredObject], list[str]]:
 async def check_invariants(
     database_url: str,
     storage: Storage,
-    kafka_bootstrap: str | None,
+    kafka: KafkaSettings | None,
     *,
     processing_bound: timedelta = timedelta(minutes=10),
     orphan_grace: timedelta = SWEEP_AGE,
@@ -215,7 +221,7 @@ async def check_invariants(
         return await _check(
             conn,
             storage,
-            kafka_bootstrap,
+            kafka,
             processing_bound=processing_bound,
             orphan_grace=orphan_grace,
             torn_down=list(torn_down),
@@ -227,7 +233,7 @@ async def check_invariants(
 async def _check(
     conn: asyncpg.Connection,
     storage: Storage,
-    kafka_bootstrap: str | None,
+    kafka: KafkaSettings | None,
     *,
     processing_bound: timedelta,
     orphan_grace: timedelta,
@@ -248,9 +254,9 @@ async def _check(
     # I4 first: I1 asks which events are still pending.
     pending_docs: set[str] = set()
     kafka_log: KafkaLog | None = None
-    if kafka_bootstrap is not None and outbox:
+    if kafka is not None and outbox:
         since = min(r["created_at"] for r in outbox)
-        kafka_log = await read_kafka(kafka_bootstrap, since)
+        kafka_log = await read_kafka(kafka, since)
     for row in outbox:
         event_id, topic = str(row["event_id"]), row["topic"]
         payload = row["payload"]
@@ -291,7 +297,7 @@ async def _check(
                 out.append(
                     Violation("I1", "stale-processing", f"document {d['id']} processing for {age}")
                 )
-            elif kafka_bootstrap is not None and str(d["id"]) not in pending_docs:
+            elif kafka is not None and str(d["id"]) not in pending_docs:
                 out.append(
                     Violation(
                         "I1", "processing-without-event", f"document {d['id']}: no event pending"
@@ -461,7 +467,7 @@ def _uuid(value: object) -> uuid.UUID | None:
 async def settled_invariants(
     database_url: str,
     storage: Storage,
-    kafka_bootstrap: str | None,
+    kafka: KafkaSettings | None,
     *,
     within_s: float = 60.0,
     **options: Any,
@@ -470,7 +476,7 @@ async def settled_invariants(
     committed a moment after the rows they follow): the last answer."""
     deadline = time.monotonic() + within_s
     while True:
-        found = await check_invariants(database_url, storage, kafka_bootstrap, **options)
+        found = await check_invariants(database_url, storage, kafka, **options)
         if not found or time.monotonic() > deadline:
             return found
         await asyncio.sleep(1.0)
@@ -503,7 +509,10 @@ def assert_invariants(cluster: Cluster, *, within_s: float = 60.0, **options: An
         settled_invariants(
             cluster.database_url,
             cluster_storage(cluster.env),
-            cluster.env["KAFKA__BOOTSTRAP_SERVERS"],
+            KafkaSettings(
+                bootstrap_servers=cluster.env["KAFKA__BOOTSTRAP_SERVERS"],
+                namespace=cluster.env.get("KAFKA__NAMESPACE", ""),
+            ),
             within_s=within_s,
             **options,
         )

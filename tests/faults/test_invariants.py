@@ -19,7 +19,7 @@ from docproc_common.bus.delivery import dlq_topic, retry_topic
 from docproc_common.db.models import RagDocument
 from docproc_common.events import DocumentAccepted, DocumentIndexed
 from docproc_common.runtime import Runtime
-from docproc_common.settings import StorageSettings
+from docproc_common.settings import KafkaSettings, StorageSettings
 from docproc_common.storage import S3Storage
 from docproc_common.vectorstore import ensure_table
 from docproc_testing.infra import load_infra_env
@@ -46,8 +46,8 @@ async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Run
 
 
 @pytest.fixture(scope="module")
-def kafka() -> str:
-    return load_infra_env()["KAFKA__BOOTSTRAP_SERVERS"]
+def kafka() -> KafkaSettings:
+    return KafkaSettings(bootstrap_servers=load_infra_env()["KAFKA__BOOTSTRAP_SERVERS"])
 
 
 async def sql(runtime: Runtime, statement: str, **params: object) -> None:
@@ -226,7 +226,9 @@ async def test_a_table_recreated_after_its_teardown(runtime: Runtime) -> None:
     assert kinds(found) == {"table-recreated"}, found
 
 
-async def test_a_processing_row_whose_event_is_not_pending(runtime: Runtime, kafka: str) -> None:
+async def test_a_processing_row_whose_event_is_not_pending(
+    runtime: Runtime, kafka: KafkaSettings
+) -> None:
     doc = uuid.uuid4()
     await insert_document(runtime, id=doc, collection_name="inv_lost")
     assert kinds(await violations(runtime, doc, kafka=kafka)) == {"processing-without-event"}
@@ -249,10 +251,10 @@ async def outbox_row(
     return event_id
 
 
-async def test_a_published_event_missing_from_kafka(runtime: Runtime, kafka: str) -> None:
+async def test_a_published_event_missing_from_kafka(runtime: Runtime, kafka: KafkaSettings) -> None:
     sent = await outbox_row(runtime, DocumentIndexed.TOPIC, {}, published=True)
     lost = await outbox_row(runtime, DocumentIndexed.TOPIC, {}, published=True)
-    producer = AIOKafkaProducer(bootstrap_servers=kafka)
+    producer = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers)
     await producer.start()
     try:
         await producer.send_and_wait(
