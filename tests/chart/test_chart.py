@@ -286,6 +286,21 @@ class TestPods:
                 assert c["ports"] == [{"name": "http", "containerPort": 8000, "protocol": "TCP"}]
                 assert c["args"] == ["python", "-m", f"docproc_{component(dep)}"], where
 
+    def test_a_container_port_moves_the_listener_and_its_probes(self, helm: Path) -> None:
+        """Pods sharing a network namespace (hostNetwork; the deploy smoke) need one port each:
+        the service listens where its `http` port says, so probes and Services follow it."""
+        docs = render_docs(helm, "--set", "services.parser.containerPort=18102")
+        for dep in of_kind(docs, "Deployment"):
+            (c,) = dep["spec"]["template"]["spec"]["containers"]
+            env = {e["name"]: e.get("value") for e in c["env"]}
+            if component(dep) == "parser":
+                assert c["ports"][0]["containerPort"] == 18102
+                assert env["HTTP__PORT"] == "18102"
+            else:
+                assert c["ports"][0]["containerPort"] == 8000
+                assert "HTTP__PORT" not in env  # the ConfigMap's 8000
+            assert c["readinessProbe"]["httpGet"]["port"] == "http"
+
     def test_services_expose_metrics_and_upload_api(self, rendered: dict[str, list[Doc]]) -> None:
         for svc in of_kind(rendered["default"], "Service"):
             ports = {p["name"]: p for p in svc["spec"]["ports"]}

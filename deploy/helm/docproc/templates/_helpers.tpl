@@ -285,6 +285,7 @@ Context: per-service dict.
 {{- $svc := .svc }}
 {{- $v := $root.Values }}
 {{- $probes := mustMergeOverwrite (deepCopy $v.probes) (deepCopy ($svc.probes | default dict)) -}}
+{{- $port := $svc.containerPort | default 8000 -}}
 serviceAccountName: {{ include "docproc.serviceAccountName" $root }}
 automountServiceAccountToken: false
 enableServiceLinks: false
@@ -307,7 +308,7 @@ containers:
       {{- toYaml $svc.command | nindent 6 }}
     ports:
       - name: http
-        containerPort: 8000
+        containerPort: {{ $port }}
         protocol: TCP
     envFrom:
       {{- include "docproc.envFrom" (dict "root" $root "secrets" $svc.secrets "configMap" (include "docproc.configMapName" $root)) | nindent 6 }}
@@ -317,6 +318,10 @@ containers:
     env:
       - name: OTEL_SERVICE_NAME
         value: {{ printf "docproc-%s" .name | quote }}
+      {{- if $svc.containerPort }}
+      - name: HTTP__PORT
+        value: {{ $port | quote }}
+      {{- end }}
       {{- with include "docproc.secretEnv" (dict "root" $root "secrets" $svc.secrets) | trim }}
       {{- . | nindent 6 }}
       {{- end }}
