@@ -15,7 +15,8 @@
 #   localhost/docproc-uv:<version>          the uv binary from its PyPI wheel.
 # Point PYTHON_IMAGE/UV_IMAGE at a registry mirror to skip both (docs/operations.md).
 #
-# Environment: IMAGE_TAG (default dev), ENGINE (podman or docker; default podman),
+# Environment: IMAGE_TAG (default dev), ENGINE (podman or docker; default podman), UV (the uv
+# command; its cache dir, or UV_CACHE_DIR, is mounted into podman builds),
 # DEBIAN_MIRROR (default http://deb.debian.org/debian).
 set -euo pipefail
 
@@ -25,6 +26,7 @@ TAG="${IMAGE_TAG:-dev}"
 ENGINE="${ENGINE:-podman}"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 CACHE="$ROOT/.cache/images"
+UV="${UV:-uv}"
 # the uv version every Dockerfile pins (they are kept in step; tests/chart checks it)
 UV_VERSION="$(sed -n 's|^ARG UV_IMAGE=ghcr.io/astral-sh/uv:\(.*\)$|\1|p' "$ROOT/services/upload/Dockerfile")"
 LOCAL_PYTHON="localhost/docproc-python:3.11-bookworm"
@@ -122,12 +124,22 @@ base_images() {
   fi
 }
 
+# The host's uv cache (filled by `uv sync`), mounted into the build as UV_CACHE_DIR so the
+# wheels are not downloaded again; podman only (docker build has no volumes: its cache mount).
+uv_cache() {
+  [ "$ENGINE" = podman ] || return 0
+  local dir
+  dir="${UV_CACHE_DIR:-$($UV cache dir 2>/dev/null || true)}"
+  [ -n "$dir" ] && [ -d "$dir" ] || return 0
+  printf '%s\n' --volume "$dir:/uv-cache" --build-arg UV_CACHE_DIR=/uv-cache
+}
+
 build() {
   local svc=$1 started
   started=$(date +%s)
   log "building localhost/docproc-$svc:$TAG"
-  # shellcheck disable=SC2046 # limits prints one flag per line on purpose
-  engine build --network host $(limits) \
+  # shellcheck disable=SC2046 # limits and uv_cache print one flag per line on purpose
+  engine build --network host $(limits) $(uv_cache) \
     --build-arg "PYTHON_IMAGE=$PYTHON_IMAGE" --build-arg "UV_IMAGE=$UV_IMAGE" \
     -f "$ROOT/services/$svc/Dockerfile" -t "localhost/docproc-$svc:$TAG" "$ROOT" \
     >"$CACHE/build-$svc.log" 2>&1 || {
