@@ -6,7 +6,7 @@ export UV
 PORT ?= 8000
 export UV_LINK_MODE ?= copy
 
-.PHONY: help ensure-uv sync system-packages fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint images dev demo bench dev-k8s
+.PHONY: help ensure-uv sync system-packages fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint images deploy-smoke dev demo bench dev-k8s
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -54,6 +54,9 @@ test: sync system-packages lint typecheck infra-up ## everything CI runs
 
 images: ## build every service image with podman (local Debian base images when Docker Hub is out of reach)
 	bash scripts/images.sh
+
+deploy-smoke: sync infra-up images ## the chart's rendered pods as containers of those images: journey, alert, dashboards (deploy/smoke)
+	$(UV) run pytest -q deploy/smoke
 
 dev: sync ## the embedded all-in-one: docproc dev
 	$(UV) run docproc dev --port $(PORT)

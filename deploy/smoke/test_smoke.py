@@ -1,0 +1,417 @@
+"""The journey through the deployed shape: the chart's pods as containers of the built images.
+
+Run by `make deploy-smoke` (not part of `pytest tests`): the tests run in file order on
+one release, the alert and dashboard checks last so they see the whole journey's metrics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import re
+import shutil
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import docx
+import httpx
+import pymupdf
+import yaml
+from aiokafka import AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient
+from docproc_testing.stores import S3Store
+
+from deploy.smoke.conftest import CHART, VALUES, Stack, render
+from deploy.smoke.pods import Release, component, run_hooks
+
+LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+SERVICES = ("upload", "parser", "embedder", "sync", "teardown")
+
+
+def wait_for(predicate: Any, timeout: float = 240, interval: float = 1, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise TimeoutError(f"timed out waiting for {what}")
+
+
+def make_pdf(text: str) -> bytes:
+    doc: Any = pymupdf.open()  # type: ignore[no-untyped-call]
+    page = doc.new_page()
+    page.insert_textbox(pymupdf.Rect(50, 50, 550, 800), text, fontsize=10)  # type: ignore[no-untyped-call]
+    data: bytes = doc.tobytes()
+    return data
+
+
+def make_docx(text: str) -> bytes:
+    document: Any = docx.Document()
+    document.add_paragraph(text)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def long_text(n: int) -> bytes:
+    return "\n\n".join(
+        f"Section {i}. " + " ".join(f"word{i}_{j} covers topic {i % 13} fully." for j in range(60))
+        for i in range(n)
+    ).encode()
+
+
+def create_kb(client: httpx.Client) -> dict[str, Any]:
+    name = f"smoke_{uuid.uuid4().hex[:8]}"
+    body = {
+        "name": name,
+        "collection_name": name,
+        "scope": "app",
+        "embedding_provider": "local",
+        "embedding_model": LOCAL_MODEL,
+    }
+    response = client.post("/kb", json=body)
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+def upload(client: httpx.Client, kb: dict[str, Any], name: str, data: bytes) -> uuid.UUID:
+    response = client.post(f"/kb/{kb['id']}/documents", files={"file": (name, data)})
+    assert response.status_code == 202, response.text
+    return uuid.UUID(response.json()["tracking_id"])
+
+
+def wait_indexed(
+    client: httpx.Client, kb: dict[str, Any], count: int, timeout: float = 300
+) -> None:
+    def done() -> bool:
+        state = client.get(f"/kb/{kb['id']}/ingestion").json()
+        return bool(state["indexed_count"] == count and state["indexing_status"] == "complete")
+
+    wait_for(done, timeout, what=f"{count} documents of {kb['name']} indexed")
+
+
+def search(client: httpx.Client, kb: dict[str, Any], query: str) -> list[dict[str, Any]]:
+    response = client.post(
+        "/rag/search", json={"query": query, "collections": [kb["collection_name"]], "top_k": 3}
+    )
+    assert response.status_code == 200, response.text
+    hits: list[dict[str, Any]] = response.json()["results"]
+    return hits
+
+
+def one_chunk_set(stack: Stack, kb: dict[str, Any], doc_id: uuid.UUID) -> int:
+    expected = stack.query("SELECT chunk_count FROM rag_documents WHERE id = $1", doc_id)[0][0]
+    rows = stack.query(
+        f"SELECT count(*), count(DISTINCT chunk_no) FROM rag_{kb['collection_name']} "
+        "WHERE document_id = $1",
+        doc_id,
+    )[0]
+    assert rows[0] == rows[1] == expected, (rows, expected)
+    return int(expected)
+
+
+# ------------------------------------------------------------------ install
+
+
+def test_hooks_ran_in_weight_order_then_every_deployment_is_ready(stack: Stack) -> None:
+    assert stack.hooks_ran == ["docproc-migrate", "docproc-topics"]
+    assert set(stack.containers) == set(SERVICES)
+    for container in stack.containers.values():
+        response = httpx.get(container.probe_url("readinessProbe"), timeout=5)
+        assert response.status_code == 200, (container.name, response.text)
+
+
+def test_containers_honour_the_charts_security_context(stack: Stack) -> None:
+    for name, container in stack.containers.items():
+        ids = container.exec("id", "-u")
+        assert ids.stdout.strip() == "10001", (name, ids)
+        # only the chart's emptyDir is writable: the root filesystem refuses a write
+        tmp = container.exec("python", "-c", "open('/tmp/smoke-probe', 'w').write('x')")
+        assert tmp.returncode == 0, (name, tmp.stderr)
+        for path in ("/smoke-probe", "/app/smoke-probe", "/var/tmp/smoke-probe", "/run/x"):
+            denied = container.exec("python", "-c", f"open({path!r}, 'w').write('x')")
+            assert denied.returncode != 0, f"{name}: {path} is writable"
+            assert "Read-only file system" in denied.stderr or "Permission" in denied.stderr
+
+
+# ------------------------------------------------------------------ the journey
+
+
+def test_a_pdf_and_a_docx_are_indexed_and_found(stack: Stack) -> None:
+    with stack.admin() as client:
+        kb = create_kb(client)
+        upload(client, kb, "animals.pdf", make_pdf("The capybara is the largest rodent."))
+        upload(client, kb, "birds.docx", make_docx("Penguins live in the southern hemisphere."))
+        refused = client.post(f"/kb/{kb['id']}/documents", files={"file": ("x.exe", b"MZ")})
+        assert refused.status_code == 400  # drives docproc_upload_rejections_total
+        wait_indexed(client, kb, 2)
+        rows = stack.query(
+            "SELECT filename, status FROM rag_documents WHERE knowledge_base_id = $1 "
+            "ORDER BY filename",
+            uuid.UUID(kb["id"]),
+        )
+        assert [tuple(r) for r in rows] == [("animals.pdf", "indexed"), ("birds.docx", "indexed")]
+        assert search(client, kb, "largest rodent")[0]["filename"] == "animals.pdf"
+        assert search(client, kb, "where do penguins live")[0]["filename"] == "birds.docx"
+
+
+def test_a_chat_upload_returns_a_preview(stack: Stack) -> None:
+    with stack.client(user_id="carol") as client:
+        response = client.post(
+            "/files/upload",
+            files={"file": ("note.txt", b"Quarterly numbers\nare up.", "text/plain")},
+        )
+    assert response.status_code == 201, response.text
+    assert "Quarterly numbers" in response.json()["preview"]
+
+
+def test_an_s3_source_on_moto_syncs(stack: Stack) -> None:
+    store = S3Store(stack.infra)
+    store.put({"a/readme.md": b"# Otters\n\nSea otters hold hands while sleeping."})
+    with stack.admin() as client:
+        kb = create_kb(client)
+        secret = client.post(
+            "/secrets", json={"name": "smoke", "kind": store.secret_kind, "value": store.secret()}
+        )
+        assert secret.status_code == 201, secret.text
+        created = client.post(
+            f"/kb/{kb['id']}/sync-sources",
+            json={
+                "connector": store.connector,
+                "config": store.config(),
+                "secret_id": secret.json()["id"],
+            },
+        )
+        assert created.status_code == 201, created.text
+        source = created.json()["id"]
+        run = client.post(f"/kb/{kb['id']}/sync-sources/{source}/run")
+        assert run.status_code == 202, run.text
+        log_id = run.json()["sync_log_id"]
+
+        def finished() -> dict[str, Any] | None:
+            page = client.get(f"/kb/{kb['id']}/sync-sources/{source}/logs").json()
+            log = next(i for i in page["items"] if i["id"] == log_id)
+            return log if log["status"] not in {"queued", "running"} else None
+
+        log = wait_for(finished, what="the sync run")
+        assert (log["status"], log["ingested"]) == ("done", 1), log
+        wait_indexed(client, kb, 1)
+        assert "otters" in search(client, kb, "otters sleeping")[0]["content"].lower()
+
+
+def test_the_embedder_killed_mid_document_finishes_it_with_one_chunk_set(stack: Stack) -> None:
+    embedder = stack.containers["embedder"]
+    with stack.admin() as client:
+        kb = create_kb(client)
+        doc_id = upload(client, kb, "long.txt", long_text(150))
+        wait_for(
+            lambda: stack.query("SELECT parsed_path FROM rag_documents WHERE id = $1", doc_id)[0][
+                0
+            ],
+            interval=0.2,
+            what="the document parsed",
+        )
+        status = stack.query("SELECT status FROM rag_documents WHERE id = $1", doc_id)[0][0]
+        embedder.kill()
+        assert status == "processing", "the document finished before the kill; make it longer"
+        embedder.restart()
+        embedder.wait_ready()
+        wait_indexed(client, kb, 1)
+    assert one_chunk_set(stack, kb, doc_id) > 20
+
+
+def test_a_stopped_embedder_makes_documents_stick_and_the_alert_fire(stack: Stack) -> None:
+    """Induced fault: with the embedder stopped, a document waits past STUCK_AFTER_MINUTES;
+    Prometheus evaluates the chart's DocprocDocumentsStuck and reports it firing."""
+    assert stack.prom is not None
+    embedder = stack.containers["embedder"]
+    embedder.stop()
+    with stack.admin() as client:
+        kb = create_kb(client)
+        doc_id = upload(client, kb, "waiting.md", b"# Waiting\n\nThis waits for the embedder.")
+
+        def firing() -> dict[str, Any] | None:
+            alerts = stack.prom.get("/api/v1/alerts")["alerts"] if stack.prom else []
+            return next(
+                (
+                    a
+                    for a in alerts
+                    if a["labels"]["alertname"] == "DocprocDocumentsStuck"
+                    and a["state"] == "firing"
+                ),
+                None,
+            )
+
+        alert = wait_for(firing, timeout=300, interval=5, what="DocprocDocumentsStuck firing")
+        assert alert["labels"]["namespace"] == "docproc"
+        assert alert["labels"]["service"] == "upload"
+        assert "longer than 1 minutes" in alert["annotations"]["description"]
+        embedder.restart()
+        embedder.wait_ready()
+        wait_indexed(client, kb, 1)
+    assert stack.query("SELECT status FROM rag_documents WHERE id = $1", doc_id)[0][0] == "indexed"
+
+
+def test_a_poison_message_is_dead_lettered(stack: Stack) -> None:
+    """A payload that never validates goes to the parser's DLQ (the DLQ panels' data)."""
+
+    async def produce() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=stack.infra["KAFKA__BOOTSTRAP_SERVERS"])
+        await producer.start()
+        try:
+            await producer.send_and_wait(
+                stack.on_broker("docproc.documents.accepted.v1"), b'{"not": "an event"}'
+            )
+        finally:
+            await producer.stop()
+
+    asyncio.run(produce())
+    assert stack.prom is not None
+    wait_for(
+        lambda: (
+            stack.prom.query('docproc_parser_messages_total{outcome="dlq"} > 0')
+            if stack.prom
+            else None
+        ),
+        timeout=120,
+        what="the parser's dlq counter scraped",
+    )
+
+
+# ------------------------------------------------------------------ upgrade
+
+
+def next_chart(tmp: Path) -> Path:
+    """The chart at its next patch version (what a release bump renders)."""
+    chart = tmp / "docproc"
+    shutil.copytree(CHART, chart)
+    meta = yaml.safe_load((chart / "Chart.yaml").read_text())
+    major, minor, patch = (int(x) for x in re.findall(r"\d+", meta["version"])[:3])
+    meta["version"] = f"{major}.{minor}.{patch + 1}"
+    (chart / "Chart.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    return chart
+
+
+def test_an_upgrade_reruns_the_migration_and_rolls_every_pod_without_losing_documents(
+    stack: Stack, tmp_path: Path
+) -> None:
+    upgraded = Release(
+        render([VALUES, stack.run_values], next_chart(tmp_path)), stack.release.secrets
+    )
+    chart_labels = {
+        d["metadata"]["labels"]["helm.sh/chart"] for d in upgraded.of_kind("Deployment")
+    }
+    assert len(chart_labels) == 1
+    assert chart_labels != {
+        d["metadata"]["labels"]["helm.sh/chart"] for d in stack.release.of_kind("Deployment")
+    }
+    heads = stack.query("SELECT version_num FROM alembic_version")
+    with stack.admin() as client:
+        kb = create_kb(client)
+        docs = [upload(client, kb, f"inflight-{i}.txt", long_text(40 + i)) for i in range(4)]
+        # pre-upgrade hooks: the migration a second time (at head: no harm), the topics again
+        assert run_hooks(upgraded, f"smoke-{stack.run}-up", stack.workdir, stack.labels) == [
+            "docproc-migrate",
+            "docproc-topics",
+        ]
+        assert stack.query("SELECT version_num FROM alembic_version") == heads
+        # a rolling replacement, parser and embedder first, while the documents are in flight
+        assert stack.query(
+            "SELECT count(*) FROM rag_documents WHERE knowledge_base_id = $1 AND status = 'indexed'",
+            uuid.UUID(kb["id"]),
+        )[0][0] < len(docs), "everything finished before the upgrade; make the documents longer"
+        for name in ("parser", "embedder", "upload", "sync", "teardown"):
+            stack.replace(upgraded, name)
+        wait_indexed(client, kb, len(docs), timeout=600)
+    for doc_id in docs:
+        one_chunk_set(stack, kb, doc_id)
+
+
+def test_deleting_the_knowledge_base_lets_teardown_drop_its_table(stack: Stack) -> None:
+    with stack.admin() as client:
+        kb = create_kb(client)
+        upload(client, kb, "gone.txt", b"to be torn down")
+        wait_indexed(client, kb, 1)
+        table = f"public.rag_{kb['collection_name']}"
+        assert stack.query("SELECT to_regclass($1) IS NOT NULL", table)[0][0]
+        assert client.delete(f"/kb/{kb['id']}").status_code == 200
+    wait_for(
+        lambda: not stack.query("SELECT to_regclass($1) IS NOT NULL", table)[0][0],
+        what="teardown to drop the table",
+    )
+
+
+# ------------------------------------------------------------------ wiring against reality
+
+
+def test_keda_triggers_name_the_groups_and_topics_the_services_use(stack: Stack) -> None:
+    async def broker() -> dict[str, set[str]]:
+        admin = AIOKafkaAdminClient(bootstrap_servers=stack.infra["KAFKA__BOOTSTRAP_SERVERS"])
+        await admin.start()
+        try:
+            groups = [
+                g[0]
+                for g in await admin.list_consumer_groups()
+                if g[0].startswith(f"{stack.kafka_namespace}.")
+            ]
+            committed = {}
+            for group in groups:
+                offsets = await admin.list_consumer_group_offsets(group)
+                committed[group] = {tp.topic for tp in offsets}
+            return committed
+        finally:
+            await admin.close()
+
+    live = asyncio.run(broker())
+    triggers: dict[str, set[str]] = {}
+    for scaled in stack.release.of_kind("ScaledObject"):
+        target = scaled["spec"]["scaleTargetRef"]["name"]
+        assert target in {d["metadata"]["name"] for d in stack.release.of_kind("Deployment")}
+        for trigger in scaled["spec"]["triggers"]:
+            md = trigger["metadata"]
+            assert trigger["type"] == "kafka"
+            assert md["bootstrapServers"] == stack.infra["KAFKA__BOOTSTRAP_SERVERS"]
+            assert int(md["lagThreshold"]) > 0
+            triggers.setdefault(md["consumerGroup"], set()).add(md["topic"])
+    # every group a consumer service committed on is scaled, on exactly the topics it reads
+    # (its own retry topics aside: the lag that matters is on the pipeline topic)
+    pipeline = {g: {t for t in topics if ".retry." not in t} for g, topics in live.items()}
+    assert pipeline == triggers
+
+
+def test_every_dashboard_panel_returns_data(stack: Stack) -> None:
+    assert stack.prom is not None
+    [dashboards] = [
+        d for d in stack.release.of_kind("ConfigMap") if d["metadata"]["name"].endswith("dashboard")
+    ]
+    empty = []
+    for raw in dashboards["data"].values():
+        for panel in json.loads(raw)["panels"]:
+            exprs = [t["expr"] for t in panel.get("targets", []) if t.get("expr")]
+            if not exprs:
+                continue
+            got = [
+                stack.prom.query(
+                    e.replace("$namespace", "docproc").replace("$__rate_interval", "5m")
+                )
+                for e in exprs
+            ]
+            if not any(got):
+                empty.append(panel["title"])
+    assert not empty, f"panels with no data: {empty}"
+
+
+def test_rules_and_targets_are_the_charts(stack: Stack) -> None:
+    assert stack.prom is not None
+    targets = stack.prom.get("/api/v1/targets")["activeTargets"]
+    assert {t["labels"]["container"] for t in targets} == set(SERVICES)
+    assert all(t["health"] == "up" for t in targets), targets
+    groups = stack.prom.get("/api/v1/rules")["groups"]
+    loaded = {r["name"] for g in groups for r in g["rules"]}
+    [rule] = stack.release.of_kind("PrometheusRule")
+    assert loaded == {r["alert"] for g in rule["spec"]["groups"] for r in g["rules"]}
+    assert {component(d) for d in stack.release.of_kind("Deployment")} == set(SERVICES)
