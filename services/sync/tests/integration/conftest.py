@@ -23,16 +23,13 @@ from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.settings import SyncSettings, get_sync_settings
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.db.migrate import upgrade
-from docproc_common.embedding.client import EmbeddingClients
-from docproc_common.http import create_app
-from docproc_common.runtime import Runtime
+from docproc_common.runtime import Runtime, build_app
 from docproc_common.settings import AuthSettings, DatabaseSettings, Settings, StorageSettings
 from docproc_common.storage import AsyncStorage, create_storage
 from docproc_sync.testing import SyncBed, plain_dsn
 from docproc_testing.infra import load_infra_env
 from docproc_testing.stores import AzuriteStore, FaultProxy, GcsStore, TokenServer
-from docproc_upload.endpoints import build_router
-from docproc_upload.sync.router import build_sync_router
+from docproc_upload.app import build
 
 #: ``client(user=..., org=..., perms=..., admin=...)``: the public API in-process, as that caller.
 Client = Callable[..., httpx.AsyncClient]
@@ -95,13 +92,8 @@ async def runtime(database_url: str, tmp_path: Path) -> AsyncIterator[Runtime]:
 @pytest.fixture
 async def client(runtime: Runtime) -> AsyncIterator[Client]:
     get_sync_settings.cache_clear()
-    app = create_app(
-        title="sync-api-test",
-        routers=[
-            build_router(runtime, EmbeddingClients(runtime.settings)),
-            build_sync_router(runtime),
-        ],
-    )
+    spec = build(runtime)
+    app = build_app(runtime, [spec], [], "sync-api-test")
     opened: list[httpx.AsyncClient] = []
 
     def make(
@@ -128,6 +120,8 @@ async def client(runtime: Runtime) -> AsyncIterator[Client]:
     yield make
     for c in opened:
         await c.aclose()
+    for close in spec.on_shutdown:
+        await close()
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""The sync routes of the public API (``docproc_upload.sync``) on a real database, in-process."""
+"""The sync routes of the public API (``docproc_upload.sync_sources``) on a real database, in-process."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from docproc_common.auth import EDIT, VIEW
 from docproc_common.db.models import AuditLog, KnowledgeBase, SyncLog, SyncSource
 from docproc_sync.testing import SyncBed
-from docproc_upload.sync.service import audience_sentence
+from docproc_upload.sync_sources.service import audience_sentence
 from sqlalchemy import select
 
 from .conftest import Client

@@ -16,11 +16,11 @@ from docproc_upload.chat.endpoints import build_router as build_chat_router
 from docproc_upload.credentials.endpoints import router as credentials
 from docproc_upload.deps import Upload, UploadScope
 from docproc_upload.documents import build_documents_router
-from docproc_upload.embeddings import build_embeddings_router
+from docproc_upload.embeddings.endpoints import router as embeddings
 from docproc_upload.endpoints import build_router
 from docproc_upload.inputs import refuse_nul
 from docproc_upload.metrics import REJECTIONS, STUCK
-from docproc_upload.sync.router import build_sync_router
+from docproc_upload.sync_sources.endpoints import router as sync_sources
 
 log = logging.getLogger(__name__)
 
@@ -103,8 +103,8 @@ def build(runtime: Runtime) -> ServiceSpec:
                     build_documents_router(runtime),
                     build_chat_router(chat),
                     credentials,
-                    build_embeddings_router(runtime),
-                    build_sync_router(runtime),
+                    embeddings,
+                    sync_sources,
                 ]
             )
         ],

@@ -47,7 +47,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from docproc_upload import repository
 from docproc_upload.audit import record
 from docproc_upload.schemas import CollectionDeletedOut, DocumentOut, DocumentPage, ReindexOut
-from docproc_upload.sync.repository import deactivate_sources_for_kb
+from docproc_upload.sync_sources.repository import deactivate_sources_for_kb
 
 DOCUMENT_NOT_FOUND = "Document not found"
 

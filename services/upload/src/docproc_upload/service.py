@@ -1,6 +1,6 @@
 """The upload service's logic: knowledge bases, document intake, status, search, deletion.
 
-Sync sources and runs live in ``docproc_upload.sync``.
+Sync sources and runs live in ``docproc_upload.sync_sources``.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload import repository
 from docproc_upload.audit import record
-from docproc_upload.embeddings import EMBEDDING_FIELDS, choose_embedding, move_embedding
+from docproc_upload.embeddings.service import EMBEDDING_FIELDS, choose_embedding, move_embedding
 from docproc_upload.inputs import column_length
 from docproc_upload.metrics import DOCUMENTS, REJECTIONS, UPLOAD_BYTES
 from docproc_upload.schemas import (

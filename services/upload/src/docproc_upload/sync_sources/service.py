@@ -29,8 +29,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload import repository as upload_repository
 from docproc_upload.audit import record
-from docproc_upload.sync import repository
-from docproc_upload.sync.schemas import (
+from docproc_upload.sync_sources import repository
+from docproc_upload.sync_sources.schemas import (
     CloneRequest,
     ConnectorOut,
     LocalSyncRequest,

@@ -28,20 +28,17 @@ Rules (seed: "Embeddings - the model, whose endpoint answers and whose key pays"
 Registered endpoints: an organization's members with ``collections:edit`` register
 and delete their organization's; the app admin registers and deletes deployment-wide
 ones (``scope: "deployment"``). One still named by a collection cannot be deleted.
-
-No ``from __future__ import annotations`` here: FastAPI must see the closure-local
-dependency aliases as objects, not strings.
 """
+
+from __future__ import annotations
 
 import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Annotated, Any, Literal
 
 import httpx
-from docproc_common.auth import EDIT, Principal, principal_from_header
+from docproc_common.auth import EDIT, Principal
 from docproc_common.db.models import EmbeddingEndpoint, KnowledgeBase, Scope
 from docproc_common.embedding.base_urls import check_base_url, normalize_url
 from docproc_common.embedding.catalog import (
@@ -53,68 +50,22 @@ from docproc_common.embedding.catalog import (
     provider_spec,
 )
 from docproc_common.errors import Conflict, FieldError, Forbidden, InvalidInput, NotFound
-from docproc_common.runtime import Runtime
 from docproc_common.settings import Settings
 from docproc_common.vault import SecretKind, visible_secret
-from fastapi import APIRouter, Depends, Header, Query, Response, status
-from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.audit import record
-from docproc_upload.inputs import column_length
+from docproc_upload.embeddings import repository
+from docproc_upload.embeddings.schemas import (
+    EmbeddingCatalogOut,
+    EmbeddingEndpointCreate,
+    EmbeddingModelOut,
+    EmbeddingProviderOut,
+    ServedModelsOut,
+)
 from docproc_upload.schemas import KnowledgeBasePatch
 
 log = logging.getLogger(__name__)
-
-
-# -- schemas ------------------------------------------------------------------------------
-
-
-class EmbeddingModelOut(BaseModel):
-    model: str
-    dimensions: int
-    max_input_tokens: int
-
-
-class EmbeddingProviderOut(BaseModel):
-    name: str
-    label: str
-    #: What a collection on this provider names: a vault key, a registered endpoint, nothing.
-    credential: Literal["secret", "endpoint", "none"]
-    supports_base_url: bool
-    default_base_url: str | None
-    models: list[EmbeddingModelOut]
-
-
-class EmbeddingCatalogOut(BaseModel):
-    providers: list[EmbeddingProviderOut]
-
-
-class ServedModelsOut(BaseModel):
-    provider: str
-    base_url: str
-    #: False when the endpoint could not be asked: ``models`` is then the whole catalog.
-    confirmed: bool
-    models: list[EmbeddingModelOut]
-
-
-class EmbeddingEndpointCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(min_length=1, max_length=column_length(EmbeddingEndpoint.name))
-    #: The OpenAI-compatible root of the service, e.g. ``http://ollama:11434/v1``.
-    base_url: str = Field(min_length=1, max_length=column_length(EmbeddingEndpoint.base_url))
-    #: ``deployment``: for every organization and app-scoped collections (app admin only).
-    scope: Literal["org", "deployment"] = "org"
-
-
-class EmbeddingEndpointOut(BaseModel):
-    id: uuid.UUID
-    name: str
-    base_url: str
-    organization_id: str | None
-    created_at: datetime
 
 
 #: The fields of ``PATCH /kb/{id}`` that ``move_embedding`` decides.
@@ -216,7 +167,7 @@ async def _check_credential(
                 fields=[FieldError("embedding_endpoint_id", "required")],
             )
         if check_endpoint:
-            endpoint = await session.get(EmbeddingEndpoint, endpoint_id)
+            endpoint = await repository.endpoint(session, endpoint_id)
             allowed_orgs: tuple[str | None, ...] = (
                 (None,) if scope is Scope.APP else (None, organization_id)
             )
@@ -447,15 +398,6 @@ async def move_embedding(
 # -- registered endpoints -----------------------------------------------------------------
 
 
-def _endpoint_visible(principal: Principal) -> Any:
-    if principal.organization_id is None:
-        return EmbeddingEndpoint.organization_id.is_(None)
-    return or_(
-        EmbeddingEndpoint.organization_id.is_(None),
-        EmbeddingEndpoint.organization_id == principal.organization_id,
-    )
-
-
 def _may_manage(principal: Principal, organization_id: str | None) -> bool:
     if organization_id is None:
         return principal.app_admin
@@ -496,24 +438,12 @@ async def register_endpoint(
 async def delete_endpoint(
     session: AsyncSession, principal: Principal, endpoint_id: uuid.UUID
 ) -> None:
-    endpoint = (
-        await session.execute(
-            select(EmbeddingEndpoint)
-            .where(EmbeddingEndpoint.id == endpoint_id, _endpoint_visible(principal))
-            .with_for_update()
-        )
-    ).scalar_one_or_none()
+    endpoint = await repository.lock_visible_endpoint(session, principal, endpoint_id)
     if endpoint is None:
         raise NotFound("Embedding endpoint not found")
     if not _may_manage(principal, endpoint.organization_id):
         raise Forbidden("Deleting this endpoint is for whoever may register it")
-    users = (
-        await session.execute(
-            select(func.count())
-            .select_from(KnowledgeBase)
-            .where(KnowledgeBase.embedding_endpoint_id == endpoint_id)
-        )
-    ).scalar_one()
+    users = await repository.collections_through(session, endpoint_id)
     if users:
         raise Conflict(
             f"{users} knowledge base(s) embed through this endpoint; move them first "
@@ -538,93 +468,36 @@ def _models_out(models: Sequence[ModelSpec]) -> list[EmbeddingModelOut]:
     ]
 
 
-# -- routes -------------------------------------------------------------------------------
-
-
-def build_embeddings_router(runtime: Runtime) -> APIRouter:
-    router = APIRouter(prefix="/api/v1")
-    settings = runtime.settings
-
-    async def principal(authorization: Annotated[str | None, Header()] = None) -> Principal:
-        return principal_from_header(settings.auth, authorization)
-
-    async def session() -> AsyncSession:  # type: ignore[misc]
-        async with runtime.sessionmaker() as s:
-            yield s
-
-    Caller = Annotated[Principal, Depends(principal)]
-    Session = Annotated[AsyncSession, Depends(session)]
-
-    @router.get("/rag/embedding-models", response_model=EmbeddingCatalogOut, tags=["rag"])
-    async def embedding_models(_caller: Caller) -> EmbeddingCatalogOut:
-        cat = catalog(settings.embedder.catalog_path)
-        return EmbeddingCatalogOut(
-            providers=[
-                EmbeddingProviderOut(
-                    name=p.name,
-                    label=p.label,
-                    credential=p.credential,
-                    supports_base_url=p.supports_base_url,
-                    default_base_url=p.base_url,
-                    models=_models_out(list(p.models.values())),
-                )
-                for p in cat.values()
-            ]
-        )
-
-    @router.get("/rag/embedding-models/{provider}", response_model=ServedModelsOut, tags=["rag"])
-    async def served(
-        provider: str, _caller: Caller, base_url: Annotated[str | None, Query()] = None
-    ) -> ServedModelsOut:
-        """The catalog models that ``base_url`` (default: the provider's) says it serves."""
-        pspec = provider_spec(provider, catalog(settings.embedder.catalog_path))
-        if not pspec.supports_base_url or pspec.base_url is None:
-            raise NotFound(f"The provider '{provider}' has no endpoint to ask")
-        url = (
-            check_base_url(base_url, pspec, settings.embedder.allowed_base_urls, field="base_url")
-            if base_url
-            else pspec.base_url
-        )
-        ids = await served_models(url, settings.embedder.probe_timeout_s)
-        models = list(pspec.models.values())
-        if ids is not None:
-            models = [m for m in models if m.model in ids]
-        return ServedModelsOut(
-            provider=provider, base_url=url, confirmed=ids is not None, models=_models_out(models)
-        )
-
-    @router.get("/rag/embedding-endpoints", response_model=list[EmbeddingEndpointOut], tags=["rag"])
-    async def list_endpoints(caller: Caller, db: Session) -> list[EmbeddingEndpointOut]:
-        rows = await db.execute(
-            select(EmbeddingEndpoint)
-            .where(_endpoint_visible(caller))
-            .order_by(EmbeddingEndpoint.created_at, EmbeddingEndpoint.id)
-        )
-        return [
-            EmbeddingEndpointOut.model_validate(e, from_attributes=True) for e in rows.scalars()
+def catalog_out(settings: Settings) -> EmbeddingCatalogOut:
+    return EmbeddingCatalogOut(
+        providers=[
+            EmbeddingProviderOut(
+                name=p.name,
+                label=p.label,
+                credential=p.credential,
+                supports_base_url=p.supports_base_url,
+                default_base_url=p.base_url,
+                models=_models_out(list(p.models.values())),
+            )
+            for p in catalog(settings.embedder.catalog_path).values()
         ]
-
-    @router.post(
-        "/rag/embedding-endpoints",
-        status_code=status.HTTP_201_CREATED,
-        response_model=EmbeddingEndpointOut,
-        tags=["rag"],
     )
-    async def create_endpoint(
-        body: EmbeddingEndpointCreate, caller: Caller, db: Session
-    ) -> EmbeddingEndpointOut:
-        async with db.begin():
-            endpoint = await register_endpoint(db, caller, body)
-        return EmbeddingEndpointOut.model_validate(endpoint, from_attributes=True)
 
-    @router.delete(
-        "/rag/embedding-endpoints/{endpoint_id}",
-        status_code=status.HTTP_204_NO_CONTENT,
-        tags=["rag"],
+
+async def served(settings: Settings, provider: str, base_url: str | None) -> ServedModelsOut:
+    """The catalog models that ``base_url`` (default: the provider's) says it serves."""
+    pspec = provider_spec(provider, catalog(settings.embedder.catalog_path))
+    if not pspec.supports_base_url or pspec.base_url is None:
+        raise NotFound(f"The provider '{provider}' has no endpoint to ask")
+    url = (
+        check_base_url(base_url, pspec, settings.embedder.allowed_base_urls, field="base_url")
+        if base_url
+        else pspec.base_url
     )
-    async def remove_endpoint(endpoint_id: uuid.UUID, caller: Caller, db: Session) -> Response:
-        async with db.begin():
-            await delete_endpoint(db, caller, endpoint_id)
-        return Response(status_code=status.HTTP_204_NO_CONTENT)
-
-    return router
+    ids = await served_models(url, settings.embedder.probe_timeout_s)
+    models = list(pspec.models.values())
+    if ids is not None:
+        models = [m for m in models if m.model in ids]
+    return ServedModelsOut(
+        provider=provider, base_url=url, confirmed=ids is not None, models=_models_out(models)
+    )

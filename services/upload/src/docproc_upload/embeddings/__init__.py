@@ -1,0 +1,1 @@
+"""A collection's embeddings: the catalog, registered keyless endpoints, choosing, moving."""
