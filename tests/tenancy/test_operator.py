@@ -15,7 +15,7 @@ from sqlalchemy import text
 
 from .conftest import Client
 from .test_lifecycle import table_exists, teardowns_done
-from .test_tenancy import EDIT, MODEL, VIEW, create, uniq
+from .test_tenancy import EDIT, MODEL, VIEW, create, uniq, wait_complete
 
 pytestmark = pytest.mark.integration
 
@@ -262,3 +262,38 @@ async def test_rag_unfiled_provenance_counts_and_confirms_only_unknown_global_co
     assert found.org_chunks == c
     assert await operator.confirm_operator(runtime, name) == (0, 0)  # repeatable
     await operator.rag_drop(runtime, name, None)
+
+
+async def test_rag_keyword_index_migrates_a_table_from_before_hybrid_search(
+    client: Client, runtime: Runtime
+) -> None:
+    """A table without the keyword column gets it, read with its bases' configuration,
+    and then answers hybrid searches; a second run changes nothing."""
+    alice = client("alice", "acme", (VIEW, EDIT))
+    name = uniq("kwmig")
+    r = await alice.post(
+        "/kb",
+        json={"name": name, "collection_name": name, "text_search_config": "english", **MODEL},
+    )
+    assert r.status_code == 201, r.text
+    kb = r.json()
+    r = await alice.post(
+        f"/kb/{kb['id']}/documents", files={"file": ("jobs.txt", b"Nightly jobs were running.")}
+    )
+    assert r.status_code == 202, r.text
+    await wait_complete(alice, kb["id"])
+    async with runtime.sessionmaker() as s, s.begin():  # as a table created before hybrid search
+        await s.execute(text(f"ALTER TABLE rag_{name} DROP COLUMN content_tsv"))
+    body = {"query": "job runs", "collections": [name], "mode": "hybrid"}
+    r = await alice.post("/rag/search", json=body)
+    assert r.status_code == 409, r.text
+    assert r.json()["error"]["details"]["fields"][0]["field"] == "mode"
+
+    said: list[str] = []
+    assert await operator.rag_keyword_index(runtime, [name], lambda n, w: said.append(w)) == 1
+    assert said == ["keyword index added (english)"]
+    assert await operator.rag_keyword_index(runtime, [name], lambda n, w: None) == 0
+    r = await alice.post("/rag/search", json={**body, "mode": "keyword"})
+    assert [h["filename"] for h in r.json()["results"]] == ["jobs.txt"]  # stemmed: english
+    with pytest.raises(InvalidInput):
+        await operator.rag_keyword_index(runtime, ["Not A Name"], lambda n, w: None)

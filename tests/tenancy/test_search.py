@@ -17,7 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from .conftest import Client
-from .test_tenancy import EDIT, VIEW, create, uniq, wait_complete
+from .test_tenancy import EDIT, MODEL, VIEW, create, uniq, wait_complete
 
 pytestmark = pytest.mark.integration
 
@@ -324,3 +324,54 @@ async def test_filter_values_stay_within_the_bases_the_caller_reaches(client: Cl
         r = await c.get(f"/rag/collections/{name}/filter-values")
         assert r.status_code == 200, r.text
         assert r.json() == {"organizational_unit": units}
+
+
+async def test_keyword_and_hybrid_modes_through_the_api(corpus: dict[str, Any]) -> None:
+    """``mode`` on the search: keyword matches every word (no embedding), hybrid fuses both
+    rankings, both under the same filters; the default stays vector (cosine scores)."""
+    c, kb = corpus["client"], corpus["kb"]
+    r = await search(c, kb, query="rota", mode="keyword")
+    assert names(r) == {"eng.md"}
+    hybrid = await search(c, kb, query="engineering rota", mode="hybrid")
+    assert hybrid.json()["results"][0]["filename"] == "eng.md"
+    assert names(hybrid) == {"hr.txt", "eng.md", "blank.txt"}  # the vector ranking's too
+    filtered = await search(
+        c, kb, query="rota", mode="hybrid", filters={"organizational_unit": ["hr"]}
+    )
+    assert names(filtered) == {"hr.txt"}
+    default = (await search(c, kb)).json()["results"]
+    vector = (await search(c, kb, mode="vector")).json()["results"]
+    assert default == vector
+    r = await search(c, kb, mode="fuzzy")
+    assert r.status_code == 422
+    assert r.json()["error"]["details"]["fields"][0]["field"] == "mode"
+
+
+async def test_a_collection_chooses_its_text_search_configuration(client: Client) -> None:
+    c = client("alice", "acme", (VIEW, EDIT))
+    name = uniq("english")
+    body: dict[str, Any] = {"name": name, "collection_name": name, **MODEL}
+    for bad in ("klingon", "english; DROP TABLE x", "English"):
+        r = await c.post("/kb", json={**body, "text_search_config": bad})
+        assert r.status_code == 400, r.text
+        assert r.json()["error"]["details"]["fields"][0]["field"] == "text_search_config"
+    r = await c.post("/kb", json={**body, "text_search_config": "english"})
+    assert r.status_code == 201, r.text
+    kb = r.json()
+    assert kb["text_search_config"] == "english"
+    r = await c.post(f"/rag/collections/{name}", json={"scope": "personal"})
+    assert r.status_code == 201, r.text
+    assert r.json()["text_search_config"] == "english"  # adopted from the name
+    r = await c.post(
+        f"/rag/collections/{name}", json={"scope": "personal", "text_search_config": "simple"}
+    )
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["details"]["fields"][0]["field"] == "text_search_config"
+    r = await c.post(
+        f"/kb/{kb['id']}/documents",
+        files={"file": ("jobs.txt", b"The nightly jobs were running slowly.")},
+    )
+    assert r.status_code == 202, r.text
+    await wait_complete(c, kb["id"])
+    r = await search(c, kb, query="job runs", mode="keyword")
+    assert names(r) == {"jobs.txt"}  # english stems: jobs/job, running/runs

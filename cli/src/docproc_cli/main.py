@@ -192,6 +192,9 @@ def search(
         list[str] | None, typer.Option("--collection", "-c", help="collection, repeatable")
     ] = None,
     top_k: Annotated[int, typer.Option("--top-k", "-k")] = 5,
+    mode: Annotated[
+        str, typer.Option("--mode", "-m", help="vector, keyword or hybrid (docs/search.md)")
+    ] = "vector",
     url: UrlOpt = DEFAULT_URL,
 ) -> None:
     """Search collections and print the ranked chunks."""
@@ -203,6 +206,7 @@ def search(
                     "query": query,
                     "collections": collection or [DEFAULT_COLLECTION],
                     "top_k": top_k,
+                    "mode": mode,
                 },
             )
         )
@@ -252,6 +256,25 @@ def rag_collections() -> None:
             row.name, str(row.knowledge_bases), str(row.documents), "yes" if row.has_table else "no"
         )
     console.print(table)
+
+
+@app.command("rag-keyword-index")
+def rag_keyword_index(
+    collections: Annotated[
+        list[str] | None, typer.Argument(help="collection names (default: every one)")
+    ] = None,
+) -> None:
+    """Add the keyword column and GIN index hybrid search reads to tables created before it.
+
+    The column is added under the table's lock (a rewrite: the collection's writes and
+    searches wait for it); the index is then built CONCURRENTLY. Safe to run again.
+    """
+    changed = _operator(
+        lambda rt: operator.rag_keyword_index(
+            rt, collections or [], lambda name, what: console.print(f"{name}: {what}")
+        )
+    )
+    console.print(f"{changed} table(s) changed")
 
 
 @app.command("rag-ingest")

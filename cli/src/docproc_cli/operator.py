@@ -59,7 +59,9 @@ from docproc_common.processor import check_supported, extension_of, extract_text
 from docproc_common.runtime import Runtime
 from docproc_common.splitters import split_text
 from docproc_common.vectorstore import (
+    DEFAULT_TEXT_SEARCH_CONFIG,
     ChunkStamp,
+    add_keyword_index,
     delete_documents,
     ensure_table,
     table_exists,
@@ -149,7 +151,9 @@ async def ingest_operator_files(
     """Ingest files as operator chunks, each replacing its address's earlier ingest."""
     validate_collection_name(collection)
     async with runtime.sessionmaker() as session:
-        target = _operator_target(collection, await repository.kbs_named(session, collection))
+        kbs = await repository.kbs_named(session, collection)
+        target = _operator_target(collection, kbs)
+    text_search_config = _text_search_config(kbs)
     config = IngestionConfig()
     ingested = failed = 0
     for file in files:
@@ -205,7 +209,7 @@ async def ingest_operator_files(
             )
             session.add(row)
             await session.flush()
-            await ensure_table(session, collection, target.dimensions)
+            await ensure_table(session, collection, target.dimensions, text_search_config)
             stamp = ChunkStamp(
                 knowledge_base_id=None,
                 organization_id=None,
@@ -284,6 +288,32 @@ async def rag_sync_gdrive(
     finally:
         await connector.aclose()
     return ingested, failed
+
+
+def _text_search_config(kbs: list[KnowledgeBase]) -> str:
+    """What a name's table reads its keyword index with: its bases' (they share one)."""
+    return kbs[0].text_search_config if kbs else DEFAULT_TEXT_SEARCH_CONFIG
+
+
+async def rag_keyword_index(
+    runtime: Runtime, collections: list[str], progress: Callable[[str, str], None]
+) -> int:
+    """Give the runtime tables created before hybrid search their keyword column and GIN
+    index (``vectorstore.add_keyword_index``); all of them when ``collections`` is empty.
+    Returns how many tables changed."""
+    for name in collections:
+        validate_collection_name(name, field="collection")
+    async with runtime.sessionmaker() as session:
+        names = collections or sorted(await list_runtime_tables(session))
+        configs = {n: _text_search_config(await repository.kbs_named(session, n)) for n in names}
+    changed = 0
+    for name in names:
+        if await add_keyword_index(runtime.engine, name, configs[name]):
+            changed += 1
+            progress(name, f"keyword index added ({configs[name]})")
+        else:
+            progress(name, "already has its keyword index (or has no table)")
+    return changed
 
 
 def _operator_target(collection: str, kbs: list[KnowledgeBase]) -> EmbeddingTarget:

@@ -59,6 +59,13 @@ def test_search_defaults_to_the_default_collection(sent: list[tuple[str, str, An
     (call,) = sent
     assert call[1] == "/api/v1/rag/search"
     assert call[2]["collections"] == ["default"]
+    assert call[2]["mode"] == "vector"
+
+
+def test_search_sends_its_mode(sent: list[tuple[str, str, Any]]) -> None:
+    result = runner.invoke(main.app, ["search", "TCK-48213", "--mode", "hybrid"])
+    assert result.exit_code == 0, result.output
+    assert sent[0][2]["mode"] == "hybrid"
 
 
 def test_ingest_defaults_to_the_default_collection(

@@ -99,6 +99,8 @@ async def test_concurrent_first_writers_create_one_table_without_errors(
         "orgunit_idx": "btree (organizational_unit)",
         "date_idx": "btree (document_date)",
         "parent_idx": "btree (tracking_id)",
+        # the keyword half of hybrid search
+        "tsv_idx": "gin (content_tsv)",
     }
 
 

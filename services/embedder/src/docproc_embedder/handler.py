@@ -122,7 +122,9 @@ class EmbedderHandler:
                 DOCUMENTS.labels("index", "error").inc()
                 return
             if not await table_exists(session, event.collection_name):
-                await ensure_table(session, event.collection_name, kb.embedding_dim)
+                await ensure_table(
+                    session, event.collection_name, kb.embedding_dim, kb.text_search_config
+                )
             stamp = ChunkStamp(
                 knowledge_base_id=kb.id,
                 organization_id=kb.organization_id,

@@ -216,6 +216,7 @@ def build_router(runtime: Runtime, clients: EmbeddingClients) -> APIRouter:
             embedding_base_url=body.embedding_base_url,
             embedding_endpoint_id=body.embedding_endpoint_id,
             ingestion_config=body.ingestion_config,
+            text_search_config=body.text_search_config,
         )
         async with db.begin():
             kb = await service.create_kb(db, caller, create, runtime.settings)

@@ -17,6 +17,7 @@ KB_NAME_CHARS = column_length(KnowledgeBase.name)
 PROVIDER_CHARS = column_length(KnowledgeBase.embedding_provider)
 MODEL_CHARS = column_length(KnowledgeBase.embedding_model)
 BASE_URL_CHARS = column_length(KnowledgeBase.embedding_base_url)
+TEXT_SEARCH_CONFIG_CHARS = column_length(KnowledgeBase.text_search_config)
 
 
 class KnowledgeBaseCreate(BaseModel):
@@ -35,6 +36,10 @@ class KnowledgeBaseCreate(BaseModel):
     #: The registered keyless service an ollama collection embeds through.
     embedding_endpoint_id: uuid.UUID | None = None
     ingestion_config: IngestionConfig = IngestionConfig()
+    #: A text-search configuration of the database (``pg_ts_config``: ``simple``, ``english``,
+    #: ``spanish``, ...) the keyword index reads with; ``simple`` for a new collection,
+    #: adopted from the collection when the name exists. Fixed at creation.
+    text_search_config: str | None = Field(default=None, max_length=TEXT_SEARCH_CONFIG_CHARS)
     #: The organization's default base (emptied, not deleted); set by the app admin only.
     is_default: bool = False
 
@@ -76,6 +81,7 @@ class KnowledgeBaseOut(BaseModel):
     embedding_base_url: str | None = None
     embedding_endpoint_id: uuid.UUID | None = None
     ingestion_config: dict[str, Any]
+    text_search_config: str
     created_at: datetime
 
 
@@ -155,6 +161,9 @@ class SearchRequest(BaseModel):
         default=None, min_length=1, max_length=20, validate_default=True
     )
     top_k: int = Field(default=5, ge=1, le=100)
+    #: ``vector`` (cosine similarity), ``keyword`` (full-text match of every word) or
+    #: ``hybrid`` (both, fused by reciprocal rank); see docs/search.md.
+    mode: Literal["vector", "keyword", "hybrid"] = "vector"
     filters: SearchFiltersIn | None = None
     filter: str | None = None
 
@@ -243,6 +252,7 @@ class CollectionCreate(BaseModel):
     embedding_base_url: str | None = Field(default=None, max_length=BASE_URL_CHARS)
     embedding_endpoint_id: uuid.UUID | None = None
     ingestion_config: IngestionConfig = IngestionConfig()
+    text_search_config: str | None = Field(default=None, max_length=TEXT_SEARCH_CONFIG_CHARS)
 
 
 class FilterValues(BaseModel):

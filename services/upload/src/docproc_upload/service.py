@@ -10,6 +10,7 @@ import logging
 import re
 import secrets
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -39,7 +40,12 @@ from docproc_common.processor import check_supported
 from docproc_common.runtime import Runtime
 from docproc_common.settings import Settings
 from docproc_common.storage import new_storage_path
-from docproc_common.vectorstore import SearchFilters, count_vectors
+from docproc_common.vectorstore import (
+    DEFAULT_TEXT_SEARCH_CONFIG,
+    SearchFilters,
+    count_vectors,
+    text_search_config_exists,
+)
 from docproc_common.vectorstore import search as vector_search
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -94,6 +100,32 @@ def _default_is_for_the_app_admin(principal: Principal) -> None:
         )
 
 
+async def _text_search_config(
+    session: AsyncSession, given: str | None, existing: Sequence[KnowledgeBase]
+) -> str:
+    """The new base's text-search configuration: the collection's when the name exists
+    (its table's keyword column was generated with it), else ``given`` or ``simple``."""
+    if existing:
+        theirs = existing[0].text_search_config
+        if given is not None and given != theirs:
+            raise InvalidInput(
+                f"The collection '{existing[0].collection_name}' reads its keyword index "
+                f"with the '{theirs}' text-search configuration; a knowledge base on the "
+                "same name adopts it",
+                fields=[FieldError("text_search_config", "contradicts the existing collection")],
+            )
+        return theirs
+    if given is None:
+        return DEFAULT_TEXT_SEARCH_CONFIG
+    if not await text_search_config_exists(session, given):
+        raise InvalidInput(
+            f"'{given}' is not a text-search configuration of the database "
+            "(SELECT cfgname FROM pg_ts_config lists them: simple, english, spanish, ...)",
+            fields=[FieldError("text_search_config", "not a text-search configuration")],
+        )
+    return given
+
+
 async def create_kb(
     session: AsyncSession, principal: Principal, body: KnowledgeBaseCreate, settings: Settings
 ) -> KnowledgeBase:
@@ -137,6 +169,7 @@ async def create_kb(
         endpoint_id=body.embedding_endpoint_id,
         existing=existing,
     )
+    text_search_config = await _text_search_config(session, body.text_search_config, existing)
     kb = KnowledgeBase(
         name=body.name,
         collection_name=name,
@@ -150,6 +183,7 @@ async def create_kb(
         embedding_base_url=choice.base_url,
         embedding_endpoint_id=choice.endpoint_id,
         ingestion_config=body.ingestion_config.model_dump(mode="json"),
+        text_search_config=text_search_config,
         is_default=body.is_default,
     )
     session.add(kb)
@@ -508,8 +542,11 @@ async def search(
         resolved = await _searched_bases(session, principal, req)
         hits: list[SearchHit] = []
         for name, kbs in resolved:
-            client = await clients.for_collection(billing_kb(principal, kbs), session)
-            query = (await client.embed([req.query]))[0]
+            billed = billing_kb(principal, kbs)
+            query = None
+            if req.mode != "keyword":  # a keyword search embeds nothing
+                client = await clients.for_collection(billed, session)
+                query = (await client.embed([req.query]))[0]
             for h in await vector_search(
                 session,
                 name,
@@ -518,6 +555,9 @@ async def search(
                 top_k=req.top_k,
                 filters=filters,
                 include_operator=repository.adopts_operator(kbs),
+                mode=req.mode,
+                text_query=req.query,
+                text_search_config=billed.text_search_config,
             ):
                 hits.append(
                     SearchHit(

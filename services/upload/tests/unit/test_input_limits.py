@@ -49,6 +49,10 @@ FROM_REQUESTS: list[tuple[InstrumentedAttribute[Any], list[tuple[type[BaseModel]
     (KnowledgeBase.embedding_provider, [(m, "embedding_provider") for m in EMBEDDING]),
     (KnowledgeBase.embedding_model, [(m, "embedding_model") for m in EMBEDDING]),
     (KnowledgeBase.embedding_base_url, [(m, "embedding_base_url") for m in EMBEDDING]),
+    (
+        KnowledgeBase.text_search_config,
+        [(KnowledgeBaseCreate, "text_search_config"), (CollectionCreate, "text_search_config")],
+    ),
     (CollectionGrant.user_id, [(GrantIn, "user_id")]),
     (EmbeddingEndpoint.name, [(EmbeddingEndpointCreate, "name")]),
     (EmbeddingEndpoint.base_url, [(EmbeddingEndpointCreate, "base_url")]),

@@ -83,6 +83,11 @@ class KnowledgeBase(Base):
     embedding_base_url: Mapped[str | None] = mapped_column(String(500))
     embedding_endpoint_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
     ingestion_config: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    #: The collection's text-search configuration (``pg_ts_config``): how its keyword
+    #: index reads the chunks. Fixed at creation, adopted from the name's first base.
+    text_search_config: Mapped[str] = mapped_column(
+        String(63), default="simple", server_default="simple"
+    )
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 

@@ -1,0 +1,289 @@
+"""Hybrid search on the runtime tables: the keyword column and its GIN index, keyword and
+hybrid modes under the same scope and filters, exact identifiers found first among
+near-identical documents (where the vector ranking alone misses), no recall lost on
+paraphrases, and the migration of a table created before the keyword column."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from docproc_common.db.engine import create_engine, create_sessionmaker
+from docproc_common.embedding.local_model import LocalMiniLM
+from docproc_common.settings import DatabaseSettings
+from docproc_common.testing.db import create_test_database
+from docproc_common.vectorstore import (
+    ChunkStamp,
+    Hit,
+    KeywordIndexMissing,
+    SearchFilters,
+    SearchMode,
+    add_keyword_index,
+    ensure_table,
+    fuse,
+    search,
+    write_chunks,
+)
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+pytestmark = pytest.mark.integration
+
+TICKETS = ["TCK-48213", "TCK-48231", "TCK-48123", "TCK-84213", "TCK-48312"]
+ERRORS = ["E4012", "E4021", "E4102", "E1042", "E4210"]
+SKUS = ["WX-2291-BLK", "WX-2219-BLK", "WX-2921-BLK", "WX-9221-BLK", "WX-2291-BLU"]
+NEAR_IDENTICAL = (
+    [
+        f"Support ticket {t}: the customer cannot sign in after resetting the password; "
+        "escalated to the identity team, awaiting logs."
+        for t in TICKETS
+    ]
+    + [
+        f"Error {e} is raised when the payment gateway times out during checkout; the "
+        "client should retry after thirty seconds."
+        for e in ERRORS
+    ]
+    + [
+        f"{s}: stainless steel water bottle, 750 ml, double-walled, keeps drinks cold for 24 hours."
+        for s in SKUS
+    ]
+)
+IDENTIFIERS = [*TICKETS, *ERRORS, *SKUS]
+
+#: Distinct documents and queries that say the same thing in other words.
+TOPICS = [
+    "Employees receive twenty-five days of paid annual leave, plus public holidays.",
+    "Travel expenses are reimbursed within thirty days once receipts are submitted.",
+    "Laptops must use full-disk encryption and lock after five minutes idle.",
+    "The cafeteria on the second floor serves lunch from noon until two.",
+    "New hires are assigned a mentor for their first three months.",
+    "Production deployments are frozen during the last week of December.",
+    "Parking permits are issued by the facilities office at reception.",
+    "Remote staff may claim a monthly allowance for home internet costs.",
+]
+PARAPHRASES = [
+    ("how much vacation time do workers get each year", 0),
+    ("when will I be paid back for my business trip costs", 1),
+    ("security rules for company notebooks", 2),
+    ("where can I eat at midday in the office", 3),
+    ("onboarding support for people who just joined", 4),
+    ("can we release code right before new year", 5),
+    ("who gives out car spaces", 6),
+    ("compensation for broadband when working from home", 7),
+]
+
+
+@pytest.fixture(scope="module")
+def model() -> LocalMiniLM:
+    return LocalMiniLM(threads=1)
+
+
+@pytest.fixture
+async def engine(infra: dict[str, str]) -> AsyncIterator[AsyncEngine]:
+    engine = create_engine(DatabaseSettings(url=await create_test_database(infra["DATABASE__URL"])))
+    yield engine
+    await engine.dispose()
+
+
+@pytest.fixture
+def sessions(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return create_sessionmaker(engine)
+
+
+def stamp(kb: uuid.UUID, **kw: object) -> ChunkStamp:
+    base: dict[str, object] = {
+        "knowledge_base_id": kb,
+        "organization_id": "acme",
+        "tracking_id": uuid.uuid4(),
+        "source": "upload",
+        "document_type": "txt",
+        "organizational_unit": None,
+        "document_date": None,
+        "source_path": None,
+        "filename": "f.txt",
+        "content_hash": None,
+        "writer_kind": "document",
+    }
+    return ChunkStamp(**{**base, **kw})  # type: ignore[arg-type]
+
+
+async def load(
+    sessions: async_sessionmaker[AsyncSession],
+    model: LocalMiniLM,
+    name: str,
+    kb: uuid.UUID,
+    documents: list[str],
+    config: str = "simple",
+) -> list[uuid.UUID]:
+    """One single-chunk document per text, named by its position; their vector ids."""
+    vectors = model.embed(documents)
+    ids = [uuid.uuid4() for _ in documents]
+    async with sessions() as s, s.begin():
+        await ensure_table(s, name, 384, config)
+        for i, (doc, body) in enumerate(zip(ids, documents, strict=True)):
+            await write_chunks(s, name, doc, [body], vectors[i : i + 1], stamp(kb, filename=str(i)))
+    async with sessions() as s:
+        await s.execute(text(f"ANALYZE rag_{name}"))
+    return ids
+
+
+async def ranked(
+    sessions: async_sessionmaker[AsyncSession],
+    model: LocalMiniLM,
+    name: str,
+    kb: uuid.UUID,
+    query: str,
+    mode: SearchMode,
+    top_k: int = 5,
+    **kw: object,
+) -> list[str]:
+    async with sessions() as s, s.begin():
+        hits = await search(
+            s,
+            name,
+            model.embed([query])[0] if mode != "keyword" else None,
+            knowledge_base_ids=[kb],
+            top_k=top_k,
+            mode=mode,
+            text_query=query,
+            **kw,  # type: ignore[arg-type]
+        )
+    return [h.filename or "" for h in hits]
+
+
+async def test_the_table_has_its_keyword_column_and_gin_index(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    name = f"kw_{uuid.uuid4().hex[:8]}"
+    async with sessions() as s, s.begin():
+        await ensure_table(s, name, 384, "english")
+        index = (
+            await s.execute(
+                text("SELECT indexdef FROM pg_indexes WHERE indexname = :i"),
+                {"i": f"rag_{name}_tsv_idx"},
+            )
+        ).scalar_one()
+        generated = (
+            await s.execute(
+                text(
+                    "SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d JOIN pg_attribute a "
+                    "ON a.attrelid = d.adrelid AND a.attnum = d.adnum "
+                    "WHERE d.adrelid = to_regclass(:t) AND a.attname = 'content_tsv'"
+                ),
+                {"t": f"rag_{name}"},
+            )
+        ).scalar_one()
+    assert index.endswith("USING gin (content_tsv)")
+    assert generated == "to_tsvector('english'::regconfig, content)"
+
+
+async def test_exact_identifiers_rank_their_document_first(
+    sessions: async_sessionmaker[AsyncSession], model: LocalMiniLM
+) -> None:
+    name = f"ids_{uuid.uuid4().hex[:8]}"
+    kb = uuid.uuid4()
+    await load(sessions, model, name, kb, NEAR_IDENTICAL)
+    firsts: dict[SearchMode, int] = {"vector": 0, "keyword": 0, "hybrid": 0}
+    for mode in firsts:
+        for i, ident in enumerate(IDENTIFIERS):
+            firsts[mode] += (await ranked(sessions, model, name, kb, ident, mode))[:1] == [str(i)]
+    # and with the identifier inside a sentence of the document's own words
+    for i, ident in enumerate(IDENTIFIERS):
+        query = (
+            f"{ident} retry" if ident in ERRORS else f"{ident} bottle" if ident in SKUS else ident
+        )
+        assert (await ranked(sessions, model, name, kb, query, "hybrid"))[0] == str(i), query
+    assert firsts["keyword"] == firsts["hybrid"] == len(IDENTIFIERS), firsts
+    assert firsts["vector"] < len(IDENTIFIERS), firsts  # what hybrid is for
+
+
+async def test_paraphrases_lose_no_recall_against_vector_search(
+    sessions: async_sessionmaker[AsyncSession], model: LocalMiniLM
+) -> None:
+    name = f"para_{uuid.uuid4().hex[:8]}"
+    kb = uuid.uuid4()
+    await load(sessions, model, name, kb, [*TOPICS, *NEAR_IDENTICAL])
+    found: dict[SearchMode, int] = {"vector": 0, "hybrid": 0}
+    for query, relevant in PARAPHRASES:
+        for mode in found:
+            found[mode] += str(relevant) in await ranked(
+                sessions, model, name, kb, query, mode, top_k=3
+            )
+    assert found["hybrid"] >= found["vector"], found
+    assert found["vector"] >= len(PARAPHRASES) - 1, found  # the check set is answerable
+
+
+async def test_keyword_and_hybrid_keep_the_scope_and_filters(
+    sessions: async_sessionmaker[AsyncSession], model: LocalMiniLM
+) -> None:
+    name = f"scope_{uuid.uuid4().hex[:8]}"
+    mine, theirs = uuid.uuid4(), uuid.uuid4()
+    body = "Refund request RF-7731 approved by finance."
+    vectors = model.embed([body])
+    async with sessions() as s, s.begin():
+        await ensure_table(s, name, 384)
+        await write_chunks(s, name, uuid.uuid4(), [body], vectors, stamp(theirs, filename="t"))
+        await write_chunks(
+            s, name, uuid.uuid4(), [body], vectors, stamp(mine, filename="m", source="s3")
+        )
+    for mode in ("keyword", "hybrid"):
+        assert await ranked(sessions, model, name, mine, "RF-7731", mode) == ["m"]
+        assert (
+            await ranked(
+                sessions, model, name, mine, "RF-7731", mode, filters=SearchFilters(source=["web"])
+            )
+            == []
+        )
+
+
+async def test_the_configuration_reads_the_language(
+    sessions: async_sessionmaker[AsyncSession], model: LocalMiniLM
+) -> None:
+    kb = uuid.uuid4()
+    body = ["The nightly jobs were running slowly."]
+    english, simple = f"en_{uuid.uuid4().hex[:8]}", f"si_{uuid.uuid4().hex[:8]}"
+    await load(sessions, model, english, kb, body, "english")
+    await load(sessions, model, simple, kb, body, "simple")
+    kw = {"text_search_config": "english"}
+    assert await ranked(sessions, model, english, kb, "job runs", "keyword", **kw) == ["0"]
+    assert await ranked(sessions, model, simple, kb, "job runs", "keyword") == []
+
+
+async def test_a_table_from_before_gets_its_keyword_index(
+    engine: AsyncEngine, sessions: async_sessionmaker[AsyncSession], model: LocalMiniLM
+) -> None:
+    name = f"old_{uuid.uuid4().hex[:8]}"
+    kb = uuid.uuid4()
+    await load(sessions, model, name, kb, NEAR_IDENTICAL)
+    async with sessions() as s, s.begin():  # as the table was created before hybrid search
+        await s.execute(text(f"DROP INDEX rag_{name}_tsv_idx"))
+        await s.execute(text(f"ALTER TABLE rag_{name} DROP COLUMN content_tsv"))
+    assert await ranked(sessions, model, name, kb, TICKETS[0], "vector")
+    with pytest.raises(KeywordIndexMissing) as refused:
+        await ranked(sessions, model, name, kb, TICKETS[0], "hybrid")
+    assert refused.value.fields[0].field == "mode"
+
+    assert await add_keyword_index(engine, name, "simple")
+    assert not await add_keyword_index(engine, name, "simple")  # nothing left to add
+    assert (await ranked(sessions, model, name, kb, TICKETS[0], "hybrid"))[0] == "0"
+    async with sessions() as s:
+        valid = (
+            await s.execute(
+                text("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(:i)"),
+                {"i": f"rag_{name}_tsv_idx"},
+            )
+        ).scalar_one()
+    assert valid
+
+
+def hit(n: int) -> Hit:
+    return Hit(uuid.UUID(int=n), uuid.UUID(int=n), None, 0, "", str(n), 0.0)
+
+
+def test_fusion_sums_reciprocal_ranks() -> None:
+    vector, keyword = [hit(1), hit(2), hit(3)], [hit(3), hit(4)]
+    fused = fuse([vector, keyword], top_k=3)
+    # 1/63 + 1/61 beats 1/61; 4 ties with 2 (1/62) and the earlier ranking's keeps its place
+    assert [h.filename for h in fused] == ["3", "1", "2"]
+    assert fused[0].score == pytest.approx(1 / 63 + 1 / 61)
