@@ -12,7 +12,7 @@ import pytest
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.embedding.local_model import LocalMiniLM
 from docproc_common.settings import DatabaseSettings
-from docproc_common.testing.db import create_test_database
+from docproc_testing.db import create_test_database
 from docproc_common.vectorstore import (
     ChunkStamp,
     Hit,
