@@ -45,8 +45,8 @@ sys.path.insert(0, str(ROOT))
 from docproc_common.auth import EDIT, VIEW, mint_token  # noqa: E402
 from docproc_common.embedding.local_model import LocalMiniLM  # noqa: E402
 from docproc_common.ingestion import IngestionConfig  # noqa: E402
-from docproc_common.processor import extract_text  # noqa: E402
 from docproc_common.settings import AuthSettings  # noqa: E402
+from docproc_parser.engine.processor import extract_text  # noqa: E402
 from docproc_parser.handler import chunk  # noqa: E402
 from docproc_testing.db import create_test_database_sync  # noqa: E402
 from docproc_testing.infra import load_infra_env  # noqa: E402

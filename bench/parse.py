@@ -32,11 +32,11 @@ from typing import Any
 import httpx
 import pymupdf
 from docproc_common.ingestion import IngestionConfig
-from docproc_common.kbparsers import liteparse
-from docproc_common.kbparsers.isolation import Isolation, child_cpu_seconds
-from docproc_common.kbparsers.jobs import OWN_DATE
-from docproc_common.kbparsers.pdf import extract_pdf
-from docproc_common.processor import KB_MAX_CHARS, DocumentProcessor
+from docproc_parser.engine import liteparse
+from docproc_parser.engine.isolation import Isolation, child_cpu_seconds
+from docproc_parser.engine.jobs import OWN_DATE
+from docproc_parser.engine.pdf import extract_pdf
+from docproc_parser.engine.processor import KB_MAX_CHARS, DocumentProcessor
 
 mu: Any = pymupdf
 

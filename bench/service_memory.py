@@ -24,7 +24,7 @@ SERVICES = ("upload", "parser", "embedder", "sync", "teardown")
 #: The services whose process imported the parsers until they moved out of it (chat
 #: parsing in the API, the parse service's processor, sync's supported-format check).
 HELD_PARSERS = {"upload", "parser", "sync"}
-PARSERS = ("docproc_common.parsing.dispatch", "docproc_common.kbparsers.worker")
+PARSERS = ("docproc_common.parsing.dispatch", "docproc_parser.engine.worker")
 
 PROBE = """
 import importlib, json, resource, sys, time

@@ -41,5 +41,5 @@ def test_a_service_process_imports_no_parser(service: str) -> None:
 
 def test_the_parse_fork_servers_preload_them() -> None:
     """What a parse child inherits instead of importing per document."""
-    preloads = ("docproc_common.kbparsers.forkserver_preload", "docproc_common.parsing.dispatch")
+    preloads = ("docproc_parser.engine.forkserver_preload", "docproc_common.parsing.dispatch")
     assert loaded_after_importing(*preloads) >= {"pymupdf", "docx", "openpyxl", "PIL"}

@@ -16,8 +16,8 @@ import typer
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import AppError
+from docproc_common.formats import supported_formats
 from docproc_common.observability import configure_logging
-from docproc_common.processor import supported_formats
 from docproc_common.runtime import Runtime
 from docproc_common.settings import get_settings
 from rich.console import Console

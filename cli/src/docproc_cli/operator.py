@@ -54,8 +54,8 @@ from docproc_common.embedding.catalog import catalog
 from docproc_common.embedding.client import EmbeddingClients, EmbeddingTarget
 from docproc_common.errors import Conflict, FieldError, InvalidInput
 from docproc_common.events import CollectionDeleted
+from docproc_common.formats import check_supported, extension_of
 from docproc_common.ingestion import IngestionConfig
-from docproc_common.processor import check_supported, extension_of, extract_text
 from docproc_common.runtime import Runtime
 from docproc_common.splitters import split_text
 from docproc_common.vectorstore import (
@@ -67,6 +67,7 @@ from docproc_common.vectorstore import (
     table_exists,
     write_chunks,
 )
+from docproc_parser.engine.processor import extract_text
 from docproc_upload import repository
 from docproc_upload.collections import _tear_down
 from sqlalchemy import delete, func, select, text, update

@@ -23,7 +23,8 @@ import openpyxl
 import pptx
 import pymupdf as _pymupdf
 import pytest
-from docproc_common.kbparsers import liteparse
+from docproc_common.formats import office_components
+from docproc_parser.engine import liteparse
 from PIL import Image
 
 SENTENCE = "The capybara is the largest rodent"
@@ -35,7 +36,7 @@ needs_tesseract = pytest.mark.skipif(
     reason="Tesseract language data is not installed (tesseract-ocr)",
 )
 needs_calc = pytest.mark.skipif(
-    "calc" not in liteparse.office_components(),
+    "calc" not in office_components(),
     reason="LibreOffice Calc is not installed (libreoffice-calc-nogui)",
 )
 

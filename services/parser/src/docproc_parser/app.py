@@ -8,10 +8,10 @@ import logging
 import httpx
 from docproc_common.bus.delivery import Subscription
 from docproc_common.events import DocumentAccepted
-from docproc_common.kbparsers.isolation import Isolation
-from docproc_common.processor import DocumentProcessor, ProcessorOptions
 from docproc_common.runtime import Runtime, ServiceSpec
 
+from docproc_parser.engine.isolation import Isolation
+from docproc_parser.engine.processor import DocumentProcessor, ProcessorOptions
 from docproc_parser.handler import ParserHandler
 from docproc_parser.settings import ParserSettings
 

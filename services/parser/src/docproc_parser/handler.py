@@ -34,19 +34,19 @@ from docproc_common.errors import AppError
 from docproc_common.events import DocumentAccepted, DocumentParsed
 from docproc_common.failures import GaveUp, Stage
 from docproc_common.ingestion import IngestionConfig
-from docproc_common.kbparsers import errors
-from docproc_common.processor import (
-    DocumentProcessor,
-    ExtractedDocument,
-    SecretOpener,
-    has_words,
-)
 from docproc_common.runtime import Runtime
 from docproc_common.splitters import Chunk, split_text
 from docproc_common.storage import AsyncStorage
 from pydantic import ValidationError
 
 from docproc_parser import repository
+from docproc_parser.engine import errors
+from docproc_parser.engine.processor import (
+    DocumentProcessor,
+    ExtractedDocument,
+    SecretOpener,
+    has_words,
+)
 from docproc_parser.metrics import (
     DOCUMENTS,
     IMAGES_DESCRIBED,

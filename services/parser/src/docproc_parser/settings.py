@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from docproc_common.kbparsers.llamaparse import DEFAULT_BASE_URL
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from docproc_parser.engine.llamaparse import DEFAULT_BASE_URL
 
 
 class ParserSettings(BaseSettings):

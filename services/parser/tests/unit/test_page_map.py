@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from docproc_common.ingestion import IngestionConfig
-from docproc_common.processor import extract_text
 from docproc_common.splitters import Chunk
+from docproc_parser.engine.processor import extract_text
 from docproc_parser.handler import chunk, page_map
 from parser_samples import pdf
 

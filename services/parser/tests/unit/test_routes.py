@@ -13,10 +13,10 @@ import pytest
 import pytest_asyncio
 from docproc_common.errors import RetryableError
 from docproc_common.ingestion import IngestionConfig
-from docproc_common.kbparsers.errors import DocumentUnreadable, ParserUnavailable
-from docproc_common.kbparsers.isolation import Isolation
-from docproc_common.kbparsers.pdf import extract_pdf
-from docproc_common.processor import DocumentProcessor, ProcessorOptions
+from docproc_parser.engine.errors import DocumentUnreadable, ParserUnavailable
+from docproc_parser.engine.isolation import Isolation
+from docproc_parser.engine.pdf import extract_pdf
+from docproc_parser.engine.processor import DocumentProcessor, ProcessorOptions
 from parser_samples import MARKER, needs_calc, needs_tesseract, pdf, scanned_pdf, text_png
 from parser_standins import LlamaParseStandIn, VisionStandIn
 

@@ -50,8 +50,8 @@ from docproc_common.connectors.settings import SyncSettings
 from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.errors import InvalidInput
 from docproc_common.events import DocumentAccepted, SyncRequested
+from docproc_common.formats import check_supported, extension_of
 from docproc_common.ingestion import IngestionConfig
-from docproc_common.processor import check_supported, extension_of
 from docproc_common.runtime import Runtime
 from docproc_common.storage import clean_filename, new_storage_path
 from docproc_common.vault import open_secret

@@ -36,8 +36,8 @@ from docproc_common.errors import (
     NotFound,
 )
 from docproc_common.events import CollectionDeleted, DocumentAccepted, DocumentDeleted
+from docproc_common.formats import check_supported
 from docproc_common.ingestion import IngestionConfig
-from docproc_common.processor import check_supported
 from docproc_common.runtime import Runtime
 from docproc_common.vectorstore import filter_values as vector_filter_values
 from docproc_common.vectorstore import holds_unfiled_beyond

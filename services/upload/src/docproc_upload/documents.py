@@ -6,7 +6,7 @@ base, ``GET /kb/{kb_id}/documents/{doc_id}/parsed`` and ``.../download``.
 No ``from __future__ import annotations`` here: FastAPI must see the closure-local
 dependency aliases as objects, not strings.
 
-* The supported formats are the routing table of ``docproc_common.processor`` as it
+* The supported formats are the format table of ``docproc_common.formats`` as it
   stands on this server (LibreOffice present or not), the very table the upload path
   refuses by, so an extension listed here is one an upload accepts and the parser
   routes.
@@ -28,7 +28,7 @@ from docproc_common.access import Access, resolve_kb
 from docproc_common.auth import Principal, principal_from_header
 from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.errors import NotFound
-from docproc_common.processor import (
+from docproc_common.formats import (
     BUILTIN_FORMATS,
     PARSERS,
     supported_formats,

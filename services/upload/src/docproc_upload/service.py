@@ -35,8 +35,8 @@ from docproc_common.errors import (
     PayloadTooLarge,
 )
 from docproc_common.events import DocumentAccepted
+from docproc_common.formats import check_supported
 from docproc_common.ingestion import ROOT, merge_config
-from docproc_common.processor import check_supported
 from docproc_common.runtime import Runtime
 from docproc_common.settings import Settings
 from docproc_common.storage import new_storage_path

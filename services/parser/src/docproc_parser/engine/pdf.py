@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pymupdf
-
-from docproc_common.kbparsers import errors
-from docproc_common.kbparsers.jobs import ExtractedImage, PageText
 from docproc_common.parsing.images import MAX_PAGE_PIXELS
+
+from docproc_parser.engine import errors
+from docproc_parser.engine.jobs import ExtractedImage, PageText
 
 log = logging.getLogger(__name__)
 

@@ -23,32 +23,15 @@ the native text of each page and OCR is enabled only when some page needs it.
 from __future__ import annotations
 
 import glob
-import importlib.util
 import logging
 import os
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from docproc_common.kbparsers import errors
+from docproc_parser.engine import errors
 
 log = logging.getLogger(__name__)
-
-#: Read by LiteParse natively (PDFium, or decoded and OCR'd as an image).
-NATIVE_FORMATS = frozenset(
-    {"pdf", "png", "jpg", "jpeg", "tif", "tiff", "webp", "gif", "bmp", "svg"}
-)
-#: Converted to PDF by LibreOffice first, by the component that opens them: refused at upload
-#: where that component is absent (a writer-only LibreOffice does not open a spreadsheet).
-OFFICE_BY_COMPONENT: dict[str, frozenset[str]] = {
-    "writer": frozenset({"doc", "odt", "rtf"}),
-    "calc": frozenset({"xlsx", "xls", "ods", "csv"}),
-    "impress": frozenset({"pptx", "ppt", "odp"}),
-}
-OFFICE_FORMATS: frozenset[str] = frozenset().union(*OFFICE_BY_COMPONENT.values())
-#: A library only that component's Debian package installs, next to ``soffice``.
-_COMPONENT_MARKERS = {"writer": "libswlo.so", "calc": "libsclo.so", "impress": "libslideshowlo.so"}
 
 #: A fenced block with nothing inside: what the markdown renderer writes for a page it could not read.
 _EMPTY_FENCE = re.compile(
@@ -61,31 +44,6 @@ _TESSDATA_GLOBS = (
     "/usr/share/tessdata",
     "/usr/local/share/tessdata",
 )
-
-
-def installed() -> bool:
-    """Whether the ``liteparse`` package (and its native module) is importable here."""
-    return importlib.util.find_spec("liteparse") is not None
-
-
-def libreoffice() -> str | None:
-    return shutil.which("soffice") or shutil.which("libreoffice")
-
-
-def office_components() -> frozenset[str]:
-    """The LibreOffice components installed here (``writer``, ``calc``, ``impress``).
-
-    Read from the libraries beside the real ``soffice``; when that layout is not the
-    Debian one (no marker at all), every component is assumed.
-    """
-    binary = libreoffice()
-    if binary is None:
-        return frozenset()
-    program = os.path.dirname(os.path.realpath(binary))
-    found = frozenset(
-        c for c, lib in _COMPONENT_MARKERS.items() if os.path.exists(os.path.join(program, lib))
-    )
-    return found or frozenset(_COMPONENT_MARKERS)
 
 
 def tessdata_dir() -> str | None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import gc
 
 # The parsers, and the child's own entry point (unpickling it would import it otherwise).
-import docproc_common.kbparsers.isolation  # noqa: F401
-import docproc_common.kbparsers.worker  # noqa: F401
+import docproc_parser.engine.isolation  # noqa: F401
+import docproc_parser.engine.worker  # noqa: F401
 
 gc.collect()
 gc.freeze()

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from docproc_common.kbparsers.isolation import (
+from docproc_parser.engine.isolation import (
     ChildCrashed,
     ChildRaised,
     ChildTimeout,
@@ -30,7 +30,7 @@ def abort(_: object) -> None:
 
 
 def refuse(_: object) -> None:
-    from docproc_common.kbparsers.errors import encrypted
+    from docproc_parser.engine.errors import encrypted
 
     raise encrypted()
 

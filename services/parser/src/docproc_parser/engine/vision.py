@@ -20,11 +20,11 @@ from collections.abc import Mapping, Sequence
 from urllib.parse import urlsplit
 
 import httpx
-
 from docproc_common.errors import RetryableError
 from docproc_common.ingestion import VisionProfile
-from docproc_common.kbparsers import errors
-from docproc_common.kbparsers.jobs import ExtractedImage
+
+from docproc_parser.engine import errors
+from docproc_parser.engine.jobs import ExtractedImage
 
 log = logging.getLogger(__name__)
 

@@ -7,17 +7,16 @@ from typing import Any
 import pymupdf
 import pytest
 from docproc_common.errors import InvalidInput
-from docproc_common.kbparsers.errors import DocumentUnreadable
-from docproc_common.kbparsers.jobs import PageText
-from docproc_common.processor import (
+from docproc_common.formats import (
     BUILTIN_FORMATS,
     Capabilities,
     check_supported,
-    compose,
-    extract_text,
     supported_formats,
     unavailable_formats,
 )
+from docproc_parser.engine.errors import DocumentUnreadable
+from docproc_parser.engine.jobs import PageText
+from docproc_parser.engine.processor import compose, extract_text
 
 EVERYTHING = Capabilities(liteparse=True)
 NO_OFFICE = Capabilities(liteparse=True, office=frozenset())

@@ -53,7 +53,7 @@ J = TypeVar("J")
 R = TypeVar("R")
 
 #: Imported once by the fork server, inherited by every child.
-PRELOAD = ["docproc_common.kbparsers.forkserver_preload"]
+PRELOAD = ["docproc_parser.engine.forkserver_preload"]
 #: Where the child's HTTP proxies point: nothing listens on the discard port.
 _NOWHERE = "http://127.0.0.1:9"
 

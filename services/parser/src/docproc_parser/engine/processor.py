@@ -1,26 +1,11 @@
-"""``DocumentProcessor``: what a knowledge-base parser can really route, and the routing itself.
+"""``DocumentProcessor``: a knowledge-base document routed to its parser, and its text.
 
-The supported sets are the routing table, not a list of hopes: the upload path
-refuses an extension the collection's parser cannot read (400, nothing stored),
-``GET /rag/supported-formats`` answers from the same table, and the parser service
-routes by it, so a file accepted at upload can never die later as "Unsupported
-file type" (the seed's ``.xlsx`` story).
-
-Routes (the seed's "Formatos admitidos"):
-
-==============  =====================================================  =====================
-route           reads                                                  needs
-==============  =====================================================  =====================
-builtin         ``.txt``, ``.md``, ``.docx`` whatever the parser is    nothing
-pymupdf         ``.pdf`` (+ embedded images, when described)           nothing
-liteparse       ``.pdf``, images; office formats through LibreOffice   LibreOffice (office)
-llamaparse      ``.pdf``, office, ``.epub``, ``.html``, images (cloud)  the org's vault key
-==============  =====================================================  =====================
-
-Every local parse runs in an isolated child process (``kbparsers.isolation``) with
-the parser's memory limit and the collection's ``parse_timeout_seconds``; a failure
-becomes a :class:`~docproc_common.kbparsers.errors.DocumentUnreadable` whose message
-is the stored three-part one (stage, exception type, advice).
+What each parser reads is the format table (``docproc_common.formats``), shared with the
+upload path that refuses what cannot be routed. Every local parse runs in an isolated
+child process (``engine.isolation``) with the parser's memory limit and the collection's
+``parse_timeout_seconds``; a failure becomes a
+:class:`~docproc_parser.engine.errors.DocumentUnreadable` whose message is the stored
+three-part one (stage, exception type, advice).
 """
 
 from __future__ import annotations
@@ -30,134 +15,34 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import date
-from functools import cache
 from typing import TypeVar
 
 import httpx
+from docproc_common.formats import Capabilities, check_supported, route_of, supported_formats
+from docproc_common.ingestion import IngestionConfig
 
-from docproc_common.errors import FieldError, InvalidInput
-from docproc_common.ingestion import IngestionConfig, Parser
-from docproc_common.kbparsers import dates, errors, liteparse, llamaparse
-from docproc_common.kbparsers.isolation import ChildCrashed, ChildRaised, ChildTimeout, Isolation
-from docproc_common.kbparsers.jobs import (
+from docproc_parser.engine import dates, errors, liteparse, llamaparse
+from docproc_parser.engine.isolation import ChildCrashed, ChildRaised, ChildTimeout, Isolation
+from docproc_parser.engine.jobs import (
     OWN_DATE,
     PROBE,
     RUN,
     PageText,
     ParseJob,
-    Route,
     WorkerOutput,
 )
-from docproc_common.kbparsers.llamaparse import JobJournal, LlamaParseClient
-from docproc_common.kbparsers.vision import VisionDescriber
+from docproc_parser.engine.llamaparse import JobJournal, LlamaParseClient
+from docproc_parser.engine.vision import VisionDescriber
 
 log = logging.getLogger(__name__)
 
 J = TypeVar("J")
 R = TypeVar("R")
 
-PARSERS: tuple[Parser, ...] = ("pymupdf", "liteparse", "llamaparse")
-# Read by the built-in parsers whatever the collection's parser is.
-BUILTIN_FORMATS = frozenset({"txt", "md", "docx"})
-PARSER_FORMATS: dict[str, frozenset[str]] = {
-    "pymupdf": frozenset({"pdf"}),
-    "liteparse": liteparse.NATIVE_FORMATS | liteparse.OFFICE_FORMATS,
-    "llamaparse": llamaparse.FORMATS,
-}
 #: The most text a knowledge-base document keeps (a budget spent while reading).
 KB_MAX_CHARS = 20_000_000
 #: How long the cheap PDF check before a cloud parse may take.
 PROBE_TIMEOUT_S = 60.0
-
-
-ALL_OFFICE = frozenset(liteparse.OFFICE_BY_COMPONENT)
-
-
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    """What this machine can run: decides which formats a parser routes *here*."""
-
-    liteparse: bool
-    #: The LibreOffice components installed (``writer``, ``calc``, ``impress``); empty: none.
-    office: frozenset[str] = ALL_OFFICE
-
-    @classmethod
-    def detect(cls) -> Capabilities:
-        return _detected()
-
-
-@cache
-def _detected() -> Capabilities:
-    return Capabilities(liteparse=liteparse.installed(), office=liteparse.office_components())
-
-
-def unavailable_formats(parser: str, capabilities: Capabilities | None = None) -> dict[str, str]:
-    """Formats the parser reads in general but not on this machine, with the reason."""
-    caps = capabilities or Capabilities.detect()
-    if parser != "liteparse":
-        return {}
-    if not caps.liteparse:
-        return dict.fromkeys(
-            PARSER_FORMATS[parser], "the LiteParse parser is not installed on this server"
-        )
-    missing: dict[str, str] = {}
-    for component, formats in liteparse.OFFICE_BY_COMPONENT.items():
-        if component in caps.office:
-            continue
-        why = (
-            f"LiteParse converts it with LibreOffice {component.capitalize()}, which is not "
-            f"installed on this server (libreoffice-{component}-nogui)"
-            if caps.office
-            else "LiteParse converts it with LibreOffice, which is not installed on this server"
-        )
-        missing.update(dict.fromkeys(formats, why))
-    return missing
-
-
-def supported_formats(parser: str, capabilities: Capabilities | None = None) -> frozenset[str]:
-    """Every extension (no dot) a collection on ``parser`` can ingest on this machine."""
-    routable = (
-        PARSER_FORMATS.get(parser, frozenset()) - unavailable_formats(parser, capabilities).keys()
-    )
-    return BUILTIN_FORMATS | routable
-
-
-def extension_of(filename: str) -> str:
-    name = filename.replace("\\", "/").rsplit("/", 1)[-1].strip().lower()
-    if name.endswith(".tar.gz"):
-        return "tar.gz"
-    stem, dot, ext = name.rpartition(".")
-    return ext if dot and stem else ""
-
-
-def check_supported(filename: str, parser: str, capabilities: Capabilities | None = None) -> str:
-    """The file's extension if the collection's parser routes it here; a 400 naming the type otherwise."""
-    ext = extension_of(filename)
-    shown = f".{ext}" if ext else "a file without an extension"
-    missing = unavailable_formats(parser, capabilities).get(ext)
-    if missing is not None:
-        needs = "LibreOffice" if "LibreOffice" in missing else "LiteParse"
-        raise InvalidInput(
-            f"{shown} cannot be read by the '{parser}' parser here: {missing}. "
-            f"Install {needs} where docproc parses, or upload a PDF",
-            fields=[FieldError("file", f"{shown} needs {needs}, which is not installed")],
-            details={"rule": "parser_unavailable"},
-        )
-    formats = supported_formats(parser, capabilities)
-    if ext not in formats:
-        raise InvalidInput(
-            f"Unsupported file type: {shown} cannot be read by the '{parser}' parser "
-            f"(supported: {', '.join('.' + f for f in sorted(formats))})",
-            fields=[FieldError("file", f"unsupported file type {shown}")],
-            details={"rule": "unsupported_type"},
-        )
-    return ext
-
-
-def route_of(ext: str, parser: str) -> Route | str:
-    if ext in BUILTIN_FORMATS:
-        return "builtin"
-    return parser
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +55,7 @@ class ExtractedDocument:
     ocr: bool = False
     billed_pages: int = 0
     document_date: date | None = None
-    """What the document's metadata dates it (``kbparsers.dates``); None when it says nothing."""
+    """What the document's metadata dates it (``engine.dates``); None when it says nothing."""
     page_starts: tuple[int, ...] = ()
     """Where each page the parser read separately begins in ``text``: one per PDF page
     (PyMuPDF); one in all for a format read as one text (and LiteParse's output); none from
@@ -424,8 +309,9 @@ def extract_text(data: bytes, filename: str, parser: str) -> ExtractedDocument:
     For tools that parse one trusted file at a time; the parser service uses
     :class:`DocumentProcessor`, which bounds memory and time per document.
     """
-    from docproc_common.kbparsers import worker
     from docproc_common.parsing import PYMUPDF_LOCK
+
+    from docproc_parser.engine import worker
 
     ext = check_supported(filename, parser)
     route = route_of(ext, parser)

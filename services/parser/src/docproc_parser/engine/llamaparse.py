@@ -35,19 +35,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
-
 from docproc_common.errors import RetryableError
-from docproc_common.kbparsers import errors
+
+from docproc_parser.engine import errors
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.cloud.llamaindex.ai"
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED"}
-#: Extensions LlamaParse reads (the seed's table).
-FORMATS = frozenset(
-    {"pdf", "pptx", "xlsx", "csv", "rtf", "epub", "html", "htm",
-     "png", "jpg", "jpeg", "tif", "tiff", "webp", "gif", "bmp"}
-)  # fmt: skip
 
 
 class LlamaParseUnavailable(RetryableError):

@@ -24,12 +24,13 @@ import tempfile  # noqa: E402
 from datetime import date  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from docproc_common.kbparsers import dates, errors  # noqa: E402
-from docproc_common.kbparsers.jobs import PageText, ParseJob, WorkerOutput  # noqa: E402
-from docproc_common.kbparsers.liteparse import parse_file  # noqa: E402
-from docproc_common.kbparsers.pdf import extract_pdf, probe_pdf  # noqa: E402
 from docproc_common.parsing import ParseLimits, ParsingRefused, detect, parse  # noqa: E402
 from docproc_common.parsing.errors import EncryptedDocument  # noqa: E402
+
+from docproc_parser.engine import dates, errors  # noqa: E402
+from docproc_parser.engine.jobs import PageText, ParseJob, WorkerOutput  # noqa: E402
+from docproc_parser.engine.liteparse import parse_file  # noqa: E402
+from docproc_parser.engine.pdf import extract_pdf, probe_pdf  # noqa: E402
 
 log = logging.getLogger(__name__)
 

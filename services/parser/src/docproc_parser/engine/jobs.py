@@ -12,7 +12,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from docproc_common.kbparsers.liteparse import LiteParseOptions
+from docproc_parser.engine.liteparse import LiteParseOptions
 
 Route = Literal["builtin", "pymupdf", "liteparse"]
 
@@ -60,14 +60,12 @@ class WorkerOutput:
 @dataclass(frozen=True, slots=True)
 class InChild:
     """``worker.<function>``, called in the child, imported there (the fork server has
-    ``docproc_common.kbparsers.worker`` loaded already, so it costs nothing)."""
+    ``docproc_parser.engine.worker`` loaded already, so it costs nothing)."""
 
     function: str
 
     def __call__(self, job: Any) -> Any:
-        return getattr(importlib.import_module("docproc_common.kbparsers.worker"), self.function)(
-            job
-        )
+        return getattr(importlib.import_module("docproc_parser.engine.worker"), self.function)(job)
 
 
 RUN = InChild("run")

@@ -13,7 +13,7 @@ import openpyxl
 import pptx
 import pymupdf
 import pytest
-from docproc_common.kbparsers.dates import FORMATS, MAX_METADATA_BYTES, own_date
+from docproc_parser.engine.dates import FORMATS, MAX_METADATA_BYTES, own_date
 from docproc_testing.office import SOFFICE, soffice_convert
 from odf.dc import Date as DcDate
 from odf.meta import CreationDate
