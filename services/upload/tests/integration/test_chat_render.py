@@ -18,7 +18,7 @@ from typing import Any
 import chat_inputs as gen
 import pytest
 from chat_support import ChatApi, auth, chat_api, hooked
-from docproc_common.attachments import human_size
+from docproc_upload.chat.attachments import human_size
 
 pytestmark = pytest.mark.integration
 

@@ -11,7 +11,11 @@ from typing import Any
 import chat_inputs as gen
 import pytest
 from botocore.exceptions import ClientError
-from docproc_common.attachments import (
+from docproc_common.blocking import BlockingPool
+from docproc_common.errors import InvalidInput, PayloadTooLarge, Unavailable
+from docproc_common.parsing import ArchiveRatio, ParseLimits, detect
+from docproc_common.storage import clean_filename
+from docproc_upload.chat.attachments import (
     WORKSPACE_UNAVAILABLE,
     Agent,
     AttachmentFile,
@@ -30,10 +34,6 @@ from docproc_common.attachments import (
     upload_path,
     workspace_name,
 )
-from docproc_common.blocking import BlockingPool
-from docproc_common.errors import InvalidInput, PayloadTooLarge, Unavailable
-from docproc_common.parsing import ArchiveRatio, ParseLimits, detect
-from docproc_common.storage import clean_filename
 from docproc_upload.chat.isolation import IsolatedParser
 from docproc_upload.chat.schemas import AgentIn
 from docproc_upload.chat.service import (

@@ -21,18 +21,6 @@ import uuid
 from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
-from docproc_common.attachments import (
-    LIT_READS,
-    Agent,
-    AttachmentFile,
-    BinaryPart,
-    DryRunWorkspace,
-    Rendered,
-    RenderLimits,
-    StorageWorkspace,
-    render_attachments,
-    workspace_root,
-)
 from docproc_common.auth import Principal
 from docproc_common.db.models import ChatFile
 from docproc_common.errors import (
@@ -58,6 +46,18 @@ from docproc_common.settings import LimitSettings
 from docproc_common.storage import clean_filename, new_storage_path
 
 from docproc_upload.chat import repository
+from docproc_upload.chat.attachments import (
+    LIT_READS,
+    Agent,
+    AttachmentFile,
+    BinaryPart,
+    DryRunWorkspace,
+    Rendered,
+    RenderLimits,
+    StorageWorkspace,
+    render_attachments,
+    workspace_root,
+)
 from docproc_upload.chat.isolation import IsolatedParser
 from docproc_upload.chat.schemas import (
     AgentIn,

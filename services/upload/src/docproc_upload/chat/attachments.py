@@ -38,7 +38,6 @@ from enum import StrEnum
 from typing import Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
-
 from docproc_common.blocking import BlockingPool
 from docproc_common.parsing import (
     ArchiveLimits,
@@ -402,9 +401,8 @@ def _archive_detected(f: AttachmentFile) -> Detected:
 
 
 def _tiff_pages(data: bytes, max_pages: int) -> tuple[list[bytes], int]:
-    from PIL import Image
-
     from docproc_common.parsing.images import tiff_to_png_pages  # Pillow: loaded when used
+    from PIL import Image
 
     pages = tiff_to_png_pages(data, max_pages)
     try:
