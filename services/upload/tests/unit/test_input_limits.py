@@ -27,6 +27,7 @@ from docproc_common.errors import InvalidInput
 from docproc_upload import service
 from docproc_upload.chat import service as chat_service
 from docproc_upload.chat.schemas import AgentIn
+from docproc_upload.credentials.schemas import SecretCreate
 from docproc_upload.embeddings.schemas import EmbeddingEndpointCreate
 from docproc_upload.inputs import column_length, nul_path
 from docproc_upload.schemas import (
@@ -35,7 +36,6 @@ from docproc_upload.schemas import (
     KnowledgeBaseCreate,
     KnowledgeBasePatch,
 )
-from docproc_upload.credentials.schemas import SecretCreate
 from docproc_upload.sync_sources.schemas import CloneRequest, SourceCreate, SourcePatch
 from pydantic import BaseModel
 from sqlalchemy import String

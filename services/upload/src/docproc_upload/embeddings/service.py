@@ -40,7 +40,6 @@ from dataclasses import dataclass
 import httpx
 from docproc_common.auth import EDIT, Principal
 from docproc_common.db.models import EmbeddingEndpoint, KnowledgeBase, Scope
-from docproc_common.embedding.base_urls import check_base_url, normalize_url
 from docproc_common.embedding.catalog import (
     Catalog,
     ModelSpec,
@@ -56,6 +55,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.audit import record
 from docproc_upload.embeddings import repository
+from docproc_upload.embeddings.base_urls import check_base_url, normalize_url
 from docproc_upload.embeddings.schemas import (
     EmbeddingCatalogOut,
     EmbeddingEndpointCreate,
