@@ -12,7 +12,6 @@ import pytest
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.embedding.local_model import LocalMiniLM
 from docproc_common.settings import DatabaseSettings
-from docproc_testing.db import create_test_database
 from docproc_common.vectorstore import (
     ChunkStamp,
     Hit,
@@ -25,6 +24,7 @@ from docproc_common.vectorstore import (
     search,
     write_chunks,
 )
+from docproc_testing.db import create_test_database
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
