@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 
-from docproc_common.db.embedded import start_embedded_postgres
 from docproc_common.db.migrate import upgrade_async
 from docproc_common.runtime import Runtime, ServiceSpec, serve
 from docproc_common.settings import BusMode, Settings
@@ -18,6 +17,8 @@ from docproc_parser.app import build as build_parser
 from docproc_sync.app import build as build_sync
 from docproc_teardown.app import build as build_teardown
 from docproc_upload.app import build as build_upload
+
+from docproc_cli.postgres import start_embedded_postgres
 
 BUILDERS = (build_upload, build_parser, build_embedder, build_sync, build_teardown)
 
