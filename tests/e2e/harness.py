@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +64,16 @@ class Service:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(10)
+
+    def wait_exit(self, timeout: float = 120) -> int:
+        """The exit status of a process that is to end by itself (at a fault point)."""
+        assert self.process is not None
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise TimeoutError(
+                f"{self.name} still runs:\n{self.log_path.read_text()[-3000:]}"
+            ) from None
 
     def wait_ready(self, timeout: float = 120) -> None:
         deadline = time.time() + timeout
@@ -121,7 +131,10 @@ class Cluster:
 
 
 @contextmanager
-def running_cluster(tmp: Path, *, storage: str = "s3") -> Iterator[Cluster]:
+def running_cluster(
+    tmp: Path, *, storage: str = "s3", env_for: Mapping[str, Mapping[str, str]] | None = None
+) -> Iterator[Cluster]:
+    """The five services; ``env_for`` adds settings to some of them (``{"parser": {...}}``)."""
     infra = load_infra_env()
     database_url = create_test_database_sync(infra["DATABASE__URL"])
     root = find_repo_root()
@@ -148,7 +161,7 @@ def running_cluster(tmp: Path, *, storage: str = "s3") -> Iterator[Cluster]:
     cluster = Cluster(env=env, database_url=database_url)
     for name in SERVICES:
         port = free_port()
-        svc_env = {**env, "HTTP__PORT": str(port)}
+        svc_env = {**env, **(env_for or {}).get(name, {}), "HTTP__PORT": str(port)}
         cluster.services[name] = Service(name, port, svc_env, tmp / f"{name}.log")
     try:
         for svc in cluster.services.values():

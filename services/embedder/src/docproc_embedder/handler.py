@@ -5,10 +5,11 @@ row's completion and the idempotency claim in one transaction, after the old
 set of the same vector document is removed. A document indexed before (a reindex)
 loses its earlier set in that transaction, after the new one is written, so a search
 sees one set or the other. A crash anywhere before the commit leaves nothing; a
-redelivery after it is skipped by the claim; a redelivery racing it rewrites the
-same deterministic set. A row deleted while indexing gets no chunks, because the
-write checks for the row under a lock; a knowledge base deleted or a name reserved
-by a teardown (``still_wanted``) stops the write.
+redelivery after it is skipped by the claim and removes the spent chunk set; a
+redelivery racing it rewrites the same deterministic set. A row deleted while
+indexing gets no chunks, because the write checks for the row under a lock; a
+knowledge base deleted or a name reserved by a teardown (``still_wanted``) stops
+the write.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import AppError, InvalidInput
 from docproc_common.events import DocumentIndexed, DocumentParsed
 from docproc_common.failures import GaveUp, Stage
+from docproc_common.faultpoints import crash_point
 from docproc_common.runtime import Runtime
 from docproc_common.vectorstore import (
     ChunkStamp,
@@ -72,10 +74,13 @@ class EmbedderHandler:
         runtime = self._runtime
         async with runtime.sessionmaker() as session:
             if await delivery.already_processed(session):
+                # a redelivery (the crash came after the commit): the chunk set is spent
+                await runtime.storage.delete(event.chunks_path)
                 return
             doc = await lock_current_attempt(session, event.document_id, event.attempt_id)
             if doc is None:
                 log.info("document %s is gone or superseded; nothing to embed", event.document_id)
+                await runtime.storage.delete(event.chunks_path)
                 return
             kb = (
                 await repository.kb_of(session, doc.knowledge_base_id)
@@ -158,9 +163,11 @@ class EmbedderHandler:
                     chunk_count=written,
                 ),
             )
+            crash_point("embedder.in_transaction")
+        crash_point("embedder.after_commit")
         STAGE_SECONDS.labels("write").observe(time.perf_counter() - started)
         # The chunk set served its purpose (the vectors and the parsed text remain); a crash
-        # before this line leaves one file, which the collection's teardown removes.
+        # before this line leaves it to the redelivery, which removes it.
         await runtime.storage.delete(event.chunks_path)
         CHUNKS.inc(written)
         DOCUMENTS.labels("index", "ok").inc()

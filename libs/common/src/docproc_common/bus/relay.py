@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from docproc_common.faultpoints import crash_point
 from docproc_common.periodic import FailureStreak, sleep_unless_stopped
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,9 @@ class OutboxRelay:
             rows = [OutboxRow(*r) for r in result.all()]
             if not rows:
                 return 0
+            crash_point("relay.before_publish")
             await self._sink.publish(session, rows)
+            crash_point("relay.after_publish")
             await session.execute(
                 text("UPDATE outbox SET published_at = now() WHERE id = ANY(:ids)"),
                 {"ids": [r.id for r in rows]},
