@@ -100,17 +100,34 @@ class Cluster:
     def api(self) -> str:
         return f"http://127.0.0.1:{self.services['upload'].port}/api/v1"
 
-    def client(self, **claims: Any) -> httpx.Client:
+    def client(self, *, via: str = "upload", **claims: Any) -> httpx.Client:
+        """A caller of the API served by the process ``via`` (an ``add``-ed replica too)."""
         claims.setdefault("user_id", "alice")
         token = mint_token(AuthSettings(), **claims)
         return httpx.Client(
-            base_url=self.api, headers={"Authorization": f"Bearer {token}"}, timeout=60
+            base_url=f"http://127.0.0.1:{self.services[via].port}/api/v1",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=60,
         )
 
-    def admin(self) -> httpx.Client:
+    def admin(self, *, via: str = "upload") -> httpx.Client:
         """The deployment's operator: app admin, and (since app_admin implies no permission)
         the collection and secret permissions its journeys use."""
-        return self.client(user_id="root", permissions=[VIEW, EDIT, SECRETS_VIEW], app_admin=True)
+        return self.client(
+            via=via, user_id="root", permissions=[VIEW, EDIT, SECRETS_VIEW], app_admin=True
+        )
+
+    def add(self, name: str, key: str) -> Service:
+        """Another process of service ``name`` (a replica), known as ``key``; it is stopped
+        with the others."""
+        if key not in self.services:
+            first = self.services[name]
+            port = free_port()
+            env = {**first.env, "HTTP__PORT": str(port)}
+            self.services[key] = Service(name, port, env, first.log_path.with_name(f"{key}.log"))
+            self.services[key].start()
+        self.services[key].wait_ready()
+        return self.services[key]
 
     def restart(self, name: str, **env: str) -> None:
         svc = self.services[name]
