@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -275,3 +277,22 @@ def test_concurrent_builds_are_atomic(tmp_path: Path) -> None:
 
 def _build_plain(cache: Path) -> Path:
     return local_model.ensure_graph(cache, "plain", rebuild=True)
+
+
+@pytest.mark.skipif(shutil.which("uv") is None, reason="uv is not installed")
+@pytest.mark.parametrize("service", ["embedder", "upload"])
+def test_the_fused_graphs_imports_are_in_the_services_locked_closure(service: str) -> None:
+    """The optimizer that fuses the graph imports sympy, which the onnxruntime wheel does not
+    declare: only the dev tools brought it in, so the images (the service's closure alone)
+    could not build the graph and every local embedding failed (found by make deploy-smoke)."""
+    root = Path(__file__).resolve().parents[4]
+    exported = subprocess.run(
+        ["uv", "export", "--package", f"docproc-{service}", "--no-dev", "--frozen"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    names = {line.split("==")[0] for line in exported.splitlines() if "==" in line}
+    assert {"onnxruntime", "sympy"} <= names
