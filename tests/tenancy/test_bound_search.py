@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from docproc_upload import service
+from docproc_upload.rag_collections import service
 
 from .conftest import Client
 from .test_tenancy import EDIT, MODEL, NOT_FOUND, VIEW, create, uniq, upload, wait_complete

@@ -12,7 +12,7 @@ import pytest
 from docproc_common.events import DocumentAccepted
 from docproc_common.runtime import Runtime
 from docproc_common.vectorstore import search as vector_search
-from docproc_upload import service
+from docproc_upload.rag_collections import service
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 

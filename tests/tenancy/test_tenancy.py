@@ -284,7 +284,7 @@ async def test_unowned_content_is_refused_except_to_an_app_admin(
 async def test_a_busy_name_waits_one_second_then_asks_to_retry(
     world: dict[str, Any], runtime: Runtime
 ) -> None:
-    from docproc_upload import repository
+    from docproc_upload.knowledge_bases import repository
 
     name = uniq("busy")
     async with runtime.sessionmaker() as holder, holder.begin():

@@ -68,8 +68,8 @@ from docproc_common.vectorstore import (
     write_chunks,
 )
 from docproc_parser.engine.processor import extract_text
-from docproc_upload import repository
-from docproc_upload.collections import _tear_down
+from docproc_upload.knowledge_bases import repository
+from docproc_upload.knowledge_bases.service import tear_down
 from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -405,7 +405,7 @@ async def rag_drop(runtime: Runtime, collection: str, knowledge_base_id: uuid.UU
             )
         if not kbs:
             return await _drop_unowned(session, collection)
-        out = await _tear_down(session, OPERATOR, collection, kbs, by_operator=True)
+        out = await tear_down(session, OPERATOR, collection, kbs, by_operator=True)
         return (
             f"emptied knowledge base {kbs[0].id} ({out.documents_deleted} documents); "
             f"table dropped: {out.table_dropped}"

@@ -11,15 +11,19 @@ from docproc_common.periodic import Task, periodic
 from docproc_common.runtime import Runtime, ServiceSpec
 from fastapi import APIRouter, Depends
 
-from docproc_upload import repository
-from docproc_upload.chat.endpoints import build_router as build_chat_router
+from docproc_upload.accounts.endpoints import router as accounts
+from docproc_upload.chat.endpoints import router as chat
 from docproc_upload.credentials.endpoints import router as credentials
 from docproc_upload.deps import Upload, UploadScope
-from docproc_upload.documents import build_documents_router
 from docproc_upload.embeddings.endpoints import router as embeddings
-from docproc_upload.endpoints import build_router
 from docproc_upload.inputs import refuse_nul
+from docproc_upload.knowledge_bases.endpoints import router as knowledge_bases
 from docproc_upload.metrics import REJECTIONS, STUCK
+from docproc_upload.openapi import ERRORS, operation_id
+from docproc_upload.rag_collections.endpoints import router as rag_collections
+from docproc_upload.rag_collections.endpoints import search_router as search
+from docproc_upload.rag_documents import repository as documents
+from docproc_upload.rag_documents.endpoints import router as rag_documents
 from docproc_upload.sync_sources.endpoints import router as sync_sources
 
 log = logging.getLogger(__name__)
@@ -78,30 +82,38 @@ class BodySizeLimit:
 def stuck_gauge(runtime: Runtime) -> Task:
     async def count() -> None:
         async with runtime.sessionmaker() as session:
-            STUCK.set(await repository.count_stuck(session, runtime.settings.stuck_after_minutes))
+            STUCK.set(await documents.count_stuck(session, runtime.settings.stuck_after_minutes))
 
     return periodic("counting stuck documents", count, 30, log)
 
 
 def public_api(routers: list[APIRouter]) -> APIRouter:
-    """Every route of the public API, none of which takes a NUL character (``refuse_nul``)."""
+    """Every route of the public API, none of which takes a NUL character (``refuse_nul``),
+    each documenting the error answers (``openapi.ERRORS``) under its stable operation id."""
     api = APIRouter()
     for router in routers:
-        api.include_router(router, dependencies=[Depends(refuse_nul)])
+        api.include_router(
+            router,
+            dependencies=[Depends(refuse_nul)],
+            responses=ERRORS,
+            generate_unique_id_function=operation_id,
+        )
     return api
 
 
 def build(runtime: Runtime) -> ServiceSpec:
     service = Upload.create(runtime)
-    clients, chat = service.clients, service.chat
     return ServiceSpec(
         name=NAME,
         routers=[
             public_api(
                 [
-                    build_router(runtime, clients),
-                    build_documents_router(runtime),
-                    build_chat_router(chat),
+                    knowledge_bases,
+                    rag_documents,
+                    rag_collections,
+                    search,
+                    accounts,
+                    chat,
                     credentials,
                     embeddings,
                     sync_sources,

@@ -24,6 +24,7 @@ from fastapi import Depends, Header, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.chat.service import ChatFiles
+from docproc_upload.intake import IntakeGuard
 
 #: The key of ``Upload`` in the ASGI scope's ``state``.
 STATE_KEY = "docproc_upload"
@@ -36,10 +37,13 @@ class Upload:
     runtime: Runtime
     clients: EmbeddingClients
     chat: ChatFiles
+    intake: IntakeGuard
 
     @classmethod
     def create(cls, runtime: Runtime) -> Upload:
-        return cls(runtime, EmbeddingClients(runtime.settings), ChatFiles(runtime))
+        return cls(
+            runtime, EmbeddingClients(runtime.settings), ChatFiles(runtime), IntakeGuard(runtime)
+        )
 
     async def close(self) -> None:
         await self.clients.aclose()

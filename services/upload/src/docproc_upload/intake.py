@@ -18,8 +18,8 @@ import time
 from docproc_common.errors import Busy
 from docproc_common.runtime import Runtime
 
-from docproc_upload import repository
 from docproc_upload.metrics import REJECTIONS
+from docproc_upload.rag_documents import repository
 
 #: (queue, the sentence a refused uploader reads)
 QUEUES = (

@@ -24,18 +24,14 @@ from docproc_common.db.models import (
 )
 from docproc_common.db.vector_tables import MAX_COLLECTION_NAME_BYTES, validate_collection_name
 from docproc_common.errors import InvalidInput
-from docproc_upload import service
 from docproc_upload.chat import service as chat_service
 from docproc_upload.chat.schemas import AgentIn
 from docproc_upload.credentials.schemas import SecretCreate
 from docproc_upload.embeddings.schemas import EmbeddingEndpointCreate
 from docproc_upload.inputs import column_length, nul_path
-from docproc_upload.schemas import (
-    CollectionCreate,
-    GrantIn,
-    KnowledgeBaseCreate,
-    KnowledgeBasePatch,
-)
+from docproc_upload.knowledge_bases.schemas import GrantIn, KnowledgeBaseCreate, KnowledgeBasePatch
+from docproc_upload.rag_collections.schemas import CollectionCreate
+from docproc_upload.rag_documents import service
 from docproc_upload.sync_sources.schemas import CloneRequest, SourceCreate, SourcePatch
 from pydantic import BaseModel
 from sqlalchemy import String

@@ -63,7 +63,7 @@ from docproc_upload.embeddings.schemas import (
     EmbeddingProviderOut,
     ServedModelsOut,
 )
-from docproc_upload.schemas import KnowledgeBasePatch
+from docproc_upload.knowledge_bases.schemas import KnowledgeBasePatch
 
 log = logging.getLogger(__name__)
 

@@ -22,16 +22,7 @@ from docproc_upload.sync_sources.schemas import (
     SyncLogPage,
 )
 
-ERRORS = {
-    400: {"description": "Invalid input (error envelope; details.fields names config.<field>)"},
-    401: {"description": "Missing or invalid bearer token"},
-    403: {"description": "Forbidden (the local connector is for app admins)"},
-    404: {"description": "Knowledge base or source not found (also when access is denied)"},
-    409: {"description": "Conflict (a run in progress, a collection being deleted)"},
-}
-
-
-router = APIRouter(prefix="/api/v1", responses=ERRORS, tags=["sync"])  # type: ignore[arg-type]
+router = APIRouter(prefix="/api/v1", tags=["sync"])
 Limit = Annotated[int, Query(ge=1, le=200)]
 Offset = Annotated[int, Query(ge=0, le=INT4_MAX)]
 

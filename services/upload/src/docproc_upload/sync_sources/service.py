@@ -27,8 +27,8 @@ from docproc_common.vault import visible_secret
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from docproc_upload import repository as upload_repository
 from docproc_upload.audit import record
+from docproc_upload.knowledge_bases import repository as knowledge_bases
 from docproc_upload.sync_sources import repository
 from docproc_upload.sync_sources.schemas import (
     CloneRequest,
@@ -215,7 +215,7 @@ async def _takes_sources(session: AsyncSession, kb: KnowledgeBase, field: str) -
 
 
 async def _not_reserved(session: AsyncSession, kb: KnowledgeBase) -> None:
-    if await upload_repository.is_reserved(session, kb.collection_name):
+    if await knowledge_bases.is_reserved(session, kb.collection_name):
         raise Conflict("The collection is being deleted")
 
 

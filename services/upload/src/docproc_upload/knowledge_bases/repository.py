@@ -1,0 +1,127 @@
+"""The SQL of knowledge bases and their collection names: lookups, the name lock, reservations, grants."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from docproc_common.db.models import (
+    CollectionGrant,
+    CollectionTeardown,
+    KnowledgeBase,
+    RagDocument,
+    Scope,
+)
+from docproc_common.errors import Conflict
+from sqlalchemy import and_, delete, func, select, text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+
+async def kb(session: AsyncSession, kb_id: uuid.UUID) -> KnowledgeBase | None:
+    return await session.get(KnowledgeBase, kb_id)
+
+
+async def kbs_named(session: AsyncSession, collection_name: str) -> list[KnowledgeBase]:
+    rows = await session.execute(
+        select(KnowledgeBase)
+        .where(KnowledgeBase.collection_name == collection_name)
+        .order_by(KnowledgeBase.created_at, KnowledgeBase.id)
+    )
+    return list(rows.scalars())
+
+
+async def is_reserved(session: AsyncSession, collection_name: str) -> bool:
+    row = await session.execute(
+        select(func.count())
+        .select_from(CollectionTeardown)
+        .where(CollectionTeardown.collection_name == collection_name)
+    )
+    return bool(row.scalar())
+
+
+async def lock_name(
+    session: AsyncSession, collection_name: str, *, wait_s: float | None = None
+) -> None:
+    """Serialize work on one name for the rest of the transaction.
+
+    A KB-less chunk write (``docproc rag-ingest``) holds this lock until it
+    commits. A create waits ``wait_s`` and then answers 409 asking to retry,
+    because every waiting request holds a database connection; a delete waits.
+    """
+    if wait_s is not None:
+        await session.execute(text(f"SET LOCAL lock_timeout = '{int(wait_s * 1000)}ms'"))
+    try:
+        await session.execute(
+            text("SELECT pg_advisory_xact_lock(hashtextextended(:n, 7))"),
+            {"n": f"claim:{collection_name}"},
+        )
+    except DBAPIError as exc:
+        if "lock timeout" in str(exc.orig) or "LockNotAvailable" in type(exc.orig).__name__:
+            raise Conflict(
+                f"The collection name '{collection_name}' is busy with a write; retry in a moment"
+            ) from exc
+        raise
+    if wait_s is not None:
+        await session.execute(text("SET LOCAL lock_timeout = 0"))
+
+
+async def unowned_content(session: AsyncSession, collection_name: str) -> bool:
+    """Does the name hold content no knowledge base owns (operator ingests, orphaned rows or chunks)?"""
+    rows = await session.execute(
+        select(func.count())
+        .select_from(RagDocument)
+        .where(
+            RagDocument.collection_name == collection_name,
+            RagDocument.vector_document_id.is_not(None),
+        )
+    )
+    if rows.scalar():
+        return True
+    exists = await session.execute(
+        text("SELECT to_regclass(:t) IS NOT NULL"), {"t": f"public.rag_{collection_name}"}
+    )
+    if not exists.scalar():
+        return False
+    chunks = await session.execute(text(f"SELECT EXISTS (SELECT 1 FROM rag_{collection_name})"))
+    return bool(chunks.scalar())
+
+
+def adopts_operator(kbs: Sequence[KnowledgeBase]) -> bool:
+    """An app-scoped base adopts the operator's unfiled content on its name (``rag-ingest``):
+    its search reads those chunks, so it lists, counts and deletes their rows too."""
+    return any(kb.scope == Scope.APP for kb in kbs)
+
+
+async def delete_kbs(session: AsyncSession, ids: Sequence[uuid.UUID]) -> None:
+    if ids:
+        await session.execute(delete(KnowledgeBase).where(KnowledgeBase.id.in_(list(ids))))
+
+
+async def delete_grant(session: AsyncSession, kb_id: uuid.UUID, user_id: str) -> None:
+    await session.execute(
+        delete(CollectionGrant).where(
+            CollectionGrant.knowledge_base_id == kb_id, CollectionGrant.user_id == user_id
+        )
+    )
+
+
+async def kbs_owned(
+    session: AsyncSession, *, organization_id: str | None, user_id: str | None
+) -> list[KnowledgeBase]:
+    if organization_id is not None:
+        clause = KnowledgeBase.organization_id == organization_id
+    elif user_id is not None:
+        clause = and_(KnowledgeBase.owner_id == user_id, KnowledgeBase.scope == "personal")
+    else:
+        return []
+    return list((await session.execute(select(KnowledgeBase).where(clause))).scalars())
+
+
+async def grant_of(session: AsyncSession, kb_id: uuid.UUID, user_id: str) -> CollectionGrant | None:
+    rows = await session.execute(
+        select(CollectionGrant).where(
+            CollectionGrant.knowledge_base_id == kb_id, CollectionGrant.user_id == user_id
+        )
+    )
+    return rows.scalar_one_or_none()

@@ -1,0 +1,121 @@
+"""The bodies of the knowledge-base routes."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from docproc_common.db.models import CollectionGrant, KnowledgeBase
+from docproc_common.ingestion import IngestionConfig
+from pydantic import BaseModel, ConfigDict, Field
+
+from docproc_upload.inputs import column_length
+
+#: The column each field fills bounds it (``docproc_upload.inputs``).
+KB_NAME_CHARS = column_length(KnowledgeBase.name)
+PROVIDER_CHARS = column_length(KnowledgeBase.embedding_provider)
+MODEL_CHARS = column_length(KnowledgeBase.embedding_model)
+BASE_URL_CHARS = column_length(KnowledgeBase.embedding_base_url)
+TEXT_SEARCH_CONFIG_CHARS = column_length(KnowledgeBase.text_search_config)
+
+
+class KnowledgeBaseCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=KB_NAME_CHARS)
+    collection_name: str | None = None
+    scope: Literal["personal", "org", "app"] | None = None
+    #: Required for a new collection name; adopted from the collection when the name exists.
+    embedding_provider: str | None = Field(default=None, max_length=PROVIDER_CHARS)
+    embedding_model: str | None = Field(default=None, max_length=MODEL_CHARS)
+    #: The vault api_key that pays (keyed providers); see docs/embeddings.md.
+    embedding_secret_id: uuid.UUID | None = None
+    #: A keyed provider's own endpoint, e.g. https://eu.openrouter.ai/api/v1.
+    embedding_base_url: str | None = Field(default=None, max_length=BASE_URL_CHARS)
+    #: The registered keyless service an ollama collection embeds through.
+    embedding_endpoint_id: uuid.UUID | None = None
+    ingestion_config: IngestionConfig = IngestionConfig()
+    #: A text-search configuration of the database (``pg_ts_config``: ``simple``, ``english``,
+    #: ``spanish``, ...) the keyword index reads with; ``simple`` for a new collection,
+    #: adopted from the collection when the name exists. Fixed at creation.
+    text_search_config: str | None = Field(default=None, max_length=TEXT_SEARCH_CONFIG_CHARS)
+    #: The organization's default base (emptied, not deleted); set by the app admin only.
+    is_default: bool = False
+
+
+class KnowledgeBasePatch(BaseModel):
+    """``PATCH /kb/{id}``: only what is sent changes.
+
+    The embedding fields move the collection to another provider, key or endpoint
+    (``docproc_upload.embeddings.move_embedding``); ``ingestion_config`` carries only the
+    settings that change and is validated merged with the stored configuration; documents
+    already indexed keep their chunks until ``POST /kb/{id}/reindex``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    embedding_provider: str | None = Field(default=None, max_length=PROVIDER_CHARS)
+    #: Fixed at creation; accepted only when it names the collection's model.
+    embedding_model: str | None = Field(default=None, max_length=MODEL_CHARS)
+    embedding_secret_id: uuid.UUID | None = None
+    #: null returns to the provider's default endpoint.
+    embedding_base_url: str | None = Field(default=None, max_length=BASE_URL_CHARS)
+    embedding_endpoint_id: uuid.UUID | None = None
+    ingestion_config: dict[str, Any] | None = None
+    #: Set and unset by the app admin only.
+    is_default: bool | None = None
+
+
+class KnowledgeBaseOut(BaseModel):
+    id: uuid.UUID
+    name: str
+    collection_name: str
+    scope: str
+    is_default: bool
+    organization_id: str | None
+    embedding_provider: str
+    embedding_model: str
+    embedding_dim: int
+    embedding_secret_id: uuid.UUID | None = None
+    embedding_base_url: str | None = None
+    embedding_endpoint_id: uuid.UUID | None = None
+    ingestion_config: dict[str, Any]
+    text_search_config: str
+    created_at: datetime
+
+
+class IngestionStatus(BaseModel):
+    indexing_status: Literal["indexing", "complete"]
+    processing_count: int
+    indexed_count: int
+    failed_count: int
+    document_count: int
+
+
+class ReindexOut(BaseModel):
+    """``POST /kb/{id}/reindex``: what was queued; the progress is ``GET /kb/{id}/ingestion``."""
+
+    knowledge_base_id: uuid.UUID
+    #: Documents re-parsed from their stored original with the current configuration.
+    queued: int
+    #: Synced documents keep no original: a run of their source with ``sync_mode: full``
+    #: re-fetches them.
+    skipped_no_original: int
+    #: Documents whose type the configured parser does not read: they keep their chunks.
+    skipped_unsupported: int
+
+
+class CollectionDeletedOut(BaseModel):
+    collection_name: str
+    knowledge_bases_deleted: int
+    knowledge_bases_emptied: int = 0
+    documents_deleted: int
+    table_dropped: bool
+
+
+class GrantIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: str = Field(min_length=1, max_length=column_length(CollectionGrant.user_id))
+    permission: Literal["view", "edit"]

@@ -1,0 +1,78 @@
+"""``/api/v1/rag``: collections by name (create, list, status, filter values, delete) and search."""
+
+from __future__ import annotations
+
+from docproc_common.access import list_reachable
+from fastapi import APIRouter, status
+
+from docproc_upload.deps import Caller, RuntimeDep, Session, UploadDep
+from docproc_upload.knowledge_bases.endpoints import kb_out
+from docproc_upload.knowledge_bases.schemas import (
+    CollectionDeletedOut,
+    KnowledgeBaseCreate,
+    KnowledgeBaseOut,
+)
+from docproc_upload.knowledge_bases.service import create_kb
+from docproc_upload.rag_collections import service
+from docproc_upload.rag_collections.schemas import (
+    CollectionCreate,
+    CollectionInfo,
+    FilterValues,
+    SearchRequest,
+    SearchResponse,
+)
+
+router = APIRouter(prefix="/api/v1", tags=["collections"])
+search_router = APIRouter(prefix="/api/v1", tags=["search"])
+
+
+@router.post(
+    "/rag/collections/{name}", status_code=status.HTTP_201_CREATED, response_model=KnowledgeBaseOut
+)
+async def create_collection(
+    name: str, body: CollectionCreate, caller: Caller, db: Session, runtime: RuntimeDep
+) -> KnowledgeBaseOut:
+    create = KnowledgeBaseCreate(
+        name=body.name or name,
+        collection_name=name,
+        scope=body.scope,
+        embedding_provider=body.embedding_provider,
+        embedding_model=body.embedding_model,
+        embedding_secret_id=body.embedding_secret_id,
+        embedding_base_url=body.embedding_base_url,
+        embedding_endpoint_id=body.embedding_endpoint_id,
+        ingestion_config=body.ingestion_config,
+        text_search_config=body.text_search_config,
+    )
+    async with db.begin():
+        return kb_out(await create_kb(db, caller, create, runtime.settings))
+
+
+@router.get("/rag/collections", response_model=list[CollectionInfo])
+async def list_collections(caller: Caller, db: Session) -> list[CollectionInfo]:
+    names = dict.fromkeys(kb.collection_name for kb in await list_reachable(db, caller))
+    return [await service.collection_info(db, caller, name) for name in names]
+
+
+@router.get("/rag/collections/{name}/info", response_model=CollectionInfo)
+async def collection_info(name: str, caller: Caller, db: Session) -> CollectionInfo:
+    return await service.collection_info(db, caller, name)
+
+
+@router.get("/rag/collections/{name}/filter-values", response_model=FilterValues)
+async def filter_values(name: str, caller: Caller, db: Session) -> FilterValues:
+    return FilterValues(organizational_unit=await service.filter_values(db, caller, name))
+
+
+@router.delete("/rag/collections/{name}", response_model=CollectionDeletedOut)
+async def delete_collection(name: str, caller: Caller, db: Session) -> CollectionDeletedOut:
+    async with db.begin():
+        return await service.delete_collection(db, caller, name)
+
+
+@search_router.post("/rag/search", response_model=SearchResponse)
+async def search(
+    body: SearchRequest, caller: Caller, db: Session, upload: UploadDep
+) -> SearchResponse:
+    async with db.begin():
+        return SearchResponse(results=await service.search(db, upload.clients, caller, body))

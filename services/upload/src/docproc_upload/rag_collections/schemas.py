@@ -1,0 +1,122 @@
+"""The bodies of the routes on a collection name and of search."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date
+from typing import Any, Literal
+
+from docproc_common.ingestion import IngestionConfig
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from docproc_upload.knowledge_bases.schemas import (
+    BASE_URL_CHARS,
+    KB_NAME_CHARS,
+    MODEL_CHARS,
+    PROVIDER_CHARS,
+    TEXT_SEARCH_CONFIG_CHARS,
+    IngestionStatus,
+)
+
+
+class CollectionCreate(BaseModel):
+    """``POST /rag/collections/{name}``: a knowledge base whose collection name is the path."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(default=None, max_length=KB_NAME_CHARS)
+    scope: Literal["personal", "org", "app"] | None = None
+    embedding_provider: str | None = Field(default=None, max_length=PROVIDER_CHARS)
+    embedding_model: str | None = Field(default=None, max_length=MODEL_CHARS)
+    embedding_secret_id: uuid.UUID | None = None
+    embedding_base_url: str | None = Field(default=None, max_length=BASE_URL_CHARS)
+    embedding_endpoint_id: uuid.UUID | None = None
+    ingestion_config: IngestionConfig = IngestionConfig()
+    text_search_config: str | None = Field(default=None, max_length=TEXT_SEARCH_CONFIG_CHARS)
+
+
+class CollectionInfo(IngestionStatus):
+    collection_name: str
+    total_vectors: int
+
+
+class FilterValues(BaseModel):
+    organizational_unit: list[str]
+
+
+class SearchFiltersIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source: list[str] | None = None
+    document_type: list[str] | None = None
+    organizational_unit: list[str] | None = None
+    date_from: date | None = None
+    date_to: date | None = None
+    parent_doc_id: uuid.UUID | None = None
+
+    @field_validator("source", "document_type", "organizational_unit")
+    @classmethod
+    def _not_empty(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and not v:
+            raise ValueError("an empty list matches nothing; leave the filter out instead")
+        return v
+
+    @field_validator("date_to")
+    @classmethod
+    def _a_range(cls, v: date | None, info: ValidationInfo) -> date | None:
+        start = info.data.get("date_from")
+        if v is not None and start is not None and v < start:
+            raise ValueError("date_to is before date_from: the range holds no day")
+        return v
+
+
+class SearchRequest(BaseModel):
+    """What to search: ``collections`` (names, each resolved to every base on it the caller
+    reaches) or ``knowledge_base_ids`` (exactly those bases, as an agent bound to them
+    searches), one of the two and never both."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=10_000)
+    collections: list[str] | None = Field(default=None, min_length=1, max_length=20)
+    knowledge_base_ids: list[uuid.UUID] | None = Field(
+        default=None, min_length=1, max_length=20, validate_default=True
+    )
+    top_k: int = Field(default=5, ge=1, le=100)
+    #: ``vector`` (cosine similarity), ``keyword`` (full-text match of every word) or
+    #: ``hybrid`` (both, fused by reciprocal rank); see docs/search.md.
+    mode: Literal["vector", "keyword", "hybrid"] = "vector"
+    filters: SearchFiltersIn | None = None
+    filter: str | None = None
+
+    @field_validator("knowledge_base_ids")
+    @classmethod
+    def _one_selection(
+        cls, v: list[uuid.UUID] | None, info: ValidationInfo
+    ) -> list[uuid.UUID] | None:
+        if "collections" not in info.data:  # collections itself was refused
+            return v
+        names = info.data["collections"]
+        if v is not None and names is not None:
+            raise ValueError(
+                "give either collections (names) or knowledge_base_ids, not both: "
+                "a name reaches every base on it, the ids only those bases"
+            )
+        if v is None and names is None:
+            raise ValueError("give collections (names) or knowledge_base_ids to search")
+        return v
+
+
+class SearchHit(BaseModel):
+    collection_name: str
+    document_id: uuid.UUID | None
+    vector_document_id: uuid.UUID
+    chunk_no: int
+    filename: str | None
+    content: str
+    score: float
+    metadata: dict[str, Any]
+
+
+class SearchResponse(BaseModel):
+    results: list[SearchHit]

@@ -1,0 +1,166 @@
+"""What is addressed by collection name: its status, its filter values, its deletion, search.
+
+A name reaches every knowledge base on it the caller may view (or edit); a name the
+caller reaches nothing on is "Collection not found", as a denial is.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from docproc_common.access import Access, resolve_collection, resolve_kb
+from docproc_common.auth import Principal
+from docproc_common.db.models import KnowledgeBase, Scope
+from docproc_common.db.vector_tables import validate_collection_name
+from docproc_common.embedding.client import EmbeddingClients
+from docproc_common.errors import FieldError, InvalidInput
+from docproc_common.vectorstore import SearchFilters, count_vectors
+from docproc_common.vectorstore import filter_values as vector_filter_values
+from docproc_common.vectorstore import search as vector_search
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from docproc_upload.knowledge_bases import repository as knowledge_bases
+from docproc_upload.knowledge_bases.schemas import CollectionDeletedOut
+from docproc_upload.knowledge_bases.service import status_of, tear_down
+from docproc_upload.rag_collections.schemas import CollectionInfo, SearchHit, SearchRequest
+from docproc_upload.rag_documents import repository as documents
+
+
+async def collection_info(session: AsyncSession, principal: Principal, name: str) -> CollectionInfo:
+    validate_collection_name(name)
+    kbs = await resolve_collection(session, principal, name, Access.VIEW)
+    status = status_of(await documents.status_counts(session, kbs))
+    vectors = await count_vectors(
+        session, name, [kb.id for kb in kbs], include_operator=knowledge_bases.adopts_operator(kbs)
+    )
+    return CollectionInfo(collection_name=name, total_vectors=vectors, **status.model_dump())
+
+
+async def delete_collection(
+    session: AsyncSession, principal: Principal, name: str
+) -> CollectionDeletedOut:
+    """``DELETE /rag/collections/{name}``: every knowledge base on the name the caller may edit."""
+    validate_collection_name(name)
+    await knowledge_bases.lock_name(session, name)
+    kbs = await resolve_collection(session, principal, name, Access.EDIT)
+    return await tear_down(session, principal, name, kbs)
+
+
+async def filter_values(session: AsyncSession, principal: Principal, name: str) -> list[str]:
+    validate_collection_name(name)
+    kbs = await resolve_collection(session, principal, name, Access.VIEW)
+    return await vector_filter_values(
+        session, name, [kb.id for kb in kbs], include_operator=knowledge_bases.adopts_operator(kbs)
+    )
+
+
+_LEGACY_FILTER = "parent_doc_id == "
+
+
+def _filters(req: SearchRequest) -> SearchFilters:
+    f = req.filters
+    parent: uuid.UUID | None = f.parent_doc_id if f else None
+    if req.filter is not None:
+        expr = req.filter.strip()
+        if f is not None and f.parent_doc_id is not None:
+            raise InvalidInput(
+                "Give either the legacy filter string or filters.parent_doc_id, not both",
+                fields=[FieldError("filter", "conflicts with filters.parent_doc_id")],
+            )
+        value = expr[len(_LEGACY_FILTER) :].strip() if expr.startswith(_LEGACY_FILTER) else ""
+        try:
+            parent = uuid.UUID(value.strip("\"'"))
+        except ValueError as exc:
+            raise InvalidInput(
+                'The filter string only accepts parent_doc_id == "<id>"; use filters instead',
+                fields=[FieldError("filter", "unsupported expression")],
+            ) from exc
+    if f is None:
+        return SearchFilters(parent_doc_id=parent)
+    return SearchFilters(
+        source=f.source,
+        document_type=f.document_type,
+        organizational_unit=f.organizational_unit,
+        date_from=f.date_from,
+        date_to=f.date_to,
+        parent_doc_id=parent,
+    )
+
+
+def billing_kb(principal: Principal, kbs: list[KnowledgeBase]) -> KnowledgeBase:
+    """Whose embedding configuration (and key) answers a query on a shared name.
+
+    The caller's own organization first, then an app-scoped base, never a third
+    tenant's: resolving to another organization's row would open *its* key and
+    send this caller's text through it.
+    """
+    for kb in kbs:
+        if principal.organization_id and kb.organization_id == principal.organization_id:
+            return kb
+    for kb in kbs:
+        if kb.scope == Scope.APP:
+            return kb
+    return kbs[0]
+
+
+async def _searched_bases(
+    session: AsyncSession, principal: Principal, req: SearchRequest
+) -> list[tuple[str, list[KnowledgeBase]]]:
+    """The bases a search reads, by collection name, all resolved before a vector is read.
+
+    A name reaches every base on it the caller may view. ``knowledge_base_ids`` (an agent
+    bound to bases) are exactly those bases, names never re-resolved: two bound bases on
+    one name are searched together and the name's other bases are not. Any one the caller
+    cannot view refuses the whole search as "Collection not found".
+    """
+    if req.knowledge_base_ids is not None:
+        by_name: dict[str, list[KnowledgeBase]] = {}
+        for kb_id in dict.fromkeys(req.knowledge_base_ids):
+            kb = await resolve_kb(session, principal, kb_id, Access.VIEW)
+            by_name.setdefault(kb.collection_name, []).append(kb)
+        return list(by_name.items())
+    resolved: list[tuple[str, list[KnowledgeBase]]] = []
+    for name in dict.fromkeys(req.collections or []):
+        validate_collection_name(name, field="collections")
+        resolved.append((name, await resolve_collection(session, principal, name, Access.VIEW)))
+    return resolved
+
+
+async def search(
+    session: AsyncSession, clients: EmbeddingClients, principal: Principal, req: SearchRequest
+) -> list[SearchHit]:
+    filters = _filters(req)
+    resolved = await _searched_bases(session, principal, req)
+    hits: list[SearchHit] = []
+    for name, kbs in resolved:
+        billed = billing_kb(principal, kbs)
+        query = None
+        if req.mode != "keyword":  # a keyword search embeds nothing
+            client = await clients.for_collection(billed, session)
+            query = (await client.embed([req.query]))[0]
+        for h in await vector_search(
+            session,
+            name,
+            query,
+            knowledge_base_ids=[kb.id for kb in kbs],
+            top_k=req.top_k,
+            filters=filters,
+            include_operator=knowledge_bases.adopts_operator(kbs),
+            mode=req.mode,
+            text_query=req.query,
+            text_search_config=billed.text_search_config,
+        ):
+            hits.append(
+                SearchHit(
+                    collection_name=name,
+                    document_id=h.tracking_id,
+                    vector_document_id=h.document_id,
+                    chunk_no=h.chunk_no,
+                    filename=h.filename,
+                    content=h.content,
+                    score=h.score,
+                    metadata=h.metadata,
+                )
+            )
+    hits.sort(key=lambda h: h.score, reverse=True)
+    return hits[: req.top_k]

@@ -1,0 +1,483 @@
+"""Documents: intake, listing, the parsed view and the original, deletion, retries.
+
+Intake validates everything first, then the file is stored, then the row and its
+``DocumentAccepted`` are committed together; every refusal happens before the file
+is stored and before any row exists.
+
+* The supported formats are the format table of ``docproc_common.formats`` as it
+  stands on this server (LibreOffice present or not), the very table the upload path
+  refuses by, so an extension listed here is one an upload accepts and the parser
+  routes.
+* A document's parsed content view: its tracking row, whether an original is kept
+  (``has_file``: an upload keeps one under ``rag/{collection}/``, a synced document
+  does not), and the parsed text as stored by the parser. Access is the collection's:
+  a document the caller may not view answers the same 404 as one that does not exist.
+* Addressed through a knowledge base, the base is resolved first (``collections:view``
+  reaching it) and a document of another base is "Document not found in this knowledge
+  base". ``parsed`` cuts the chunk set into the pages the parser read (``page_map``);
+  it is 404 until the document is ``done``. ``download`` streams the stored original
+  from storage a piece at a time, as an attachment the browser does not sniff.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from docproc_common.access import Access, resolve_collection, resolve_kb
+from docproc_common.auth import Principal
+from docproc_common.bus.outbox import enqueue
+from docproc_common.db.models import DocumentStatus, RagDocument
+from docproc_common.db.vector_tables import validate_collection_name
+from docproc_common.errors import (
+    CollectionNotFound,
+    Conflict,
+    FieldError,
+    InvalidInput,
+    NotFound,
+    PayloadTooLarge,
+)
+from docproc_common.events import DocumentAccepted, DocumentDeleted
+from docproc_common.formats import (
+    BUILTIN_FORMATS,
+    check_supported,
+    supported_formats,
+    unavailable_formats,
+)
+from docproc_common.ingestion import IngestionConfig, merge_config
+from docproc_common.settings import Settings
+from docproc_common.storage import AsyncStorage
+from docproc_common.vectorstore import document_chunks
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from docproc_upload.inputs import column_length
+from docproc_upload.knowledge_bases import repository as knowledge_bases
+from docproc_upload.metrics import DOCUMENTS, REJECTIONS, UPLOAD_BYTES
+from docproc_upload.rag_documents import repository
+from docproc_upload.rag_documents.schemas import (
+    DocumentOut,
+    DocumentPage,
+    ParsedDocument,
+    ParsedPage,
+    ParsedPages,
+    ParserFormats,
+    RAGIngestResponse,
+)
+
+DOCUMENT_NOT_FOUND = "Document not found"
+NOT_IN_KB = "Document not found in this knowledge base"
+MAX_CONTENT_CHARS = 5_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class IncomingFile:
+    filename: str
+    data: bytes
+    content_type: str | None
+
+
+def parse_override(raw: str | None) -> dict[str, object] | None:
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            "The ingestion field is not valid JSON",
+            fields=[FieldError("ingestion_config", "not valid JSON")],
+        ) from exc
+    if not isinstance(value, dict):
+        raise InvalidInput(
+            "The ingestion field must be a JSON object",
+            fields=[FieldError("ingestion_config", "must be an object")],
+        )
+    return value
+
+
+async def kb_to_ingest_into(session: AsyncSession, principal: Principal, name: str) -> uuid.UUID:
+    """``POST /rag/collections/{name}/ingest``: the one knowledge base on ``name`` the caller
+    may edit. None is "Collection not found" (as for a denial); several are refused rather
+    than guessed between (an organization's base and its owner's personal twin)."""
+    validate_collection_name(name)
+    kbs = await resolve_collection(session, principal, name, Access.EDIT)
+    if len(kbs) > 1:
+        raise Conflict(
+            f"The collection name '{name}' holds {len(kbs)} knowledge bases you can edit; "
+            "upload into one of them with POST /api/v1/kb/{kb_id}/documents",
+            details={"knowledge_base_ids": [str(kb.id) for kb in kbs]},
+        )
+    return kbs[0].id
+
+
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def parse_document_date(raw: str | None) -> date | None:
+    """The uploader's ``document_date``: a calendar date ``YYYY-MM-DD``, or None when blank."""
+    value = (raw or "").strip()
+    if not value:
+        return None
+    try:
+        if not _ISO_DATE.fullmatch(value):
+            raise ValueError(value)
+        return date.fromisoformat(value)
+    except ValueError as exc:
+        raise InvalidInput(
+            "document_date must be a calendar date written YYYY-MM-DD",
+            fields=[FieldError("document_date", "not a date")],
+        ) from exc
+
+
+MAX_UNIT_CHARS = column_length(RagDocument.organizational_unit)
+
+
+def parse_organizational_unit(raw: str | None) -> str | None:
+    """The uploader's ``organizational_unit``: trimmed, None when blank, at most the column."""
+    unit = (raw or "").strip()
+    if len(unit) > MAX_UNIT_CHARS:
+        raise InvalidInput(
+            f"organizational_unit may be at most {MAX_UNIT_CHARS} characters",
+            fields=[FieldError("organizational_unit", "too long")],
+        )
+    return unit or None
+
+
+@dataclass(frozen=True, slots=True)
+class Intake:
+    """An upload that passed every check: where it goes and what its row will say."""
+
+    kb_id: uuid.UUID
+    collection_name: str
+    organization_id: str | None
+    filetype: str
+    config: IngestionConfig
+    organizational_unit: str | None
+    document_date: date | None
+
+
+async def check_upload(
+    session: AsyncSession,
+    principal: Principal,
+    settings: Settings,
+    kb_id: uuid.UUID,
+    incoming: IncomingFile,
+    ingestion: str | None,
+    organizational_unit: str | None,
+    document_date: str | None,
+) -> Intake:
+    """Every refusal of an upload, before the file is stored and before any row exists."""
+    limit_mb = settings.limits.max_upload_size_mb
+    kb = await resolve_kb(session, principal, kb_id, Access.EDIT)
+    if len(incoming.data) > limit_mb * 1024 * 1024:
+        REJECTIONS.labels("too_large").inc()
+        raise PayloadTooLarge(
+            f"The file is larger than MAX_UPLOAD_SIZE_MB ({limit_mb} MB)",
+            fields=[FieldError("file", "too large")],
+        )
+    config = merge_config(kb.ingestion_config, parse_override(ingestion))
+    own_date = parse_document_date(document_date)
+    unit = parse_organizational_unit(organizational_unit)
+    try:
+        ext = check_supported(incoming.filename, config.parser)
+    except InvalidInput:
+        REJECTIONS.labels("unsupported_type").inc()
+        raise
+    if await knowledge_bases.is_reserved(session, kb.collection_name):
+        raise Conflict("The collection is being deleted; the upload was not accepted")
+    return Intake(kb.id, kb.collection_name, kb.organization_id, ext, config, unit, own_date)
+
+
+async def accept_upload(
+    session: AsyncSession,
+    principal: Principal,
+    intake: Intake,
+    incoming: IncomingFile,
+    storage_path: str,
+    *,
+    replace: bool,
+) -> RAGIngestResponse:
+    """The row of a stored upload and its ``DocumentAccepted``, in the caller's transaction.
+
+    With ``replace`` the row is marked to retire the earlier documents of its name in the
+    base once it is ``done`` (the embedder's completion, ``documents.retire_replaced``).
+    """
+    attempt = uuid.uuid4()
+    doc = RagDocument(
+        collection_name=intake.collection_name,
+        knowledge_base_id=intake.kb_id,
+        organization_id=intake.organization_id,
+        uploaded_by=principal.user_id,
+        filename=incoming.filename[:1024],
+        filesize=len(incoming.data),
+        filetype=intake.filetype,
+        status=DocumentStatus.PROCESSING,
+        storage_path=storage_path,
+        source="upload",
+        organizational_unit=intake.organizational_unit,
+        document_date=intake.document_date,
+        ingestion_config=intake.config.model_dump(mode="json"),
+        attempt_id=attempt,
+        replace_by_name=replace,
+    )
+    session.add(doc)
+    await session.flush()
+    await enqueue(
+        session,
+        DocumentAccepted(
+            document_id=doc.id,
+            attempt_id=attempt,
+            collection_name=intake.collection_name,
+            knowledge_base_id=intake.kb_id,
+            storage_path=storage_path,
+            filename=doc.filename,
+            filetype=intake.filetype,
+            ingestion_config=doc.ingestion_config,
+        ),
+    )
+    return RAGIngestResponse(
+        message="The document was accepted and is being processed",
+        filename=incoming.filename,
+        collection_name=intake.collection_name,
+        tracking_id=doc.id,
+    )
+
+
+def accepted(incoming: IncomingFile) -> None:
+    """Count an upload once its row is committed."""
+    UPLOAD_BYTES.labels("knowledge_base").observe(len(incoming.data))
+    DOCUMENTS.labels("accept", "ok").inc()
+
+
+async def document_for(
+    session: AsyncSession, principal: Principal, document_id: uuid.UUID, access: Access
+) -> RagDocument:
+    """The document if a base that lists it is reachable; a denial looks like absence.
+
+    A filed document is reached through its own base. An operator's unfiled one
+    (``rag-ingest``) only through an app-scoped base on its name, the one whose search
+    reads its chunks; no other unfiled row is reached by id.
+    """
+    doc = await repository.document(session, document_id, lock=access is Access.EDIT)
+    try:
+        if doc is not None and doc.knowledge_base_id is not None:
+            await resolve_kb(session, principal, doc.knowledge_base_id, access)
+            return doc
+        if doc is not None and repository.is_operator_row(doc):
+            kbs = await resolve_collection(session, principal, doc.collection_name, access)
+            if knowledge_bases.adopts_operator(kbs):
+                return doc
+    except CollectionNotFound:
+        pass
+    raise NotFound(DOCUMENT_NOT_FOUND)
+
+
+def document_out(doc: RagDocument) -> DocumentOut:
+    return DocumentOut(
+        id=doc.id,
+        collection_name=doc.collection_name,
+        knowledge_base_id=doc.knowledge_base_id,
+        filename=doc.filename,
+        filesize=doc.filesize,
+        filetype=doc.filetype,
+        status=doc.status,
+        error_message=doc.error_message,
+        chunk_count=doc.chunk_count,
+        source=doc.source,
+        source_path=doc.source_path,
+        organizational_unit=doc.organizational_unit,
+        has_file=doc.storage_path is not None,
+        created_at=doc.created_at,
+        completed_at=doc.completed_at,
+    )
+
+
+async def list_documents(
+    session: AsyncSession,
+    principal: Principal,
+    kb_id: uuid.UUID,
+    *,
+    limit: int,
+    before: tuple[datetime, uuid.UUID] | None,
+) -> DocumentPage:
+    """One page, newest first, by keyset on (created_at, id): an index range, never a full scan."""
+    kb = await resolve_kb(session, principal, kb_id, Access.VIEW)
+    docs = await repository.document_page(session, kb, limit=limit + 1, before=before)
+    total = await repository.document_count(session, kb)
+    more = len(docs) > limit
+    docs = docs[:limit]
+    cursor = f"{docs[-1].created_at.isoformat()}|{docs[-1].id}" if more and docs else None
+    return DocumentPage(items=[document_out(d) for d in docs], total=total, next_cursor=cursor)
+
+
+def parse_cursor(raw: str | None) -> tuple[datetime, uuid.UUID] | None:
+    if not raw:
+        return None
+    try:
+        stamp, _, ident = raw.partition("|")
+        return datetime.fromisoformat(stamp), uuid.UUID(ident)
+    except ValueError as exc:
+        raise InvalidInput("Invalid cursor", fields=[FieldError("cursor", "not a cursor")]) from exc
+
+
+async def delete_document(
+    session: AsyncSession, principal: Principal, document_id: uuid.UUID
+) -> None:
+    """The row goes now; its chunks and files durably after commit (``DocumentDeleted``).
+
+    A document still indexing has no vector id yet: the embedder, finding its row
+    gone under lock, writes nothing, so no chunk survives either way.
+    """
+    doc = await document_for(session, principal, document_id, Access.EDIT)
+    await session.delete(doc)
+    await enqueue(
+        session,
+        DocumentDeleted(
+            collection_name=doc.collection_name,
+            vector_document_ids=[doc.vector_document_id] if doc.vector_document_id else [],
+            storage_paths=[p for p in (doc.storage_path, doc.parsed_path) if p],
+        ),
+    )
+
+
+async def dispatch_attempt(session: AsyncSession, doc: RagDocument) -> None:
+    """A new attempt of ``doc`` from its stored original, queued in the caller's transaction.
+
+    An earlier attempt still in flight stops at its next stage (``lock_current_attempt``).
+    The chunks ``doc`` has keep serving searches: the embedder writes the new set and
+    removes them in one transaction.
+    """
+    assert doc.storage_path is not None
+    doc.attempt_id = uuid.uuid4()
+    doc.status = DocumentStatus.PROCESSING
+    doc.error_message = None
+    doc.completed_at = None
+    await enqueue(
+        session,
+        DocumentAccepted(
+            document_id=doc.id,
+            attempt_id=doc.attempt_id,
+            collection_name=doc.collection_name,
+            knowledge_base_id=doc.knowledge_base_id,
+            storage_path=doc.storage_path,
+            filename=doc.filename,
+            filetype=doc.filetype,
+            ingestion_config=doc.ingestion_config,
+        ),
+    )
+
+
+async def retry_document(
+    session: AsyncSession, principal: Principal, document_id: uuid.UUID
+) -> DocumentOut:
+    """Re-dispatch a failed upload from its stored original, replacing what the failed attempt indexed."""
+    doc = await document_for(session, principal, document_id, Access.EDIT)
+    if doc.status != DocumentStatus.ERROR:
+        raise InvalidInput("Only a failed document can be retried")
+    if not doc.storage_path:
+        raise InvalidInput(
+            "This document has no stored original to retry from; upload it again "
+            "(a synced document is retried by running its sync again)"
+        )
+    if await knowledge_bases.is_reserved(session, doc.collection_name):
+        raise Conflict("The collection is being deleted; the retry was not queued")
+    await dispatch_attempt(session, doc)
+    await session.flush()
+    return document_out(doc)
+
+
+def pages_of(chunks: list[str], page_map: list[dict[str, Any]] | None) -> list[ParsedPage]:
+    """Cut the chunk set into the parser's pages; without a map, the document is one page."""
+    if not page_map:
+        return [ParsedPage(page_num=1, chunks=chunks, has_text=bool(chunks))]
+    pages, at = [], 0
+    for n, page in enumerate(page_map, start=1):
+        count = int(page["chunks"])
+        pages.append(
+            ParsedPage(page_num=n, chunks=chunks[at : at + count], has_text=bool(page["has_text"]))
+        )
+        at += count
+    return pages
+
+
+async def _document_in_kb(
+    session: AsyncSession, principal: Principal, kb_id: uuid.UUID, document_id: uuid.UUID
+) -> RagDocument:
+    """A document the base lists (its own, or operator content it adopts), else 404."""
+    kb = await resolve_kb(session, principal, kb_id, Access.VIEW)
+    doc = await repository.listed_document(session, kb, document_id)
+    if doc is None:
+        raise NotFound(NOT_IN_KB)
+    return doc
+
+
+def _dotted(extensions: frozenset[str] | set[str]) -> list[str]:
+    return sorted(f".{e}" for e in extensions)
+
+
+def formats_of(parser: str) -> ParserFormats:
+    return ParserFormats(
+        parser=parser,
+        extensions=_dotted(supported_formats(parser)),
+        builtin=_dotted(BUILTIN_FORMATS),
+        unavailable={f".{e}": why for e, why in sorted(unavailable_formats(parser).items())},
+    )
+
+
+async def parsed_document(
+    session: AsyncSession,
+    storage: AsyncStorage,
+    principal: Principal,
+    document_id: uuid.UUID,
+    *,
+    offset: int,
+    limit: int,
+) -> ParsedDocument:
+    """The tracking row and a window of the parsed text as the parser stored it."""
+    doc = await document_for(session, principal, document_id, Access.VIEW)
+    text: str | None = None
+    if doc.parsed_path:
+        raw = await storage.get(doc.parsed_path)
+        text = raw.decode("utf-8", errors="replace")
+    window = text[offset : offset + limit] if text is not None else None
+    return ParsedDocument(
+        **document_out(doc).model_dump(),
+        parser=(doc.ingestion_config or {}).get("parser"),
+        content=window,
+        content_offset=offset,
+        content_length=len(text) if text is not None else None,
+        content_truncated=text is not None and offset + limit < len(text),
+    )
+
+
+async def parsed_pages(
+    session: AsyncSession, principal: Principal, kb_id: uuid.UUID, document_id: uuid.UUID
+) -> ParsedPages:
+    """The document's chunks page by page; 404 until it is ``done``."""
+    doc = await _document_in_kb(session, principal, kb_id, document_id)
+    if doc.status != DocumentStatus.DONE or doc.vector_document_id is None:
+        raise NotFound(f"The document is not indexed yet (status: {doc.status})")
+    chunks = await document_chunks(session, doc.collection_name, doc.vector_document_id)
+    return ParsedPages(
+        document_id=doc.id,
+        knowledge_base_id=kb_id,
+        filename=doc.filename,
+        pages=pages_of(chunks, doc.page_map),
+    )
+
+
+async def stored_original(
+    session: AsyncSession, principal: Principal, kb_id: uuid.UUID, document_id: uuid.UUID
+) -> tuple[str, str]:
+    """The file name and storage path of the document's original; 404 when none is kept."""
+    doc = await _document_in_kb(session, principal, kb_id, document_id)
+    if not doc.storage_path:
+        raise NotFound("This document keeps no original file (a synced document has none)")
+    return doc.filename, doc.storage_path
+
+
+def original_gone() -> NotFound:
+    return NotFound("The document's original file is no longer stored")
