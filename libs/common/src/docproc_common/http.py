@@ -17,6 +17,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from docproc_common.errors import (
     AppError,
@@ -48,6 +50,36 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     fields = [FieldError(_field_path(e["loc"]), e["msg"]) for e in exc.errors()]
     error = UnprocessableEntity("The request is not valid", fields=fields)
     return JSONResponse(error.envelope(), status_code=error.status_code)
+
+
+_HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
+_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the app serves on the request's path.
+
+    Starlette's own 405 names only the first route whose path matched; a path served by
+    several routes (GET and PATCH and DELETE of ``/kb/{id}``) serves all their methods.
+    Each method is asked of the app's routes as the router would ask (``matches``).
+    """
+    routes = request.app.router.routes
+    return sorted(
+        method
+        for method in _METHODS
+        if any(r.matches({**request.scope, "method": method})[0] is Match.FULL for r in routes)
+    )
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    """No route for the path (404) or the method (405), in the error envelope."""
+    assert isinstance(exc, StarletteHTTPException)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = ", ".join(allowed_methods(request))
+    code = _HTTP_CODES.get(exc.status_code, "HTTP_ERROR")
+    body = {"error": {"code": code, "message": str(exc.detail), "details": {}}}
+    return JSONResponse(body, status_code=exc.status_code, headers=headers)
 
 
 async def _retryable(_request: Request, exc: Exception) -> JSONResponse:
@@ -101,6 +133,7 @@ def create_app(
     app.add_exception_handler(AppError, _app_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(RetryableError, _retryable)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(Exception, _unexpected)
     app.include_router(ops_router(checks))
     for router in routers:
