@@ -1,0 +1,63 @@
+"""Installed size of each service's locked closure: what its image's Python environment holds.
+
+    uv run python bench/closure_sizes.py [REPO]
+
+The closure is ``uv export --frozen --no-dev --package docproc-<svc>`` over REPO's uv.lock
+(default: this checkout); each distribution's size is the sum of its installed files in
+this environment (``uv sync --all-packages`` installs them all), workspace members aside.
+A markdown table, one row a service: distributions, size, the five largest (MiB).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+SERVICES = ("upload", "parser", "embedder", "sync", "teardown")
+
+
+def installed_sizes() -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for dist in importlib.metadata.distributions():
+        total = 0
+        for file in dist.files or ():
+            try:
+                total += os.path.getsize(dist.locate_file(file))  # type: ignore[arg-type]
+            except OSError:
+                continue
+        sizes[canonicalize_name(dist.metadata["Name"])] = total
+    return sizes
+
+
+def closure(repo: Path, svc: str) -> set[str]:
+    out = subprocess.run(
+        ["uv", "export", "--frozen", "--no-dev", "--no-hashes", "--package", f"docproc-{svc}"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return {canonicalize_name(m) for m in re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==", out, re.M)}
+
+
+def main() -> None:
+    repo = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1]
+    sizes = installed_sizes()
+    print("| service | distributions | installed | largest (MiB) |")
+    print("|---|---|---|---|")
+    for svc in SERVICES:
+        names = closure(repo, svc)
+        total = sum(sizes.get(n, 0) for n in names)
+        largest = sorted(names, key=lambda n: -sizes.get(n, 0))[:5]
+        shown = ", ".join(f"{n} {sizes.get(n, 0) / 2**20:.0f}" for n in largest)
+        print(f"| docproc-{svc} | {len(names)} | {total / 2**20:.0f} MiB | {shown} |")
+
+
+if __name__ == "__main__":
+    main()
