@@ -114,6 +114,28 @@ class TestCreate:
         assert entries[0].details["connector"] == "s3"
         assert "config" not in entries[0].details and "acme-docs" not in str(entries[0].details)
 
+    async def test_dry_run_answers_the_audience_and_saves_nothing(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        kb = await bed.kb()
+        secret = await bed.secret("aws_credentials", KEYS)
+        body = {"connector": "s3", "config": S3, "secret_id": str(secret)}
+        r = await client().post(f"/kb/{kb.id}/sync-sources?dry_run=true", json=body)
+        assert r.status_code == 200, r.text
+        checked = r.json()
+        assert checked["audience"].endswith(
+            f"becomes searchable in {kb.collection_name} ({kb.name}) by everyone in the "
+            "organization acme who can view the collection."
+        )
+        assert (await client().get(f"/kb/{kb.id}/sync-sources")).json() == []
+        assert await audit(bed, checked["id"]) == []
+        refused = await client().post(
+            f"/kb/{kb.id}/sync-sources?dry_run=true",
+            json={**body, "config": {"bucket": "x' or '1'='1"}},
+        )
+        assert refused.status_code == 400
+        assert refused.json()["error"]["details"]["fields"][0]["field"] == "config.bucket"
+
     async def test_audience_omitted_without_secrets_view_or_credential(
         self, client: Client, bed: SyncBed
     ) -> None:

@@ -36,13 +36,31 @@ async def list_connectors(caller: Caller) -> list[ConnectorOut]:
 
 
 @router.post(
-    "/kb/{kb_id}/sync-sources", status_code=status.HTTP_201_CREATED, response_model=SourceOut
+    "/kb/{kb_id}/sync-sources",
+    status_code=status.HTTP_201_CREATED,
+    response_model=SourceOut,
+    responses={200: {"model": SourceOut, "description": "dry_run: checked, nothing saved"}},
 )
 async def create_source(
-    kb_id: uuid.UUID, body: SourceCreate, caller: Caller, db: Session
+    kb_id: uuid.UUID,
+    body: SourceCreate,
+    caller: Caller,
+    db: Session,
+    response: Response,
+    dry_run: Annotated[
+        bool,
+        Query(
+            description="Check the source and answer it with its audience sentence, "
+            "saving nothing (a wizard's last step before it saves)"
+        ),
+    ] = False,
 ) -> SourceOut:
-    async with db.begin():
-        return await service.create_source(db, caller, kb_id, body)
+    async with db.begin() as transaction:
+        out = await service.create_source(db, caller, kb_id, body)
+        if dry_run:
+            await transaction.rollback()
+            response.status_code = status.HTTP_200_OK
+    return out
 
 
 @router.get("/kb/{kb_id}/sync-sources", response_model=list[SourceOut])
