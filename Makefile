@@ -6,7 +6,7 @@ export UV
 PORT ?= 8000
 export UV_LINK_MODE ?= copy
 
-.PHONY: help ensure-uv sync system-packages fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint images deploy-smoke dev demo bench dev-k8s
+.PHONY: help ensure-uv sync system-packages console console-screenshots fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint images deploy-smoke dev demo bench dev-k8s
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -16,6 +16,12 @@ ensure-uv:
 
 sync: ensure-uv ## install every workspace package from the lock
 	$(UV) sync --locked --all-packages
+
+console: ## build the web console (services/upload/console: npm ci from the lockfile, tsc, vite) served at /console
+	cd services/upload/console && npm ci --no-audit --no-fund --loglevel=error && npm run build
+
+console-screenshots: sync console ## the console's journeys in Chromium, saving each screen under docs/console/
+	CONSOLE_SCREENSHOTS=docs/console $(UV) run pytest -q tests/console
 
 fmt: ## format and autofix
 	$(UV) run ruff format .
@@ -43,13 +49,13 @@ migrate: ## alembic upgrade head on DATABASE__URL
 test-unit: sync ## tests that need no service
 	$(UV) run pytest -q -m "not integration" libs services cli
 
-test-integration: sync system-packages infra-up ## tests against real Kafka, Postgres and S3, services as processes
+test-integration: sync system-packages console infra-up ## tests against real Kafka, Postgres and S3, services as processes
 	$(UV) run pytest -q -m integration libs services tests
 
 helm-lint: ## helm lint --strict, helm template per ci values, schema validation
 	bash scripts/helm.sh
 
-test: sync system-packages lint typecheck infra-up ## everything CI runs
+test: sync system-packages console lint typecheck infra-up ## everything CI runs
 	$(UV) run pytest -q libs services cli tests
 
 images: ## build every service image with podman (local Debian base images when Docker Hub is out of reach)
@@ -58,10 +64,10 @@ images: ## build every service image with podman (local Debian base images when 
 deploy-smoke: sync infra-up images ## the chart's rendered pods as containers of those images: journey, alert, dashboards (deploy/smoke)
 	$(UV) run pytest -q deploy/smoke
 
-dev: sync ## the embedded all-in-one: docproc dev
+dev: sync console ## the embedded all-in-one: docproc dev (the console at /console)
 	$(UV) run docproc dev --port $(PORT)
 
-demo: sync ## start docproc dev, ingest samples/, search, stop
+demo: sync console ## start docproc dev, ingest samples/, search, print the console's address, stop
 	bash scripts/demo.sh
 
 bench: sync infra-up ## every benchmark; figures go to docs/benchmarks.md

@@ -25,3 +25,6 @@ for q in "how long do I have to return a product?" "when do new engineers join o
   echo; echo "search: $q"
   $UV run docproc search "$q" --collection demo --top-k 3 --url "$URL"
 done
+echo
+echo "console: $URL/console/  (sign in as any user; the demo collection is there)"
+echo "docproc dev stops now; \`make dev PORT=$PORT\` serves the console on the same data."

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The Debian packages the tests use: LibreOffice (writer for .doc/.odt/.rtf, calc for
 # .xlsx/.xls/.ods/.csv, impress for .pptx/.ppt/.odp) and Tesseract (OCR), the same ones the
-# parser image installs, and prometheus for promtool (the chart's alert tests). Installed where the machine allows it (Debian, as root); elsewhere
+# parser image installs, prometheus for promtool (the chart's alert tests), and chromium for the
+# console's browser tests (tests/console, Playwright drives it: no browser download). Installed where the machine allows it (Debian, as root); elsewhere
 # this says what is missing, and the tests that need it skip, naming the package.
 set -uo pipefail
-PACKAGES=(libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui tesseract-ocr prometheus)
+PACKAGES=(libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui tesseract-ocr prometheus chromium)
 
 if ! command -v dpkg >/dev/null 2>&1; then
   echo "system-packages: not a Debian system; tests needing ${PACKAGES[*]} will skip" >&2

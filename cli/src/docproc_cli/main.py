@@ -55,7 +55,9 @@ def dev(
         update={"http": settings.http.model_copy(update={"host": host, "port": port})}
     )
     settings = embedded_settings(settings)
-    console.print(f"docproc dev on http://{host}:{port}  (OpenAPI /openapi.json, docs /docs)")
+    console.print(
+        f"docproc dev on http://{host}:{port}  (console /console/, OpenAPI /openapi.json, docs /docs)"
+    )
     asyncio.run(run_dev(settings))
 
 

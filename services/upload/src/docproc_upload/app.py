@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends
 
 from docproc_upload.accounts.endpoints import router as accounts
 from docproc_upload.chat.endpoints import router as chat
+from docproc_upload.console import build_console_router
 from docproc_upload.credentials.endpoints import router as credentials
 from docproc_upload.deps import Upload, UploadScope
 from docproc_upload.embeddings.endpoints import router as embeddings
@@ -118,7 +119,8 @@ def build(runtime: Runtime) -> ServiceSpec:
                     embeddings,
                     sync_sources,
                 ]
-            )
+            ),
+            build_console_router(runtime),
         ],
         tasks=[stuck_gauge(runtime)],
         middleware=[

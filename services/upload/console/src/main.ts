@@ -1,0 +1,83 @@
+// The console's shell: sign-in gate, navigation, and a hash router over the screens.
+
+import "./style.css";
+import { claims, consoleConfig, token, type ConsoleConfig } from "./api";
+import { h } from "./dom";
+import { installDropzone } from "./dropzone";
+import { basesScreen } from "./screens/bases";
+import { chatScreen } from "./screens/chat";
+import { documentsScreen } from "./screens/documents";
+import { settingsScreen } from "./screens/settings";
+import { signInScreen, signOut } from "./screens/signin";
+import { syncScreen } from "./screens/sync";
+
+/** A screen draws into `main` and returns what stops it (polling, its drop target). */
+export type Screen = (main: HTMLElement, config: ConsoleConfig, params: string[]) => (() => void) | void;
+
+const ROUTES: [RegExp, Screen, string][] = [
+  [/^\/$/, basesScreen, "Knowledge bases"],
+  [/^\/kb\/([0-9a-f-]{36})$/, documentsScreen, "Documents"],
+  [/^\/kb\/([0-9a-f-]{36})\/settings$/, settingsScreen, "Settings"],
+  [/^\/kb\/([0-9a-f-]{36})\/sync$/, syncScreen, "Sync sources"],
+  [/^\/chat$/, chatScreen, "Try a chat upload"],
+];
+
+let stop: (() => void) | void;
+
+function navigation(): HTMLElement {
+  const who = claims();
+  return h(
+    "header",
+    { class: "top" },
+    h("a", { class: "brand", href: "#/" }, "docproc"),
+    h(
+      "nav",
+      { "aria-label": "Main" },
+      h("a", { href: "#/" }, "Knowledge bases"),
+      h("a", { href: "#/chat" }, "Try a chat upload"),
+    ),
+    who
+      ? h(
+          "div",
+          { class: "who" },
+          h("span", {}, who.org ? `${who.sub} · ${who.org}` : who.sub),
+          h("button", { type: "button", class: "secondary", onclick: () => signOut() }, "Sign out"),
+        )
+      : null,
+  );
+}
+
+function route(config: ConsoleConfig): void {
+  stop?.();
+  stop = undefined;
+  const app = document.getElementById("app")!;
+  const main = h("main", { id: "main", tabindex: "-1" });
+  const path = location.hash.replace(/^#/, "") || "/";
+  if (!token()) {
+    app.replaceChildren(navigation(), main);
+    document.title = "Sign in · docproc";
+    stop = signInScreen(main, config);
+    return;
+  }
+  app.replaceChildren(navigation(), main);
+  for (const [pattern, screen, title] of ROUTES) {
+    const match = pattern.exec(path);
+    if (match) {
+      document.title = `${title} · docproc`;
+      stop = screen(main, config, match.slice(1));
+      return;
+    }
+  }
+  main.append(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the knowledge bases")));
+}
+
+async function start(): Promise<void> {
+  installDropzone();
+  const config = await consoleConfig();
+  window.addEventListener("hashchange", () => route(config));
+  window.addEventListener("docproc:signed-out", () => route(config));
+  window.addEventListener("docproc:signed-in", () => route(config));
+  route(config);
+}
+
+void start();

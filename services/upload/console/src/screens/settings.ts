@@ -1,0 +1,65 @@
+// A knowledge base's settings: how its next uploads are read (PATCH only what changed) and
+// a reindex of what it holds with them.
+
+import { ApiError, api, type KnowledgeBase } from "../api";
+import { clearFieldErrors, formError, h, showFieldErrors } from "../dom";
+import { ingestionInputs } from "../ingestion";
+import { kbHeader } from "./documents";
+
+export function settingsScreen(main: HTMLElement, _config: unknown, [kbId]: string[]): void {
+  void api<KnowledgeBase>("GET", `/kb/${kbId}`).then((kb) => draw(main, kb));
+}
+
+function draw(main: HTMLElement, kb: KnowledgeBase): void {
+  const ingestion = ingestionInputs(kb.ingestion_config);
+  const banner = formError();
+  const status = h("p", { role: "status" });
+  const form = h(
+    "form",
+    { class: "card", "aria-labelledby": "settings-title", novalidate: true },
+    h("h2", { id: "settings-title" }, "Settings"),
+    h(
+      "p",
+      {},
+      `Embedding: ${kb.embedding_provider} · ${kb.embedding_model} (${kb.embedding_dim} dimensions), fixed at creation. `,
+      `New settings apply to the next uploads; documents already indexed keep their chunks until a reindex.`,
+    ),
+    banner,
+    ingestion.fieldset,
+    h(
+      "div",
+      { class: "buttons" },
+      h("button", { type: "submit" }, "Save settings"),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "secondary",
+          onclick: async () => {
+            const out = await api<{ queued: number }>("POST", `/kb/${kb.id}/reindex`);
+            status.textContent = `Reindexing ${out.queued} document(s) with the saved settings.`;
+          },
+        },
+        "Reindex",
+      ),
+    ),
+    status,
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clearFieldErrors(form);
+    const changed = ingestion.values(kb.ingestion_config);
+    if (!Object.keys(changed).length) {
+      status.textContent = "Nothing changed.";
+      return;
+    }
+    try {
+      kb = await api<KnowledgeBase>("PATCH", `/kb/${kb.id}`, { ingestion_config: changed });
+      status.textContent = "Saved.";
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      showFieldErrors(form, error);
+    }
+  });
+  main.append(kbHeader(kb, "settings"), form);
+}

@@ -1,0 +1,84 @@
+"""``/console`` (``docproc_upload.console``): the built page and its assets, the answer when
+they are not built, and the development sign-in only in ``docproc dev``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import httpx
+import pytest
+from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, verify_token
+from docproc_common.http import create_app
+from docproc_common.settings import BusMode, BusSettings, Settings
+from docproc_upload.console import BUILD_HINT, build_console_router
+
+
+def client(dist: Path, **settings: Any) -> httpx.AsyncClient:
+    runtime: Any = SimpleNamespace(settings=Settings(**settings))
+    app = create_app(title="console-test", routers=[build_console_router(runtime, dist)])
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://docproc")
+
+
+DEV = {"bus": BusSettings(mode=BusMode.EMBEDDED)}
+
+
+@pytest.fixture
+def dist(tmp_path: Path) -> Path:
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "index.html").write_text("<!doctype html><title>docproc console</title>")
+    (tmp_path / "assets" / "index-abc.js").write_text("console.log(1)")
+    (tmp_path / "secret.txt").write_text("outside the assets")
+    return tmp_path
+
+
+async def test_the_page_and_its_assets(dist: Path) -> None:
+    async with client(dist) as c:
+        assert (await c.get("/console")).headers["location"] == "/console/"
+        page = await c.get("/console/")
+        assert page.status_code == 200 and "docproc console" in page.text
+        asset = await c.get("/console/assets/index-abc.js")
+        assert asset.status_code == 200 and asset.text == "console.log(1)"
+        for name in ("../secret.txt", "..%2Fsecret.txt", "nope.js", ""):
+            assert (await c.get(f"/console/assets/{name}")).status_code == 404, name
+
+
+async def test_not_built_says_how_to_build(tmp_path: Path) -> None:
+    async with client(tmp_path / "missing") as c:
+        r = await c.get("/console/")
+    assert r.status_code == 503
+    assert r.json()["error"]["message"] == BUILD_HINT
+    assert "make console" in BUILD_HINT
+
+
+async def test_dev_sign_in_mints_a_token_in_docproc_dev(dist: Path) -> None:
+    async with client(dist, **DEV) as c:
+        assert (await c.get("/console/config.json")).json() == {
+            "dev_sign_in": True,
+            "max_upload_size_mb": 50,
+            "chat_max_upload_size_mb": 10,
+        }
+        r = await c.post("/console/dev-token", json={"user_id": "ana", "organization_id": "acme"})
+        assert r.status_code == 200, r.text
+        principal = verify_token(Settings().auth, r.json()["token"])
+        assert (principal.user_id, principal.organization_id) == ("ana", "acme")
+        assert principal.permissions == {VIEW, EDIT, SECRETS_VIEW} and not principal.app_admin
+        refused = await c.post("/console/dev-token", json={"user_id": ""})
+        assert refused.status_code == 422
+        assert refused.json()["error"]["details"]["fields"][0]["field"] == "user_id"
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},
+        {**DEV, "env": "prod", "auth": {"jwt_secret": "p" * 40}, "vault": {"master_key": "A" * 43}},
+    ],
+    ids=["distributed", "prod"],
+)
+async def test_no_dev_sign_in_outside_docproc_dev(dist: Path, settings: dict[str, Any]) -> None:
+    async with client(dist, **settings) as c:
+        assert (await c.get("/console/config.json")).json()["dev_sign_in"] is False
+        r = await c.post("/console/dev-token", json={"user_id": "ana"})
+    assert r.status_code in (404, 405)

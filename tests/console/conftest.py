@@ -1,0 +1,137 @@
+"""The console in real Chromium: ``docproc dev`` as an OS process, Debian's ``chromium``
+driven by Playwright for Python through ``executable_path`` (no browser download).
+
+``docproc dev`` runs on a fresh database of the test Postgres with local storage and the
+local model, and serves the console built by ``make console`` (the fixture fails, naming
+the command, when ``services/upload/console/dist`` is missing). Each test gets a fresh
+page signed in through the development sign-in. With ``CONSOLE_SCREENSHOTS=<dir>`` the
+journeys save a screenshot of each screen there (``make console-screenshots`` writes
+``docs/console/``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from docproc_testing.db import create_test_database_sync
+from docproc_testing.infra import find_repo_root, free_port, load_infra_env
+
+pytest.importorskip("playwright", reason="playwright (a dev dependency) is not installed")
+from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright  # noqa: E402
+
+ROOT = find_repo_root()
+CONSOLE = ROOT / "services" / "upload" / "console"
+AXE = CONSOLE / "node_modules" / "axe-core" / "axe.min.js"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+#: Generous: the machine is shared; no assertion is timed, these only bound a wait.
+WAIT_MS = 90_000
+expect.set_options(timeout=WAIT_MS)
+
+
+@dataclass
+class Dev:
+    url: str
+    log: Path
+    tmp: Path
+
+
+def _wait_ready(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"docproc dev exited:\n{log.read_text()[-3000:]}")
+        try:
+            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    raise TimeoutError(f"docproc dev not ready:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dev]:
+    if not (CONSOLE / "dist" / "index.html").is_file() or not AXE.is_file():
+        pytest.fail("the console is not built: run `make console` first", pytrace=False)
+    if CHROMIUM is None:
+        pytest.skip("chromium (Debian package) is not installed: make system-packages")
+    tmp = tmp_path_factory.mktemp("console")
+    infra = load_infra_env(("postgres",))
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE__URL": create_test_database_sync(infra["DATABASE__URL"]),
+        "STORAGE__MEDIA_DIR": str(tmp / "media"),
+        "DOCPROC_HOME": str(tmp / "home"),
+        "EMBEDDER__MODEL_CACHE_DIR": str(ROOT / ".cache" / "models"),
+    }
+    log = tmp / "dev.log"
+    with log.open("ab") as out:
+        process = subprocess.Popen(
+            [Path(sys.executable).parent / "docproc", "dev", "--port", str(port)],
+            env=env,
+            cwd=tmp,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(process, url, log)
+        yield Dev(url, log, tmp)
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def playwright(dev: Dev) -> Iterator[Playwright]:
+    """After ``dev``: Playwright's sync API runs an event loop in this thread, and the test
+    database is made with ``asyncio.run``. Module-scoped, so the loop is gone before the
+    next module's asyncio tests run in the same session."""
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    b = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def page(browser: Browser, dev: Dev) -> Iterator[Page]:
+    """A fresh tab signed in through the development sign-in as dev of acme."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(WAIT_MS)
+    p = context.new_page()
+    p.goto(f"{dev.url}/console/")
+    p.get_by_label("User id").fill("dev")
+    p.get_by_label("Organization").fill("acme")
+    p.get_by_role("button", name="Sign in").click()
+    p.get_by_role("heading", name="Knowledge bases").wait_for()
+    yield p
+    context.close()
+
+
+def screenshot(page: Page, name: str, *, full_page: bool = True) -> None:
+    """The screen as ``<name>.png`` under ``CONSOLE_SCREENSHOTS``, when it is set."""
+    directory = os.environ.get("CONSOLE_SCREENSHOTS")
+    if directory:
+        Path(directory).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(directory) / f"{name}.png"), full_page=full_page)

@@ -1,0 +1,301 @@
+"""The console's journeys in Chromium against ``docproc dev`` (see conftest.py).
+
+Each journey works through the page as a person would: the development sign-in, a base
+created with its ingestion settings refused on the input the API names, files dropped
+anywhere on the page (the overlay with the size limit; a drag of text left alone), a long
+paste that becomes ``pasted-<date>.txt``, a refused file with its reason, a document going
+from processing to indexed, a search, the sync wizard's field errors and its audience
+sentence, chat attachment cards. Accessibility basics are checked on every screen: axe-core
+(WCAG 2 A/AA: labels, contrast, names) injected into the page, and keyboard focus.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
+from docproc_common.settings import AuthSettings
+from playwright.sync_api import FileChooser, Page, expect
+
+from .conftest import AXE, Dev, screenshot
+
+pytestmark = pytest.mark.integration
+
+OTTERS = "# Otters\n\nSea otters hold hands while they sleep so that they do not drift apart.\n"
+#: A paste the console turns into a file: more than 2,000 characters.
+LONG_TEXT = "The return window is thirty days from delivery. " * 60
+
+
+def api(dev: Dev) -> httpx.Client:
+    token = mint_token(
+        AuthSettings(),
+        user_id="dev",
+        organization_id="acme",
+        permissions=[VIEW, EDIT, SECRETS_VIEW],
+    )
+    return httpx.Client(
+        base_url=f"{dev.url}/api/v1", headers={"Authorization": f"Bearer {token}"}, timeout=60
+    )
+
+
+def axe_violations(page: Page) -> list[dict[str, Any]]:
+    """What axe-core (from npm, injected into the page) finds against WCAG 2 A and AA."""
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate(
+        """async () => (await axe.run(document, {runOnly: ['wcag2a', 'wcag2aa', 'wcag21aa']}))
+            .violations.map(v => ({id: v.id, help: v.help, nodes: v.nodes.map(n => n.target)}))"""
+    )
+    return list(result)
+
+
+def assert_accessible(page: Page) -> None:
+    violations = axe_violations(page)
+    assert violations == [], violations
+
+
+def create_base(page: Page, name: str) -> str:
+    """Create a base through the form; the console opens its documents. Its id."""
+    page.get_by_label("Name", exact=True).fill(name)
+    page.get_by_label("Collection name").fill(name)
+    page.get_by_role("button", name="Create").click()
+    page.get_by_role("heading", name="How the next uploads are read and filed").wait_for()
+    return page.url.rsplit("/", 1)[1]
+
+
+def drag(page: Page, event: str, selector: str, *, files: bool) -> bool:
+    """Dispatch a drag event carrying a file (or only text) on ``selector``; whether the
+    page prevented its default."""
+    return bool(
+        page.evaluate(
+            """([event, selector, files, text]) => {
+                const data = new DataTransfer();
+                if (files) data.items.add(new File([text], 'otters.md', {type: 'text/markdown'}));
+                else data.setData('text/plain', 'a selected sentence');
+                const e = new DragEvent(event, {dataTransfer: data, bubbles: true, cancelable: true});
+                document.querySelector(selector).dispatchEvent(e);
+                return e.defaultPrevented;
+            }""",
+            [event, selector, files, OTTERS],
+        )
+    )
+
+
+def test_sign_in_is_reachable_by_keyboard_and_accessible(browser: Any, dev: Dev) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{dev.url}/console/")
+    user = page.get_by_label("User id")
+    expect(user).to_be_focused()
+    assert_accessible(page)
+    screenshot(page, "sign-in")
+    user.fill("keyboard")
+    page.keyboard.press("Tab")
+    expect(page.get_by_label("Organization")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.get_by_label("App admin")).to_be_focused()
+    page.keyboard.press("Tab")
+    sign_in = page.get_by_role("button", name="Sign in")
+    expect(sign_in).to_be_focused()
+    outline = sign_in.evaluate("el => getComputedStyle(el).outlineStyle")
+    assert outline != "none", "the focused button shows no focus ring"
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Knowledge bases")).to_be_visible()
+    expect(page.get_by_text("keyboard · acme")).to_be_visible()
+    context.close()
+
+
+def test_create_shows_field_errors_on_the_inputs_named(page: Page) -> None:
+    name = f"kb_{uuid.uuid4().hex[:6]}"
+    expect(page.get_by_label("Embedding provider")).to_contain_text("Built-in (in-process, no key)")
+    expect(page.get_by_label("Embedding model")).to_contain_text("all-MiniLM-L6-v2")
+    page.get_by_label("Name", exact=True).fill(name)
+    size = page.get_by_label("Chunk size (characters)")
+    size.fill("0")
+    page.get_by_role("button", name="Create").click()
+    expect(size).to_have_attribute("aria-invalid", "true")
+    expect(size).to_be_focused()
+    expect(page.locator(f"#{size.get_attribute('id')}-error")).to_contain_text(
+        "greater than or equal to 1"
+    )
+    size.fill("100")
+    page.get_by_label("Chunk overlap (characters)").fill("200")
+    page.get_by_role("button", name="Create").click()
+    expect(page.locator("#ingestion-config-error")).to_contain_text(
+        "chunk_overlap must be smaller than chunk_size"
+    )
+    expect(size).not_to_have_attribute("aria-invalid", "true")
+    assert_accessible(page)
+    screenshot(page, "create-errors")
+    page.get_by_label("Chunk overlap (characters)").fill("20")
+    page.get_by_label("Collection name").fill(name)
+    page.get_by_role("button", name="Create").click()
+    page.get_by_role("heading", name="How the next uploads are read and filed").wait_for()
+    page.goto(page.url.split("#")[0] + "#/")
+    expect(page.locator(f'tr[data-kb="{name}"]')).to_be_visible()
+    screenshot(page, "knowledge-bases")
+
+
+def test_drop_anywhere_overlay_indexed_and_search(page: Page) -> None:
+    create_base(page, f"drop_{uuid.uuid4().hex[:6]}")
+    overlay = page.get_by_test_id("drop-overlay")
+    # a drag of text is left alone: no overlay, its default not even prevented
+    assert drag(page, "dragenter", "h1", files=False) is False
+    assert drag(page, "dragover", "h1", files=False) is False
+    expect(overlay).to_be_hidden()
+    # a file over any part of the page: the overlay, with the per-file limit
+    assert drag(page, "dragenter", ".crumbs", files=True) is True
+    expect(overlay).to_be_visible()
+    expect(overlay).to_contain_text("Up to 50 MB per file")
+    screenshot(page, "drop-overlay", full_page=False)  # the overlay covers the viewport
+    # every status the document's row takes on, from the first poll on
+    page.evaluate(
+        """() => { window.statuses = [];
+            new MutationObserver(() => {
+                const row = document.querySelector('tr[data-document="otters.md"]');
+                const s = row && row.dataset.status;
+                if (s && window.statuses.at(-1) !== s) window.statuses.push(s);
+            }).observe(document.querySelector('[data-testid=documents]'),
+                       {subtree: true, childList: true, attributes: true}); }"""
+    )
+    assert drag(page, "drop", "#search-title", files=True) is True
+    expect(overlay).to_be_hidden()
+    row = page.locator('tr[data-document="otters.md"]')
+    expect(row).to_have_attribute("data-status", "done")
+    expect(row).to_contain_text("indexed")
+    assert page.evaluate("window.statuses") == ["processing", "done"]
+    expect(page.get_by_test_id("collection-status")).to_contain_text("Complete: 1 indexed")
+    assert int(row.locator("td").nth(4).inner_text()) >= 1
+
+    page.get_by_label("Query").fill("do sea otters hold hands?")
+    page.get_by_role("button", name="Search", exact=True).click()
+    first = page.get_by_test_id("results").locator("li").first
+    expect(first).to_contain_text("otters.md")
+    expect(first).to_contain_text("Sea otters hold hands")
+    assert re.search(r"score \d\.\d{3}", first.inner_text())
+    assert_accessible(page)
+    screenshot(page, "documents")
+
+
+def test_long_paste_and_a_refused_file(page: Page) -> None:
+    create_base(page, f"paste_{uuid.uuid4().hex[:6]}")
+    box = page.get_by_label("Paste text")
+
+    def paste(text: str) -> None:
+        box.evaluate(
+            """(el, text) => { const data = new DataTransfer(); data.setData('text/plain', text);
+                el.dispatchEvent(new ClipboardEvent('paste',
+                    {clipboardData: data, bubbles: true, cancelable: true})); }""",
+            text,
+        )
+
+    paste("a short question")  # below the threshold: nothing is uploaded
+    paste(LONG_TEXT)
+    pasted = page.locator('tr[data-document^="pasted-"]')
+    expect(pasted).to_have_count(1)
+    assert re.fullmatch(
+        r"pasted-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.txt", pasted.get_attribute("data-document") or ""
+    )
+    expect(box).to_have_value("")
+    expect(pasted).to_have_attribute("data-status", "done")
+
+    page.locator("#choose-files").set_input_files(
+        files=[{"name": "tool.exe", "mimeType": "application/octet-stream", "buffer": b"MZ\x90"}]
+    )
+    refused = page.locator('.uploads li[data-file="tool.exe"]')
+    expect(refused).to_have_attribute("role", "alert")
+    expect(refused).to_contain_text("refused: Unsupported file type: .exe cannot be read")
+    expect(page.locator('tr[data-document="tool.exe"]')).to_have_count(0)
+    screenshot(page, "upload-refused")
+
+
+def test_choose_files_is_reachable_by_keyboard(page: Page) -> None:
+    choosers: list[FileChooser] = []
+    page.on("filechooser", lambda fc: choosers.append(fc))  # first: it starts the interception
+    create_base(page, f"keys_{uuid.uuid4().hex[:6]}")
+    chooser = page.get_by_role("button", name="choose files")
+    for _ in range(30):
+        page.keyboard.press("Tab")
+        if chooser.evaluate("el => el === document.activeElement"):
+            break
+    expect(chooser).to_be_focused()
+    page.keyboard.press("Enter")
+    for _ in range(300):
+        if choosers:
+            break
+        page.wait_for_timeout(100)
+    assert choosers and choosers[0].is_multiple()
+
+
+def test_sync_wizard_field_errors_and_audience(page: Page, dev: Dev) -> None:
+    kb_id = create_base(page, f"sync_{uuid.uuid4().hex[:6]}")
+    with api(dev) as client:
+        secret = client.post(
+            "/secrets",
+            json={
+                "name": "handbook reader",
+                "kind": "aws_credentials",
+                "value": {"access_key_id": "AKIAEXAMPLE", "secret_access_key": "example"},
+                "visibility": "org",
+            },
+        )
+        assert secret.status_code == 201, secret.text
+    page.get_by_role("link", name="Sync sources").click()
+    page.get_by_role("button", name=re.compile("^Amazon S3")).click()
+    assert_accessible(page)
+    expect(page.get_by_label("Source name")).to_be_focused()  # the wizard's first input
+    bucket = page.get_by_label("Bucket (required)")
+    page.get_by_role("button", name="Review").click()
+    expect(bucket).to_have_attribute("aria-invalid", "true")
+    expect(page.locator(f"#{bucket.get_attribute('id')}-error")).to_have_text("Field required")
+    expect(page.locator(".form-error")).to_contain_text("The s3 configuration is not valid")
+    assert_accessible(page)
+    screenshot(page, "sync-wizard-errors")
+
+    bucket.fill("acme-docs")
+    page.get_by_label("Prefix").fill("handbook/")
+    credential = page.get_by_label("Credential (aws_credentials secret)")
+    page.get_by_role("button", name="Review").click()
+    expect(credential).to_have_attribute("aria-invalid", "true")
+    credential.select_option(label="handbook reader (org)")
+    page.get_by_role("button", name="Review").click()
+    audience = page.get_by_test_id("audience")
+    expect(audience).to_contain_text('The aws_credentials secret "handbook reader" can read')
+    expect(audience).to_contain_text(
+        "by everyone in the organization acme who can view the collection."
+    )
+    with api(dev) as client:  # the review saved nothing
+        assert client.get(f"/kb/{kb_id}/sync-sources").json() == []
+    assert_accessible(page)
+    screenshot(page, "sync-wizard-audience")
+    page.get_by_role("button", name="Save source").click()
+    expect(page.get_by_text("Saved the Amazon S3 source.")).to_be_visible()
+    expect(page.get_by_test_id("sources").locator("tbody tr")).to_have_count(1)
+    page.get_by_role("button", name="Runs and logs").click()
+    expect(page.get_by_test_id("runs")).to_contain_text("No run yet.")
+    screenshot(page, "sync-sources")
+
+
+def test_chat_upload_cards(page: Page) -> None:
+    page.get_by_role("link", name="Try a chat upload").click()
+    page.get_by_label("Attach files").set_input_files(
+        files=[
+            {
+                "name": "notes.txt",
+                "mimeType": "text/plain",
+                "buffer": b"Quarterly notes\nRevenue grew in the north.\nHiring resumes in May.\n",
+            }
+        ]
+    )
+    card = page.locator('.attachment[data-file="notes.txt"]')
+    expect(card.locator(".att-preview")).to_contain_text("Revenue grew in the north.")
+    expect(card.locator(".att-meta")).to_contain_text("text/plain")
+    expect(card.locator(".att-meta")).to_contain_text("B")
+    assert drag(page, "dragenter", "h1", files=True) is True
+    expect(page.get_by_test_id("drop-overlay")).to_contain_text("Up to 10 MB per file")
+    drag(page, "dragleave", "h1", files=True)
+    assert_accessible(page)
+    screenshot(page, "chat-upload")
