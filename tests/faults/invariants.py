@@ -503,16 +503,21 @@ def cluster_storage(env: dict[str, str]) -> Storage:
     return create_storage(settings)
 
 
+def cluster_kafka(env: dict[str, str]) -> KafkaSettings:
+    """The broker and namespace a cluster's services use, from their environment."""
+    return KafkaSettings(
+        bootstrap_servers=env["KAFKA__BOOTSTRAP_SERVERS"],
+        namespace=env.get("KAFKA__NAMESPACE", ""),
+    )
+
+
 def assert_invariants(cluster: Cluster, *, within_s: float = 60.0, **options: Any) -> None:
     """Fail with every violation once ``within_s`` passes without the cluster settling."""
     found = asyncio.run(
         settled_invariants(
             cluster.database_url,
             cluster_storage(cluster.env),
-            KafkaSettings(
-                bootstrap_servers=cluster.env["KAFKA__BOOTSTRAP_SERVERS"],
-                namespace=cluster.env.get("KAFKA__NAMESPACE", ""),
-            ),
+            cluster_kafka(cluster.env),
             within_s=within_s,
             **options,
         )

@@ -17,6 +17,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 UPLOADS = 50
 
 
+@pytest.mark.timeout(900)
 def test_f8_fifty_first_uploads_through_two_upload_processes(cluster: Cluster) -> None:
     cluster.add("upload", "upload-2")
     logged = {k: s.log_path.stat().st_size for k, s in cluster.services.items()}

@@ -26,9 +26,9 @@ from docproc_common.settings import KafkaSettings
 from tests.e2e.harness import Cluster, wait_for
 from tests.e2e.test_metrics import scrape
 from tests.e2e.test_pipeline import create_kb, wait_complete
-from tests.faults.invariants import assert_invariants, read_kafka
+from tests.faults.invariants import assert_invariants, cluster_kafka, read_kafka
 
-pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.timeout(600)]
 
 
 def text_of(topic: str, paragraphs: int = 5) -> bytes:
@@ -91,13 +91,6 @@ def chunks(cluster: Cluster, collection: object, doc: uuid.UUID) -> list[tuple[o
     ]
 
 
-def kafka(cluster: Cluster) -> KafkaSettings:
-    return KafkaSettings(
-        bootstrap_servers=cluster.env["KAFKA__BOOTSTRAP_SERVERS"],
-        namespace=cluster.env["KAFKA__NAMESPACE"],
-    )
-
-
 def copies(cluster: Cluster, topic: str, doc: uuid.UUID) -> int:
     """How many times the outbox event of ``topic`` about ``doc`` is in Kafka."""
     (event_id,) = cluster.query(
@@ -106,7 +99,7 @@ def copies(cluster: Cluster, topic: str, doc: uuid.UUID) -> int:
         str(doc),
     )[0]
     since = cluster.query("SELECT min(created_at) FROM outbox")[0][0]
-    log = asyncio.run(read_kafka(kafka(cluster), since))
+    log = asyncio.run(read_kafka(cluster_kafka(cluster.env), since))
     return sum(c.topic == topic for c in log.copies.get(str(event_id), []))
 
 
@@ -225,7 +218,7 @@ def test_f6_an_event_twice_and_a_replay_from_offset_zero_are_no_ops(cluster: Clu
     # every topic replayed from offset 0 by the parser and embedder groups
     for name in ("parser", "embedder"):
         cluster.services[name].stop()
-    asyncio.run(rewind_groups(kafka(cluster), ["parser", "embedder"]))
+    asyncio.run(rewind_groups(cluster_kafka(cluster.env), ["parser", "embedder"]))
     for name in ("parser", "embedder"):
         cluster.restart(name)
     assert_invariants(cluster, orphan_grace=timedelta(0))  # consumed again, to the end

@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from docproc_cli import operator
+from docproc_cli import dlq, operator
 
 T = TypeVar("T")
 app = typer.Typer(
@@ -246,6 +246,72 @@ def _operator(work: Callable[[Runtime], Awaitable[T]]) -> T:
             await runtime.close()
 
     return asyncio.run(go())
+
+
+dlq_app = typer.Typer(
+    help="Dead letters on Kafka: list them, and re-drive a fixed one once.", no_args_is_help=True
+)
+app.add_typer(dlq_app, name="dlq")
+
+
+def _kafka(work: Awaitable[T]) -> T:
+    try:
+        return asyncio.run(work)  # type: ignore[arg-type]
+    except AppError as exc:
+        console.print(f"[red]refused[/red] {exc.message}")
+        raise typer.Exit(1) from exc
+
+
+@dlq_app.command("list")
+def dlq_list(
+    service: Annotated[
+        str | None, typer.Option("--service", help="only this stage's dead letters")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="one JSON object per line")] = False,
+) -> None:
+    """Every dead letter: its address (for replay), origin, failure, attempts and trace."""
+    letters = _kafka(dlq.dead_letters(get_settings().kafka, service))
+    if as_json:
+        for d in letters:
+            print(  # noqa: T201
+                json.dumps(
+                    {
+                        "address": d.address,
+                        "topic": d.topic,
+                        "service": d.service,
+                        "headers": d.headers,
+                        "value": d.value.decode(errors="replace"),
+                    }
+                )
+            )
+        return
+    table = Table("address", "origin", "attempts", "error", "traceparent")
+    for d in letters:
+        h = d.headers
+        table.add_row(
+            d.address,
+            f"{h.get('x-original-topic', '?')}:{h.get('x-original-partition', '?')}:"
+            f"{h.get('x-original-offset', '?')}",
+            h.get("x-attempt", "?"),
+            f"{h.get('x-error-class', '?')}: {h.get('x-error-message', '')}",
+            h.get("traceparent", ""),
+        )
+    console.print(table)
+    console.print(f"{len(letters)} dead letter(s)")
+
+
+@dlq_app.command("replay")
+def dlq_replay(
+    address: Annotated[str, typer.Argument(help="<dlq topic>:<partition>:<offset> from dlq list")],
+    payload: Annotated[
+        Path | None, typer.Option("--payload", help="a corrected message body (JSON file)")
+    ] = None,
+) -> None:
+    """Send one dead letter (or its corrected body) back to its stage as a first attempt,
+    once: a dead letter replayed before is refused."""
+    body = payload.read_bytes() if payload is not None else None
+    letter = _kafka(dlq.replay(get_settings().kafka, address, body))
+    console.print(f"replayed {letter.address} to {letter.topic} for {letter.service}")
 
 
 @app.command("rag-collections")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 
 class Event(BaseModel):
@@ -17,6 +17,15 @@ class Event(BaseModel):
 
     TOPIC: ClassVar[str]
     schema_version: int = 1
+
+    @field_validator("schema_version")
+    @classmethod
+    def _readable_version(cls, version: int) -> int:
+        """A version this code does not read is refused (a dead letter), not read as its own."""
+        known = cls.model_fields["schema_version"].default
+        if version != known:
+            raise ValueError(f"schema_version {version} is not {known}, the version read here")
+        return version
 
     def key(self) -> str:
         raise NotImplementedError

@@ -25,3 +25,18 @@ def test_topics_are_versioned_past_tense_and_every_consumer_has_retry_and_dlq() 
         for consumer in consumers:
             assert f"{topic}.retry.{consumer}" in topics
             assert f"{topic}.dlq.{consumer}" in topics
+
+
+def test_an_unknown_schema_version_is_a_dead_letter_not_read_as_the_known_one() -> None:
+    from docproc_common.bus.delivery import Subscription
+    from docproc_common.errors import PermanentError
+    from docproc_common.events import DocumentDeleted
+
+    async def handler(*_: object) -> None: ...
+
+    subscription = Subscription(DocumentDeleted.TOPIC, handler)
+    event = DocumentDeleted(collection_name="c", vector_document_ids=[], storage_paths=[])
+    assert subscription.decode(event.model_dump_json().encode()) == event
+    future = event.model_dump(mode="json") | {"schema_version": 2}
+    with pytest.raises(PermanentError):
+        subscription.decode(future)

@@ -71,8 +71,13 @@ class Subscription:
                 return self.event_type.model_validate_json(payload)
             return self.event_type.model_validate(payload)
         except ValidationError as exc:
+            # where and what kind, never the values (a payload may carry a client's text)
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or '(message)'}: {e['type']}"
+                for e in exc.errors()[:5]
+            )
             raise PermanentError(
-                f"invalid {self.topic} payload: {exc.error_count()} errors"
+                f"invalid {self.topic} payload: {exc.error_count()} errors ({problems})"
             ) from exc
 
 

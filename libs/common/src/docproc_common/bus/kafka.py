@@ -253,6 +253,7 @@ class KafkaStageRunner:
                     "x-original-topic": record.topic,
                     "x-original-partition": str(record.partition),
                     "x-original-offset": str(record.offset),
+                    ATTEMPT: str(attempt),  # the attempts spent, the first one's too
                     **failure_headers(result.error),
                 }
             )
