@@ -68,6 +68,9 @@ class KafkaSettings(BaseModel):
     max_poll_interval_ms: int = (
         900_000  # longer than the slowest handler (a parse deadline, a sync slice)
     )
+    #: How long records of revoked partitions may still finish (the group's rebalance waits
+    #: for them) before they are cancelled and left to the partitions' next owner.
+    revoke_grace_s: float = 30.0
     topic_partitions: int = 3
     topic_replication: int = 1
     # Prefix of every topic and consumer group on the broker ("<namespace>.<name>"), so that

@@ -12,6 +12,14 @@ A runner handles up to ``concurrency`` records at once over all its partitions (
 service's ``ServiceSpec.concurrency``, 1 unless its handler allows overlap); a
 partition's records start in offset order, and its offset is committed once the
 records of the poll are done, up to the first that raised.
+
+A rebalance (a consumer joins or leaves the group, or this one was silent longer than
+``max_poll_interval_ms`` and was dropped from it) revokes partitions: their records not
+yet started are left, those in flight get ``revoke_grace_s`` to finish, the offset of
+what is done is committed, and the rest are cancelled. Their handlers run again at the
+partition's next owner (they are idempotent: claim, current-attempt lock). A commit the
+group refuses because it has moved on (``CommitFailedError``, ``IllegalStateError``) is
+logged, never fatal: the process keeps consuming what it is assigned next.
 """
 
 from __future__ import annotations
@@ -22,9 +30,17 @@ import logging
 import time
 import uuid
 from collections.abc import Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
+from aiokafka import (
+    AIOKafkaConsumer,
+    AIOKafkaProducer,
+    ConsumerRebalanceListener,
+    ConsumerRecord,
+    TopicPartition,
+)
+from aiokafka.errors import CommitFailedError, IllegalStateError
 from opentelemetry import propagate, trace
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -42,6 +58,8 @@ tracer = trace.get_tracer("docproc.bus")
 
 ATTEMPT = "x-attempt"
 NOT_BEFORE = "x-not-before"
+#: How long the group waits for a member to rejoin, past the grace of its revoked records
+REJOIN_MARGIN_MS = 10_000
 
 
 def _encode_headers(headers: Mapping[str, str]) -> list[tuple[str, bytes]]:
@@ -81,6 +99,45 @@ class KafkaSink:
         await asyncio.gather(*futures)
 
 
+@dataclass(eq=False)
+class _PartitionWork:
+    """The records of one poll of one partition that were started, in offset order."""
+
+    tp: TopicPartition
+    started: list[tuple[int, asyncio.Task[None]]] = field(default_factory=list)
+    revoked: bool = False  # the partition was revoked: start nothing more, commit nothing
+
+    def tasks(self) -> list[asyncio.Task[None]]:
+        return [task for _, task in self.started]
+
+    def next_offset(self) -> int | None:
+        """The offset to commit: past the records done without error from the first on."""
+        offset = None
+        for record_offset, task in self.started:
+            if not task.done() or task.cancelled() or task.exception() is not None:
+                break
+            offset = record_offset + 1
+        return offset
+
+    def first_error(self) -> BaseException | None:
+        for _, task in self.started:
+            if not task.cancelled() and (error := task.exception()) is not None:
+                return error
+        return None
+
+
+class _Revoker(ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(self, runner: KafkaStageRunner, consumer: AIOKafkaConsumer) -> None:
+        self._runner = runner
+        self._consumer = consumer
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        await self._runner.revoke(self._consumer, revoked)
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        log.info("%s assigned %s", self._runner.service, sorted(assigned))
+
+
 class KafkaStageRunner:
     def __init__(
         self,
@@ -91,7 +148,7 @@ class KafkaStageRunner:
         *,
         concurrency: int = 1,
     ) -> None:
-        self._service = service
+        self.service = service
         self._slots = asyncio.Semaphore(concurrency)
         self._settings = settings
         self._metrics = metrics
@@ -108,6 +165,7 @@ class KafkaStageRunner:
             for topic in (sub.topic, retry_topic(sub.topic, service)):
                 self._by_topic[settings.on_broker(topic)] = (sub, sub.topic)
         self._paused_until: dict[TopicPartition, float] = {}
+        self._in_flight: dict[TopicPartition, _PartitionWork] = {}
         self.consumer: AIOKafkaConsumer | None = None
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -117,18 +175,19 @@ class KafkaStageRunner:
             [
                 t
                 for orig in originals
-                for t in (orig, retry_topic(orig, self._service), dlq_topic(orig, self._service))
+                for t in (orig, retry_topic(orig, self.service), dlq_topic(orig, self.service))
             ],
         )
         consumer = AIOKafkaConsumer(
-            *self._by_topic,
             bootstrap_servers=self._settings.bootstrap_servers,
-            client_id=f"{self._settings.client_id}-{self._service}",
-            group_id=self._settings.on_broker(self._service),
+            client_id=f"{self._settings.client_id}-{self.service}",
+            group_id=self._settings.on_broker(self.service),
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             max_poll_interval_ms=self._settings.max_poll_interval_ms,
+            rebalance_timeout_ms=int(self._settings.revoke_grace_s * 1000) + REJOIN_MARGIN_MS,
         )
+        consumer.subscribe(list(self._by_topic), listener=_Revoker(self, consumer))
         producer = make_producer(self._settings)
         self.consumer = consumer
         await producer.start()
@@ -159,12 +218,63 @@ class KafkaStageRunner:
         if due:
             consumer.resume(*due)
 
+    async def revoke(self, consumer: AIOKafkaConsumer, revoked: set[TopicPartition]) -> None:
+        """The rebalance listener's half: called before the group reassigns ``revoked``."""
+        for tp in revoked:
+            self._paused_until.pop(tp, None)
+        works = [work for tp, work in self._in_flight.items() if tp in revoked]
+        for work in works:
+            work.revoked = True
+        tasks = [task for work in works for task in work.tasks()]
+        if not tasks:
+            return
+        log.info(
+            "%s: partitions %s revoked with %d records in flight; they get %.1f s to finish",
+            self.service,
+            sorted(work.tp for work in works),
+            sum(not task.done() for task in tasks),
+            self._settings.revoke_grace_s,
+        )
+        await asyncio.wait(tasks, timeout=self._settings.revoke_grace_s)
+        offsets = {work.tp: o for work in works if (o := work.next_offset()) is not None}
+        abandoned = [task for task in tasks if not task.done()]
+        for task in abandoned:
+            task.cancel()
+        await asyncio.gather(*abandoned, return_exceptions=True)
+        if abandoned:
+            log.warning(
+                "%s: %d records of revoked partitions abandoned; their next owner handles them",
+                self.service,
+                len(abandoned),
+            )
+        await self._commit(consumer, offsets)
+
+    async def _commit(self, consumer: AIOKafkaConsumer, offsets: dict[TopicPartition, int]) -> None:
+        """Commit ``offsets``, unless the group has moved on: then the records past the
+        committed offsets are the partition's next owner's to handle (again)."""
+        if not offsets:
+            return
+        try:
+            await consumer.commit(offsets)
+        except (CommitFailedError, IllegalStateError) as exc:
+            log.warning(
+                "%s: offsets %s not committed (%s: %s); the partitions' owner after the "
+                "rebalance handles those records again",
+                self.service,
+                offsets,
+                type(exc).__name__,
+                exc,
+            )
+
     async def _record_lag(self, consumer: AIOKafkaConsumer) -> None:
         for tp in consumer.assignment():
-            highwater = consumer.highwater(tp)
-            if highwater is None:
+            try:
+                highwater = consumer.highwater(tp)
+                if highwater is None:
+                    continue
+                position = await consumer.position(tp)
+            except IllegalStateError:  # revoked meanwhile
                 continue
-            position = await consumer.position(tp)
             self._metrics.lag.labels(tp.topic, str(tp.partition)).set(max(0, highwater - position))
 
     async def _process_partition(
@@ -174,9 +284,11 @@ class KafkaStageRunner:
         tp: TopicPartition,
         records: list[ConsumerRecord[Any, Any]],
     ) -> None:
-        started: list[asyncio.Task[None]] = []
+        work = self._in_flight[tp] = _PartitionWork(tp)
         try:
             for record in records:
+                if work.revoked:
+                    break
                 headers = _decode_headers(record)
                 not_before = float(headers.get(NOT_BEFORE, "0"))
                 if not_before > time.time():
@@ -185,20 +297,21 @@ class KafkaStageRunner:
                     self._paused_until[tp] = not_before
                     break
                 await self._slots.acquire()
-                started.append(asyncio.create_task(self._in_slot(producer, record, headers)))
-            results = await asyncio.gather(*started, return_exceptions=True)
+                if work.revoked:  # while waiting for a slot
+                    self._slots.release()
+                    break
+                task = asyncio.create_task(self._in_slot(producer, record, headers))
+                work.started.append((record.offset, task))
+            await asyncio.gather(*work.tasks(), return_exceptions=True)
         finally:  # cancelled while waiting for a slot: the started records go with it
-            for task in started:
+            for task in work.tasks():
                 task.cancel()
-        last_done: int | None = None
-        for record, result in zip(records, results, strict=False):
-            if isinstance(result, BaseException):
-                if last_done is not None:
-                    await consumer.commit({tp: last_done + 1})
-                raise result
-            last_done = record.offset
-        if last_done is not None:
-            await consumer.commit({tp: last_done + 1})
+            del self._in_flight[tp]
+        if work.revoked:
+            return  # the revocation committed what was done
+        await self._commit(consumer, {tp: o} if (o := work.next_offset()) is not None else {})
+        if (error := work.first_error()) is not None:
+            raise error
 
     async def _in_slot(
         self,
@@ -225,13 +338,13 @@ class KafkaStageRunner:
             event_id = uuid.uuid5(
                 uuid.NAMESPACE_URL, f"{record.topic}/{record.partition}/{record.offset}"
             )
-        delivery = Delivery(self._service, original, event_id, attempt, headers)
+        delivery = Delivery(self.service, original, event_id, attempt, headers)
         context = propagate.extract(headers)
         with tracer.start_as_current_span(
             f"{original} process", context=context, kind=trace.SpanKind.CONSUMER
         ) as span:
             span.set_attribute("messaging.destination.name", original)
-            span.set_attribute("messaging.consumer.group.name", self._service)
+            span.set_attribute("messaging.consumer.group.name", self.service)
             result = await handle_with_retries(subscription, record.value, delivery, self._policy)
         self._metrics.messages.labels(original, result.outcome.value).inc()
         if result.outcome is Outcome.RETRY:
@@ -240,7 +353,7 @@ class KafkaStageRunner:
             out[NOT_BEFORE] = str(time.time() + self._policy.delay_s * attempt)
             out["x-error"] = type(result.error).__name__
             await producer.send_and_wait(
-                self._settings.on_broker(retry_topic(original, self._service)),
+                self._settings.on_broker(retry_topic(original, self.service)),
                 value=record.value,
                 key=record.key,
                 headers=_encode_headers(out),
@@ -258,7 +371,7 @@ class KafkaStageRunner:
                 }
             )
             await producer.send_and_wait(
-                self._settings.on_broker(dlq_topic(original, self._service)),
+                self._settings.on_broker(dlq_topic(original, self.service)),
                 value=record.value,
                 key=record.key,
                 headers=_encode_headers(out),
