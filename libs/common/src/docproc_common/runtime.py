@@ -30,7 +30,7 @@ from docproc_common.bus.kafka import KafkaSink, KafkaStageRunner, make_producer
 from docproc_common.bus.relay import OutboxRelay, outbox_backlog
 from docproc_common.bus.topics import SUBSCRIBERS
 from docproc_common.db.engine import SchemaBehind, create_engine, create_sessionmaker
-from docproc_common.db.migrate import code_heads
+from docproc_common.db.migrate import code_revisions
 from docproc_common.http import ReadinessCheck, create_app
 from docproc_common.observability import BusMetrics, configure_logging, configure_tracing
 from docproc_common.periodic import FailureStreak, Task, periodic, sleep_unless_stopped
@@ -100,13 +100,18 @@ def _database_check(runtime: Runtime) -> ReadinessCheck:
 
 
 def _schema_check(runtime: Runtime) -> ReadinessCheck:
-    """Not ready until the schema is at the code's head: before the migration Job has run,
-    every loop would fail on a missing table while the pod said ready."""
+    """Not ready while the schema is behind the code's head: before the migration Job has run,
+    every loop would fail on a missing table while the pod said ready. A revision this code
+    does not know is a newer release's, whose pre-upgrade migration runs while this pod still
+    serves (docs/operations.md#upgrades-and-migrations): that is not behind."""
     heads: set[str] = set()
+    known: set[str] = set()
 
     async def schema() -> None:
         if not heads:
-            heads.update(await asyncio.to_thread(code_heads))
+            code_heads, code_known = await asyncio.to_thread(code_revisions)
+            heads.update(code_heads)
+            known.update(code_known)
         async with runtime.engine.connect() as conn:
             has_table = await asyncio.wait_for(
                 conn.scalar(text("SELECT to_regclass('alembic_version') IS NOT NULL")), 3
@@ -116,7 +121,7 @@ def _schema_check(runtime: Runtime) -> ReadinessCheck:
                 if has_table
                 else set()
             )
-        if at != heads:
+        if not at or at & (known - heads):
             raise SchemaBehind(f"schema at {sorted(at) or 'nothing'}, code at {sorted(heads)}")
 
     return schema

@@ -119,3 +119,28 @@ async def test_not_ready_until_migrated_and_the_failing_loops_log_once(
         stop.set()
         await asyncio.wait_for(task, 30)
         await runtime.close()
+
+
+async def test_a_newer_releases_schema_keeps_the_old_pods_ready(tmp_path: Path) -> None:
+    """helm upgrade migrates first (pre-upgrade hook) while the old pods keep serving: a
+    revision their code does not know is ahead, not behind; a known older one is behind."""
+    infra = load_infra_env(("postgres",))
+    url = await create_test_database(infra["DATABASE__URL"])  # at this code's head
+    port = free_port()
+    runtime = _runtime(url, tmp_path, port)
+    stop = asyncio.Event()
+    task = asyncio.create_task(serve(runtime, [], stop=stop))
+    conn = await asyncpg.connect(plain_dsn(url))
+    try:
+        assert (await _readyz(port)).status_code == 200
+        await conn.execute("UPDATE alembic_version SET version_num = 'ffff_next_release'")
+        assert (await _readyz(port)).status_code == 200
+        await conn.execute("UPDATE alembic_version SET version_num = '0001'")
+        response = await _readyz(port)
+        assert response.status_code == 503
+        assert response.json()["failures"] == ["schema: SchemaBehind"]
+    finally:
+        await conn.close()
+        stop.set()
+        await asyncio.wait_for(task, 30)
+        await runtime.close()

@@ -22,9 +22,11 @@ def alembic_config(url: str) -> Config:
     return config
 
 
-def code_heads() -> frozenset[str]:
-    """The revisions this code's schema is at (reads the migration scripts: call off the loop)."""
-    return frozenset(ScriptDirectory.from_config(alembic_config("")).get_heads())
+def code_revisions() -> tuple[frozenset[str], frozenset[str]]:
+    """This code's heads and every revision it knows (reads the migration scripts: call off
+    the loop)."""
+    script = ScriptDirectory.from_config(alembic_config(""))
+    return frozenset(script.get_heads()), frozenset(r.revision for r in script.walk_revisions())
 
 
 def upgrade(url: str) -> None:
