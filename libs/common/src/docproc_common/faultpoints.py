@@ -8,7 +8,8 @@ SIGKILL, but at a chosen instruction. Unset (every deployment), a point is one c
 The points: ``embedder.in_transaction`` (the chunk set written, its transaction not yet
 committed), ``embedder.after_commit`` (committed, the Kafka offset not yet), and
 ``relay.before_publish`` / ``relay.after_publish`` (outbox rows claimed; sent to the
-transport and not yet marked published).
+transport and not yet marked published), ``teardown.mid_drop`` (files deleted, the table
+dropped in a transaction that has not released the reservation yet).
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from datetime import timedelta
 
 from docproc_common.bus.delivery import Delivery
 from docproc_common.events import CollectionDeleted, DocumentDeleted
+from docproc_common.faultpoints import crash_point
 from docproc_common.periodic import Task, periodic
 from docproc_common.runtime import Runtime
 from docproc_common.vectorstore import delete_documents, delete_knowledge_base_chunks, drop_table
@@ -63,6 +64,7 @@ async def finish(runtime: Runtime, teardown_id: uuid.UUID) -> bool:
                 await delete_knowledge_base_chunks(
                     session, reservation.collection_name, reservation.knowledge_base_id
                 )
+        crash_point("teardown.mid_drop")
         await repository.release(session, teardown_id)
     TEARDOWNS.labels("ok").inc()
     log.info("teardown %s of %s finished", teardown_id, reservation.collection_name)
