@@ -116,6 +116,11 @@ class Busy(Unavailable):
         return {"Retry-After": str(self.retry_after_s)}
 
 
+class InsufficientStorage(AppError):
+    status_code = 507
+    code = "INSUFFICIENT_STORAGE"
+
+
 class CollectionNotFound(NotFound):
     """Absence and denial of a collection look the same, so the API is no oracle."""
 

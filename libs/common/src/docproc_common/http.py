@@ -2,7 +2,9 @@
 
 ``/healthz`` says the process is alive. ``/readyz`` answers 503 unless every
 readiness check (the database, and Kafka in a distributed deployment) passes.
-``/metrics`` is the Prometheus exposition.
+``/metrics`` is the Prometheus exposition. A lost database connection (reset,
+``pg_terminate_backend``, a restart, a refused connect, an exhausted pool) and a
+``RetryableError`` answer 503 with ``Retry-After``, never 500.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
@@ -90,6 +94,21 @@ async def _retryable(_request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+def database_unreachable(exc: BaseException) -> bool:
+    """The database connection was lost or could not be had (reset, terminated, restarting,
+    refused, the pool exhausted): worth a retry, not the request's fault."""
+    if isinstance(exc, DBAPIError):
+        sqlstate = str(getattr(exc.orig, "sqlstate", "") or "")
+        return exc.connection_invalidated or sqlstate.startswith(("08", "57P"))
+    return isinstance(exc, PoolTimeout | ConnectionError)
+
+
+async def _database_error(request: Request, exc: Exception) -> JSONResponse:
+    if database_unreachable(exc):
+        return await _retryable(request, exc)
+    return await _unexpected(request, exc)
+
+
 async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error", exc_info=exc)
     body = {"error": {"code": "INTERNAL_ERROR", "message": "Internal server error", "details": {}}}
@@ -134,6 +153,8 @@ def create_app(
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(RetryableError, _retryable)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    for database_error in (DBAPIError, PoolTimeout, ConnectionError):
+        app.add_exception_handler(database_error, _database_error)
     app.add_exception_handler(Exception, _unexpected)
     app.include_router(ops_router(checks))
     for router in routers:

@@ -4,25 +4,34 @@ Whatever the backend, a row records the same storage path,
 ``{owner}/{uuid}_{filename}``; the filename part is derived from the untrusted
 name, never taken as is. S3 objects are written with server-side encryption
 (SSE-S3 by default, SSE-KMS with a configured key).
+
+A store that cannot take a write or answer now raises ``StorageUnavailable`` (S3 5xx,
+throttling, an unreachable endpoint, once boto's retries are spent) or ``StorageFull``
+(a full, over-quota or read-only disk: 507): both are retryable for a pipeline stage,
+and the API answers 503 with ``Retry-After`` or 507. A local write that fails leaves no
+partial file.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import logging
 import re
 import unicodedata
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Protocol
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from docproc_common.blocking import BlockingPool
-from docproc_common.errors import InvalidInput
+from docproc_common.errors import InsufficientStorage, InvalidInput, RetryableError
 from docproc_common.settings import StorageBackend, StorageSettings
 
 if TYPE_CHECKING:
@@ -90,6 +99,47 @@ def _checked_key(key: str) -> str:
 STREAM_CHUNK_BYTES = 1024 * 1024
 
 
+class StorageUnavailable(RetryableError):
+    """The file store failed or throttled the call (after its own retries)."""
+
+
+class StorageFull(InsufficientStorage, RetryableError):
+    """The disk refused the write: no room (full, over quota, a file-size limit) or not
+    writable (read-only, permissions); ``no_room`` says which."""
+
+    def __init__(self, *, no_room: bool) -> None:
+        super().__init__("The file store is full or read-only; nothing was kept, try again later")
+        self.no_room = no_room
+
+
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+_NOT_WRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+_S3_BUSY_CODES = {"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout"}
+
+
+@contextlib.contextmanager
+def _disk_errors() -> Iterator[None]:
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in _NO_ROOM | _NOT_WRITABLE:
+            raise StorageFull(no_room=exc.errno in _NO_ROOM) from exc
+        raise
+
+
+@contextlib.contextmanager
+def _s3_errors() -> Iterator[None]:
+    try:
+        yield
+    except ClientError as exc:
+        status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+        if status >= 500 or exc.response.get("Error", {}).get("Code") in _S3_BUSY_CODES:
+            raise StorageUnavailable(f"the file store answered {status}") from exc
+        raise
+    except (HTTPClientError, BotoConnectionError) as exc:
+        raise StorageUnavailable(f"the file store is unreachable: {type(exc).__name__}") from exc
+
+
 class Reader(Protocol):
     def read(self, size: int = -1, /) -> bytes: ...
     def close(self) -> None: ...
@@ -125,10 +175,15 @@ class LocalStorage:
 
     def put(self, key: str, data: bytes, content_type: str | None = None) -> None:  # noqa: ARG002
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-        tmp.write_bytes(data)
-        tmp.replace(path)
+        try:
+            with _disk_errors():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp.write_bytes(data)
+                tmp.replace(path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
     def get(self, key: str) -> bytes:
         return self._path(key).read_bytes()
@@ -188,14 +243,17 @@ class S3Storage:
             extra["SSEKMSKeyId"] = self.kms_key_id
         if content_type:
             extra["ContentType"] = content_type
-        self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=data, **extra)
+        with _s3_errors():
+            self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=data, **extra)
 
     def get(self, key: str) -> bytes:
-        return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"].read()
+        with _s3_errors():
+            return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"].read()
 
     def open(self, key: str) -> Reader:
         try:
-            return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"]
+            with _s3_errors():
+                return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"]
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") in {"404", "NoSuchKey", "NotFound"}:
                 raise FileNotFoundError(key) from exc
@@ -203,7 +261,8 @@ class S3Storage:
 
     def exists(self, key: str) -> bool:
         try:
-            self.client.head_object(Bucket=self.bucket, Key=self._key(key))
+            with _s3_errors():
+                self.client.head_object(Bucket=self.bucket, Key=self._key(key))
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") in {"404", "NoSuchKey", "NotFound"}:
                 return False
@@ -211,17 +270,19 @@ class S3Storage:
         return True
 
     def delete(self, key: str) -> None:
-        self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
+        with _s3_errors():
+            self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
 
     def delete_prefix(self, prefix: str) -> int:
         full = self._key(prefix.rstrip("/")) + "/"
         deleted = 0
         paginator = self.client.get_paginator("list_objects_v2")
-        for page in paginator.paginate(Bucket=self.bucket, Prefix=full):
-            keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
-            if keys:
-                self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": keys})  # type: ignore[typeddict-item]
-                deleted += len(keys)
+        with _s3_errors():
+            for page in paginator.paginate(Bucket=self.bucket, Prefix=full):
+                keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+                if keys:
+                    self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": keys})  # type: ignore[typeddict-item]
+                    deleted += len(keys)
         return deleted
 
 

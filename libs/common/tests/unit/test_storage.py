@@ -1,8 +1,18 @@
 from pathlib import Path
 
 import pytest
-from docproc_common.errors import InvalidInput
-from docproc_common.storage import LocalStorage, new_storage_path, safe_filename
+from botocore.exceptions import ClientError, EndpointConnectionError
+from docproc_common.errors import InvalidInput, RetryableError
+from docproc_common.settings import StorageSettings
+from docproc_common.storage import (
+    LocalStorage,
+    S3Storage,
+    StorageFull,
+    StorageUnavailable,
+    new_storage_path,
+    safe_filename,
+)
+from docproc_testing.disk import file_size_limit
 
 
 class TestSafeFilename:
@@ -45,3 +55,57 @@ class TestLocalStorage:
     def test_refuses_keys_leaving_the_root(self, tmp_path: Path, key: str) -> None:
         with pytest.raises(InvalidInput):
             LocalStorage(tmp_path / "root").put(key, b"x")
+
+
+class TestStoreFaults:
+    """F12 (issue #14): a disk that refuses the write mid-file leaves no partial file."""
+
+    def test_a_write_past_the_file_size_limit_leaves_nothing(self, tmp_path: Path) -> None:
+        storage = LocalStorage(tmp_path)
+        storage.put("rag/c/small.txt", b"x" * 100)
+        with file_size_limit(4096), pytest.raises(StorageFull) as refused:
+            storage.put("rag/c/big.bin", b"y" * 64 * 1024)
+        assert refused.value.no_room
+        assert refused.value.status_code == 507
+        assert isinstance(refused.value, RetryableError)  # a pipeline stage tries it again
+        assert sorted(p.name for p in (tmp_path / "rag" / "c").iterdir()) == ["small.txt"]
+
+    @pytest.mark.parametrize(
+        ("status", "code", "unavailable"),
+        [
+            (503, "SlowDown", True),
+            (500, "InternalError", True),
+            (400, "RequestTimeout", True),
+            (403, "AccessDenied", False),
+        ],
+    )
+    def test_s3_errors_that_pass_are_unavailable(
+        self, status: int, code: str, unavailable: bool
+    ) -> None:
+        error = ClientError(
+            {"Error": {"Code": code}, "ResponseMetadata": {"HTTPStatusCode": status}},
+            "PutObject",
+        )
+        storage = S3Storage(
+            StorageSettings(backend="s3", s3_bucket="b"),
+            client=_Raising(error),  # type: ignore[arg-type]
+        )
+        with pytest.raises(StorageUnavailable if unavailable else ClientError):
+            storage.put("rag/c/a.txt", b"a")
+
+    def test_an_unreachable_s3_endpoint_is_unavailable(self) -> None:
+        error = EndpointConnectionError(endpoint_url="http://127.0.0.1:9")
+        storage = S3Storage(StorageSettings(backend="s3", s3_bucket="b"), client=_Raising(error))  # type: ignore[arg-type]
+        with pytest.raises(StorageUnavailable):
+            storage.get("rag/c/a.txt")
+
+
+class _Raising:
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
+
+    def put_object(self, **_: object) -> None:
+        raise self.exc
+
+    def get_object(self, **_: object) -> None:
+        raise self.exc

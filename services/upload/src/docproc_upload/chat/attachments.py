@@ -47,7 +47,7 @@ from docproc_common.parsing import (
     check_archive,
     iter_archive_members,
 )
-from docproc_common.storage import AsyncStorage, safe_filename
+from docproc_common.storage import AsyncStorage, StorageFull, safe_filename
 
 log = logging.getLogger(__name__)
 
@@ -315,6 +315,8 @@ class StorageWorkspace:
             raise WorkspaceFull(f"{len(data)} bytes do not fit in {self.room()}")
         try:
             await self.storage.put(self.root + path, data, content_type)
+        except StorageFull as exc:
+            raise (WorkspaceFull if exc.no_room else WorkspaceRefused)(str(exc)) from exc
         except OSError as exc:
             if exc.errno in _FULL_ERRNOS:
                 raise WorkspaceFull(str(exc)) from exc

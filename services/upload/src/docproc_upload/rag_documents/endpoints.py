@@ -3,6 +3,7 @@ delete, retry, and what can be ingested (``GET /rag/supported-formats``)."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import Annotated, Literal
 
@@ -52,6 +53,8 @@ Replace = Annotated[
         "of the same file name (their chunks stay searchable until then)"
     ),
 ]
+
+log = logging.getLogger(__name__)
 
 
 @router.post(
@@ -134,11 +137,20 @@ async def _upload_into(
         )
     storage_path = new_storage_path(f"rag/{intake.collection_name}", incoming.filename)
     await runtime.storage.put(storage_path, incoming.data, incoming.content_type)
+    document_id = uuid.uuid4()
     try:
         async with db.begin():
             answer = await service.accept_upload(
-                db, caller, intake, incoming, storage_path, replace=replace
+                db, caller, intake, incoming, storage_path, document_id, replace=replace
             )
+    except Exception as exc:
+        landed = await service.committed_anyway(runtime, document_id, exc)
+        if landed is False:
+            await runtime.storage.delete(storage_path)
+        if not landed:
+            raise
+        log.warning("document %s: its commit was cut off but had landed; accepted", document_id)
+        answer = service.ingest_answer(intake, incoming, document_id)
     except BaseException:
         await runtime.storage.delete(storage_path)
         raise

@@ -105,6 +105,11 @@ async def count_stuck(session: AsyncSession, minutes: int) -> int:
     return int(row.scalar() or 0)
 
 
+async def document_exists(session: AsyncSession, document_id: uuid.UUID) -> bool:
+    row = await session.execute(select(RagDocument.id).where(RagDocument.id == document_id))
+    return row.first() is not None
+
+
 async def document_page(
     session: AsyncSession,
     kb: KnowledgeBase,

@@ -22,6 +22,7 @@ is stored and before any row exists.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import uuid
 from dataclasses import dataclass
@@ -48,7 +49,9 @@ from docproc_common.formats import (
     supported_formats,
     unavailable_formats,
 )
+from docproc_common.http import database_unreachable
 from docproc_common.ingestion import IngestionConfig, merge_config
+from docproc_common.runtime import Runtime
 from docproc_common.settings import Settings
 from docproc_common.storage import AsyncStorage
 from docproc_common.vectorstore import document_chunks
@@ -71,6 +74,8 @@ from docproc_upload.rag_documents.schemas import (
 DOCUMENT_NOT_FOUND = "Document not found"
 NOT_IN_KB = "Document not found in this knowledge base"
 MAX_CONTENT_CHARS = 5_000_000
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +202,7 @@ async def accept_upload(
     intake: Intake,
     incoming: IncomingFile,
     storage_path: str,
+    document_id: uuid.UUID,
     *,
     replace: bool,
 ) -> RAGIngestResponse:
@@ -207,6 +213,7 @@ async def accept_upload(
     """
     attempt = uuid.uuid4()
     doc = RagDocument(
+        id=document_id,
         collection_name=intake.collection_name,
         knowledge_base_id=intake.kb_id,
         organization_id=intake.organization_id,
@@ -238,12 +245,33 @@ async def accept_upload(
             ingestion_config=doc.ingestion_config,
         ),
     )
+    return ingest_answer(intake, incoming, document_id)
+
+
+def ingest_answer(
+    intake: Intake, incoming: IncomingFile, document_id: uuid.UUID
+) -> RAGIngestResponse:
     return RAGIngestResponse(
         message="The document was accepted and is being processed",
         filename=incoming.filename,
         collection_name=intake.collection_name,
-        tracking_id=doc.id,
+        tracking_id=document_id,
     )
+
+
+async def committed_anyway(runtime: Runtime, document_id: uuid.UUID, exc: Exception) -> bool | None:
+    """Whether the upload's transaction committed although ``exc`` was raised: a connection
+    lost around COMMIT leaves it unknown, so the row is looked for on a new connection
+    (None: still unknown; the stored original is then kept rather than risk a row naming
+    a missing object)."""
+    if not database_unreachable(exc):
+        return False
+    try:
+        async with runtime.sessionmaker() as session:
+            return await repository.document_exists(session, document_id)
+    except Exception:  # noqa: BLE001 - the database is still away
+        log.warning("document %s: commit outcome unknown; its original is kept", document_id)
+        return None
 
 
 def accepted(incoming: IncomingFile) -> None:
