@@ -584,7 +584,7 @@ async def bench_size(
         async with sm() as s, s.begin():
             if hnsw_statements:
                 await s.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
-                ef = max(vectorstore.EF_SEARCH, 2 * TOP_K)
+                ef = vectorstore.ef_search_for(size, TOP_K)
                 await s.execute(text(f"SET LOCAL hnsw.ef_search = {ef}"))
                 sql = f"SELECT id FROM {table} WHERE {where} ORDER BY embedding <=> :q LIMIT :k"
             else:

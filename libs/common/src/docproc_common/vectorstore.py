@@ -19,8 +19,11 @@ it existed gets both from ``add_keyword_index`` (``docproc rag-keyword-index``).
 from __future__ import annotations
 
 import json
+import math
 import re
+import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -28,7 +31,8 @@ from typing import Any, Literal
 
 import numpy as np
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
 from docproc_common.db.engine import driver_connection
 from docproc_common.db.vector_tables import vector_table_name
@@ -446,8 +450,34 @@ def _filter_sql(filters: SearchFilters, params: dict[str, Any]) -> list[str]:
     return clauses
 
 
-EF_SEARCH = 400
-"""``hnsw.ef_search`` of a search (2 x ``top_k`` when that is larger); see ``search``."""
+EF_SEARCH_BY_ROWS: tuple[tuple[float, int], ...] = ((200_000, 40), (float("inf"), 400))
+"""``hnsw.ef_search`` by table size (rows up to, ef) for an unfiltered search; see ``search``."""
+
+EF_SEARCH_MAX = 400
+"""The most a filtered search raises ``hnsw.ef_search`` to (2 x the rows asked for when
+that is larger); a filter that would need more is an exact scan."""
+
+EXACT_BELOW_ROWS = 500
+"""Below this many rows a search is a deliberate exact scan (``search``)."""
+
+Reader = AsyncSession | AsyncConnection
+"""What a search reads through: a session, or an autocommit connection (one statement per
+search, no ``BEGIN``/``COMMIT``)."""
+
+
+def _ef_cap(limit: int) -> int:
+    return max(EF_SEARCH_MAX, 2 * limit)
+
+
+def ef_search_for(table_rows: float, limit: int, matching_rows: float | None = None) -> int:
+    """``hnsw.ef_search`` for ``limit`` rows from a table of ``table_rows``: by size, at
+    least 2 x ``limit``, and enough candidates to hold ``limit`` of the ``matching_rows``
+    the scope and filters keep (up to ``_ef_cap``)."""
+    ef = max(next(ef for rows, ef in EF_SEARCH_BY_ROWS if table_rows <= rows), 2 * limit)
+    if matching_rows is not None and matching_rows < table_rows:
+        ef = max(ef, math.ceil(limit * table_rows / max(matching_rows, 1.0)))
+    return min(ef, _ef_cap(limit))
+
 
 SearchMode = Literal["vector", "keyword", "hybrid"]
 
@@ -475,8 +505,46 @@ class _Estimates:
     keyword_index: bool
 
 
+class PlanCache:
+    """The planner's estimates (``_row_estimates``) of recent searches, by table, scope and
+    filters, kept ``ttl_s``: a search that repeats them sends its one statement only.
+
+    Estimates only choose the plan (HNSW or exact scan, ``ef_search``); a stale one costs
+    time, never a result (a short HNSW page is still completed by the exact scan).
+    """
+
+    def __init__(self, ttl_s: float = 30.0, size: int = 1024) -> None:
+        self.ttl_s = ttl_s
+        self.size = size
+        self._entries: OrderedDict[tuple[Any, ...], tuple[float, _Estimates]] = OrderedDict()
+
+    @staticmethod
+    def key(table: str, where: str, params: dict[str, Any]) -> tuple[Any, ...]:
+        values = tuple(
+            (k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(params.items())
+        )
+        return (table, where, values)
+
+    def get(self, key: tuple[Any, ...]) -> _Estimates | None:
+        entry = self._entries.get(key)
+        if entry is None or time.monotonic() - entry[0] > self.ttl_s:
+            return None
+        self._entries.move_to_end(key)
+        return entry[1]
+
+    def put(self, key: tuple[Any, ...], estimates: _Estimates) -> None:
+        self._entries[key] = (time.monotonic(), estimates)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+
+    def forget(self, table: str) -> None:
+        for key in [k for k in self._entries if k[0] == table]:
+            del self._entries[key]
+
+
 async def _row_estimates(
-    session: AsyncSession, table: str, where: str, params: dict[str, Any]
+    session: Reader, table: str, where: str, params: dict[str, Any]
 ) -> _Estimates | None:
     """Rows in the table and rows ``where`` keeps, as the planner estimates them, and whether
     the table has its keyword column; None: no table.
@@ -534,35 +602,42 @@ def _hit(r: Any, score: float) -> Hit:
     )
 
 
+def _exact_scan(estimates: _Estimates, limit: int) -> bool:
+    """A small table, or a scope and filters so selective that even the index's first
+    ``_ef_cap`` candidates would hold fewer than ``limit`` matching rows."""
+    if estimates.table_rows < EXACT_BELOW_ROWS:
+        return True
+    return estimates.matching_rows * _ef_cap(limit) < limit * estimates.table_rows
+
+
 async def _vector_hits(
-    session: AsyncSession,
+    session: Reader,
     table: str,
     where: str,
     params: dict[str, Any],
     estimates: _Estimates,
     limit: int,
 ) -> list[Hit]:
-    """The ``limit`` nearest matching chunks, best first (cosine similarity); see ``search``."""
-    ef_search = max(EF_SEARCH, 2 * limit)
-    exact = estimates.matching_rows * ef_search < limit * estimates.table_rows
+    """The ``limit`` nearest matching chunks, best first (cosine similarity); see ``search``.
+
+    The HNSW statement sets its own ``hnsw.*`` settings, local to its transaction, in an
+    InitPlan the planner runs as a one-time filter before the index scan starts: one
+    statement, no ``SET`` before it, and no transaction needed around it.
+    """
+    ef_search = ef_search_for(estimates.table_rows, limit, estimates.matching_rows)
     select_cols = f"{_SELECT_COLUMNS}, embedding <=> :q AS distance"
     params = {**params, "k": limit}
     rows: Sequence[Any] = []
-    if not exact:
-        await session.execute(
-            text(
-                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-                "set_config('hnsw.ef_search', :ef, true)"
-            ),
-            {"ef": str(ef_search)},
-        )
+    if not _exact_scan(estimates, limit):
         rows = (
             await session.execute(
                 text(
-                    f"SELECT {select_cols} FROM {table} WHERE {where} "
+                    f"SELECT {select_cols} FROM {table} WHERE {where} AND (SELECT "
+                    "set_config('hnsw.iterative_scan', 'relaxed_order', true) || "
+                    "set_config('hnsw.ef_search', :ef, true)) IS NOT NULL "
                     "ORDER BY embedding <=> :q LIMIT :k"
                 ),
-                params,
+                {**params, "ef": str(ef_search)},
             )
         ).all()
     if len(rows) < limit:
@@ -580,7 +655,7 @@ async def _vector_hits(
 
 
 async def _keyword_hits(
-    session: AsyncSession, table: str, where: str, params: dict[str, Any], limit: int
+    session: Reader, table: str, where: str, params: dict[str, Any], limit: int
 ) -> list[Hit]:
     """The ``limit`` matching chunks that hold every word of the query (web-search syntax:
     ``"a phrase"``, ``or``, ``-word``), best first by ``ts_rank_cd``, from the GIN index."""
@@ -611,7 +686,7 @@ def fuse(rankings: Sequence[Sequence[Hit]], top_k: int) -> list[Hit]:
 
 
 async def search(
-    session: AsyncSession,
+    session: Reader,
     collection: str,
     query: np.ndarray | None,
     *,
@@ -622,6 +697,7 @@ async def search(
     mode: SearchMode = "vector",
     text_query: str = "",
     text_search_config: str = DEFAULT_TEXT_SEARCH_CONFIG,
+    plans: PlanCache | None = None,
 ) -> list[Hit]:
     """Top-k within the caller's knowledge bases, filters applied before top-k.
 
@@ -632,46 +708,73 @@ async def search(
     one). Both rankings read the same scope and filters.
 
     The vector ranking is HNSW with pgvector's iterative scan (``relaxed_order``) and
-    ``hnsw.ef_search`` = ``EF_SEARCH`` (400), unless the scope and filters are selective:
-    when the planner's estimates say the first ``ef_search`` candidates of the index would
-    hold fewer than ``top_k`` matching rows (matching rows x ef_search < top_k x table rows;
-    with top 10, under 2.5% of the table), an exact scan over the matching rows answers up
-    front. When the HNSW scan still leaves fewer than ``top_k`` rows, the exact scan answers
-    too, so a filter never returns a short page that a complete one would fill.
+    ``hnsw.ef_search`` from the table's size and the share of it the scope and filters keep
+    (``ef_search_for``: 40 up to 200k rows, 400 above; at least 2 x the rows asked for, and
+    enough candidates to hold them among the matching rows, up to 400), set inside the
+    statement itself (``_vector_hits``). An exact scan over the matching rows answers
+    instead on a table under ``EXACT_BELOW_ROWS`` (500), and when the scope and filters are
+    selective: when the planner's estimates say even 400 candidates of the index would hold
+    fewer than ``top_k`` matching rows (matching rows x 400 < top_k x table rows; with top
+    10, under 2.5% of the table).
+    When the HNSW scan still leaves fewer than ``top_k`` rows, the exact scan answers too,
+    so a filter never returns a short page that a complete one would fill.
 
-    Why (``bench/vectors.py``, 384-d clustered chunks, top 10, docs/benchmarks.md):
+    The estimates are one catalog read and one EXPLAIN (planning only); ``plans`` keeps
+    them between searches, so a search that repeats a scope and filters is one statement
+    (on an autocommit connection: no ``BEGIN``/``COMMIT`` either).
 
-    - ``ef_search``: at 1M chunks pgvector's default of 40 loses whole queries (the graph
-      search settles in a wrong neighbourhood: recall@10 0 for ~8% of them) for a mean
-      recall of 0.90; 100 gives 0.96, 200 0.97, 400 0.99, for ~2 ms more execution at 1M
-      (~6 ms at 100k, where 40 already had recall 1.0).
+    Why (``bench/vectors.py`` and ``bench/search_cost.py``, 384-d clustered chunks, top
+    10, docs/benchmarks.md "Vector store" and "Search cost"):
+
+    - ``ef_search``: at 100k chunks 40 already has recall@10 1.0, and 400 costs several
+      times more for nothing; at 1M pgvector's 40 loses whole queries (the graph search
+      settles in a wrong neighbourhood: recall@10 0 for ~8% of them) for a mean recall of
+      0.90; 100 gives 0.96, 200 0.97, 400 0.99.
+    - Small tables: under ~500 rows the exact scan costs what the HNSW scan does, and is
+      exact; above, it costs more.
     - Selective filters: once the first candidates hold fewer than ``top_k`` matches the
       result depends on the iterative continuation, whose recall@10 stays at 0.86-0.94
       with a 1% filter whatever ``ef_search`` (up to 1000) or ``max_scan_tuples``, at
       100k and at 1M. With 3.6% or more, HNSW keeps 0.98. The exact scan has recall 1;
       with the filter columns' b-trees (``FILTER_INDEXES``) it reads only the matching
-      rows: ~5 ms at 100k chunks, ~26 ms at 1M with 1% (~8x less than the pass over the
-      whole heap it took without them; unfiltered HNSW takes ~10 ms at 1M).
-      The estimate is one EXPLAIN (planning only), about the price of a ``SET``.
+      rows: ~5 ms at 100k chunks, ~26 ms at 1M with 1%.
     """
     table = vector_table_name(collection)
     params: dict[str, Any] = {"kbs": list(knowledge_base_ids)}
     where = " AND ".join([scope_sql(include_operator), *_filter_sql(filters, params)])
-    estimates = await _row_estimates(session, table, where, params)
+    key = PlanCache.key(table, where, params)
+    estimates = plans.get(key) if plans is not None else None
     if estimates is None:
-        return []
+        estimates = await _row_estimates(session, table, where, params)
+        if estimates is None:
+            return []
+        if plans is not None:
+            plans.put(key, estimates)
     if mode != "vector" and not estimates.keyword_index:
         raise KeywordIndexMissing(collection)
     limit = top_k if mode != "hybrid" else max(top_k, HYBRID_CANDIDATES)
     rankings: list[list[Hit]] = []
-    if mode != "keyword":
-        if query is None:
-            raise ValueError(f"a {mode} search needs the query's vector")
-        vector_params = {**params, "q": query.astype(np.float32)}
-        rankings.append(await _vector_hits(session, table, where, vector_params, estimates, limit))
-    if mode != "vector":
-        keyword_params = {**params, "text": text_query, "cfg": text_search_config}
-        rankings.append(await _keyword_hits(session, table, where, keyword_params, limit))
+    try:
+        if mode != "keyword":
+            if query is None:
+                raise ValueError(f"a {mode} search needs the query's vector")
+            vector_params = {**params, "q": query.astype(np.float32)}
+            rankings.append(
+                await _vector_hits(session, table, where, vector_params, estimates, limit)
+            )
+        if mode != "vector":
+            keyword_params = {**params, "text": text_query, "cfg": text_search_config}
+            rankings.append(await _keyword_hits(session, table, where, keyword_params, limit))
+    except DBAPIError as exc:
+        # the estimates were cached and the table has gone since (its last base emptied,
+        # docproc rag-drop): nothing to find. An autocommit connection goes on; a
+        # session's transaction is aborted, so there the error stands.
+        gone = getattr(exc.orig, "sqlstate", None) == "42P01"  # undefined_table
+        if gone and plans is not None:
+            plans.forget(table)
+        if not gone or not isinstance(session, AsyncConnection):
+            raise
+        return []
     if mode == "hybrid":
         return fuse(rankings, top_k)
     return rankings[0]

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 from docproc_common.auth import Principal, principal_from_header
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.runtime import Runtime
+from docproc_common.vectorstore import PlanCache
 from fastapi import Depends, Header, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -38,11 +39,17 @@ class Upload:
     clients: EmbeddingClients
     chat: ChatFiles
     intake: IntakeGuard
+    #: The planner's estimates between searches (``vectorstore.search``).
+    plans: PlanCache
 
     @classmethod
     def create(cls, runtime: Runtime) -> Upload:
         return cls(
-            runtime, EmbeddingClients(runtime.settings), ChatFiles(runtime), IntakeGuard(runtime)
+            runtime,
+            EmbeddingClients(runtime.settings),
+            ChatFiles(runtime),
+            IntakeGuard(runtime),
+            PlanCache(),
         )
 
     async def close(self) -> None:

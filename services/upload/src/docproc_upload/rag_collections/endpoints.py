@@ -75,4 +75,6 @@ async def search(
     body: SearchRequest, caller: Caller, db: Session, upload: UploadDep
 ) -> SearchResponse:
     async with db.begin():
-        return SearchResponse(results=await service.search(db, upload.clients, caller, body))
+        plan = await service.plan_search(db, upload.clients, caller, body)
+    # the query is embedded, and the collections read, after the transaction ends
+    return SearchResponse(results=await service.search(upload.runtime, plan, body, upload.plans))

@@ -7,14 +7,16 @@ caller reaches nothing on is "Collection not found", as a denial is.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 
 from docproc_common.access import Access, resolve_collection, resolve_kb
 from docproc_common.auth import Principal
 from docproc_common.db.models import KnowledgeBase, Scope
 from docproc_common.db.vector_tables import validate_collection_name
-from docproc_common.embedding.client import EmbeddingClients
+from docproc_common.embedding.client import EmbeddingClient, EmbeddingClients
 from docproc_common.errors import FieldError, InvalidInput
-from docproc_common.vectorstore import SearchFilters, count_vectors
+from docproc_common.runtime import Runtime
+from docproc_common.vectorstore import PlanCache, SearchFilters, count_vectors
 from docproc_common.vectorstore import filter_values as vector_filter_values
 from docproc_common.vectorstore import search as vector_search
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -126,41 +128,71 @@ async def _searched_bases(
     return resolved
 
 
-async def search(
+@dataclass(frozen=True, slots=True)
+class SearchPlan:
+    """What a search reads, resolved in the request's transaction (``plan_search``): each
+    collection with its bases, the base that bills its query and the client that embeds it
+    (none for a keyword search)."""
+
+    filters: SearchFilters
+    collections: list[tuple[str, list[KnowledgeBase], KnowledgeBase, EmbeddingClient | None]]
+
+
+async def plan_search(
     session: AsyncSession, clients: EmbeddingClients, principal: Principal, req: SearchRequest
-) -> list[SearchHit]:
+) -> SearchPlan:
+    """Every base resolved and each collection's embedding client opened, before a vector
+    is read."""
     filters = _filters(req)
-    resolved = await _searched_bases(session, principal, req)
-    hits: list[SearchHit] = []
-    for name, kbs in resolved:
+    collections = []
+    for name, kbs in await _searched_bases(session, principal, req):
         billed = billing_kb(principal, kbs)
-        query = None
+        client = None
         if req.mode != "keyword":  # a keyword search embeds nothing
             client = await clients.for_collection(billed, session)
-            query = (await client.embed([req.query]))[0]
-        for h in await vector_search(
-            session,
-            name,
-            query,
-            knowledge_base_ids=[kb.id for kb in kbs],
-            top_k=req.top_k,
-            filters=filters,
-            include_operator=knowledge_bases.adopts_operator(kbs),
-            mode=req.mode,
-            text_query=req.query,
-            text_search_config=billed.text_search_config,
-        ):
-            hits.append(
-                SearchHit(
-                    collection_name=name,
-                    document_id=h.tracking_id,
-                    vector_document_id=h.document_id,
-                    chunk_no=h.chunk_no,
-                    filename=h.filename,
-                    content=h.content,
-                    score=h.score,
-                    metadata=h.metadata,
+        collections.append((name, kbs, billed, client))
+    return SearchPlan(filters, collections)
+
+
+async def search(
+    runtime: Runtime, plan: SearchPlan, req: SearchRequest, plans: PlanCache | None = None
+) -> list[SearchHit]:
+    """The query embedded with no connection held, then each collection searched on one
+    autocommit connection, a statement per collection once ``plans`` holds its estimates
+    (docs/benchmarks.md, "Search cost and hybrid search")."""
+    queries = {
+        name: (await client.embed([req.query]))[0]
+        for name, _, _, client in plan.collections
+        if client is not None
+    }
+    hits: list[SearchHit] = []
+    async with runtime.engine.connect() as connection:
+        reader = await connection.execution_options(isolation_level="AUTOCOMMIT")
+        for name, kbs, billed, _ in plan.collections:
+            for h in await vector_search(
+                reader,
+                name,
+                queries.get(name),
+                knowledge_base_ids=[kb.id for kb in kbs],
+                top_k=req.top_k,
+                filters=plan.filters,
+                include_operator=knowledge_bases.adopts_operator(kbs),
+                mode=req.mode,
+                text_query=req.query,
+                text_search_config=billed.text_search_config,
+                plans=plans,
+            ):
+                hits.append(
+                    SearchHit(
+                        collection_name=name,
+                        document_id=h.tracking_id,
+                        vector_document_id=h.document_id,
+                        chunk_no=h.chunk_no,
+                        filename=h.filename,
+                        content=h.content,
+                        score=h.score,
+                        metadata=h.metadata,
+                    )
                 )
-            )
     hits.sort(key=lambda h: h.score, reverse=True)
     return hits[: req.top_k]

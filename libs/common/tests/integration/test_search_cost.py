@@ -1,0 +1,180 @@
+"""What a search costs: one statement once the planner's estimates are known, the HNSW
+statement carrying its own ``hnsw.*`` settings (no ``SET``, no transaction), a deliberate
+exact scan on a small table, and a table dropped under cached estimates found empty."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import numpy as np
+import pytest
+from docproc_common.db.engine import create_engine, create_sessionmaker
+from docproc_common.settings import DatabaseSettings
+from docproc_common.vectorstore import (
+    EXACT_BELOW_ROWS,
+    PlanCache,
+    SearchFilters,
+    drop_table,
+    ef_search_for,
+    ensure_table,
+    search,
+)
+from docproc_testing.db import create_test_database
+from pgvector.asyncpg import register_vector
+from sqlalchemy import event, text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+pytestmark = pytest.mark.integration
+
+KB = uuid.uuid4()
+
+
+@pytest.fixture
+async def engine(infra: dict[str, str]) -> AsyncIterator[AsyncEngine]:
+    engine = create_engine(DatabaseSettings(url=await create_test_database(infra["DATABASE__URL"])))
+    yield engine
+    await engine.dispose()
+
+
+class Statements:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.sent: list[str] = []
+        event.listen(engine.sync_engine, "before_cursor_execute", self._seen)
+
+    def _seen(self, _c: Any, _cur: Any, statement: str, *_: Any) -> None:
+        self.sent.append(statement)
+
+
+def unit_vectors(n: int, seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).normal(size=(n, 384)).astype(np.float32)
+    out: np.ndarray = v / np.linalg.norm(v, axis=1, keepdims=True)
+    return out
+
+
+async def fill(engine: AsyncEngine, name: str, rows: int, tagged_share: float = 0.0) -> None:
+    """``rows`` one-chunk documents; ``tagged_share`` of them ``document_type`` 'tagged'."""
+    async with create_sessionmaker(engine)() as s, s.begin():
+        await ensure_table(s, name, 384)
+        await s.execute(text(f"DROP INDEX rag_{name}_embedding_idx"))  # built after the load
+    vectors = unit_vectors(rows, 1)
+    rng = np.random.default_rng(2)
+    records = [
+        (
+            uuid.uuid4(),
+            uuid.uuid4(),
+            0,
+            f"chunk {i}",
+            vectors[i],
+            KB,
+            "tagged" if rng.random() < tagged_share else "txt",
+        )
+        for i in range(rows)
+    ]
+    async with engine.connect() as conn:
+        raw = (await conn.get_raw_connection()).driver_connection
+        await register_vector(raw)
+        await raw.copy_records_to_table(
+            f"rag_{name}",
+            records=records,
+            columns=[
+                "id",
+                "document_id",
+                "chunk_no",
+                "content",
+                "embedding",
+                "knowledge_base_id",
+                "document_type",
+            ],
+        )
+        await conn.commit()
+        await conn.execute(
+            text(
+                f"CREATE INDEX rag_{name}_embedding_idx ON rag_{name} "
+                "USING hnsw (embedding vector_cosine_ops)"
+            )
+        )
+        await conn.execute(text(f"ANALYZE rag_{name}"))
+        await conn.commit()
+
+
+@asynccontextmanager
+async def autocommit(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    async with engine.connect() as conn:
+        yield await conn.execution_options(isolation_level="AUTOCOMMIT")
+
+
+async def test_a_repeated_search_is_one_statement_with_its_own_settings(
+    engine: AsyncEngine,
+) -> None:
+    name = f"cost_{uuid.uuid4().hex[:8]}"
+    await fill(engine, name, EXACT_BELOW_ROWS + 1000)
+    plans = PlanCache()
+    statements = Statements(engine)
+    query = unit_vectors(1, 9)[0]
+    async with autocommit(engine) as conn:
+        first = await search(conn, name, query, knowledge_base_ids=[KB], top_k=10, plans=plans)
+        statements.sent.clear()
+        again = await search(conn, name, query, knowledge_base_ids=[KB], top_k=10, plans=plans)
+    assert [h.chunk_id for h in again] == [h.chunk_id for h in first]
+    assert len(again) == 10
+    (sent,) = statements.sent  # no estimate, no SET, no BEGIN/COMMIT
+    assert "ORDER BY embedding <=>" in sent and "set_config('hnsw.ef_search'" in sent
+
+
+async def test_the_hnsw_statement_runs_under_its_settings(engine: AsyncEngine) -> None:
+    """A filter keeping ~27% of the rows: ef_search 40 is enough candidates on average, but
+    the first 40 alone often hold fewer than 10 matches; the iterative scan the statement
+    turns on fills every page from the index, so the exact scan never has to complete one."""
+    name = f"edge_{uuid.uuid4().hex[:8]}"
+    rows = EXACT_BELOW_ROWS + 3000
+    await fill(engine, name, rows, tagged_share=0.27)
+    assert ef_search_for(rows, 10, 0.27 * rows) == 40
+    assert ef_search_for(rows, 10, 0.01 * rows) == 400  # a 1% filter looks further
+    assert ef_search_for(rows, 60) == 120
+    statements = Statements(engine)
+    async with autocommit(engine) as conn:
+        # outside it, the connection keeps pgvector's defaults
+        assert (await conn.execute(text("SHOW hnsw.ef_search"))).scalar() == "40"
+        for seed in range(20):
+            hits = await search(
+                conn,
+                name,
+                unit_vectors(1, 100 + seed)[0],
+                knowledge_base_ids=[KB],
+                top_k=10,
+                filters=SearchFilters(document_type=["tagged"]),
+            )
+            assert len(hits) == 10
+        assert (await conn.execute(text("SHOW hnsw.iterative_scan"))).scalar() == "off"
+    hnsw = [s for s in statements.sent if "ORDER BY embedding <=>" in s]
+    exact = [s for s in statements.sent if "OFFSET 0" in s]
+    assert len(hnsw) == 20
+    assert exact == []
+
+
+async def test_a_small_table_is_an_exact_scan(engine: AsyncEngine) -> None:
+    name = f"small_{uuid.uuid4().hex[:8]}"
+    await fill(engine, name, EXACT_BELOW_ROWS // 2)
+    statements = Statements(engine)
+    async with autocommit(engine) as conn:
+        hits = await search(conn, name, unit_vectors(1, 5)[0], knowledge_base_ids=[KB], top_k=5)
+    assert len(hits) == 5
+    assert [s for s in statements.sent if "OFFSET 0" in s]
+    assert not [s for s in statements.sent if "ORDER BY embedding <=>" in s]
+
+
+async def test_a_table_dropped_under_cached_estimates_is_found_empty(engine: AsyncEngine) -> None:
+    name = f"gone_{uuid.uuid4().hex[:8]}"
+    await fill(engine, name, 50)
+    plans = PlanCache()
+    query = unit_vectors(1, 3)[0]
+    async with autocommit(engine) as conn:
+        assert await search(conn, name, query, knowledge_base_ids=[KB], top_k=5, plans=plans)
+        async with create_sessionmaker(engine)() as s, s.begin():
+            await drop_table(s, name)
+        assert await search(conn, name, query, knowledge_base_ids=[KB], top_k=5, plans=plans) == []
+        assert (await conn.execute(text("SELECT 1"))).scalar() == 1  # nothing left aborted
+        assert await search(conn, name, query, knowledge_base_ids=[KB], top_k=5, plans=plans) == []
