@@ -176,8 +176,51 @@ def test_drop_anywhere_overlay_indexed_and_search(page: Page) -> None:
     expect(first).to_contain_text("otters.md")
     expect(first).to_contain_text("Sea otters hold hands")
     assert re.search(r"score \d\.\d{3}", first.inner_text())
+    page.get_by_label("Mode").select_option("keyword")
+    page.get_by_label("Query").fill("drift")
+    page.get_by_label("Type").fill("md")
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(page.get_by_test_id("results").locator("li")).to_have_count(1)
+    page.get_by_label("Type").fill("pdf")  # a filter that matches nothing
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(page.get_by_role("status").filter(has_text="No result.")).to_be_visible()
+    page.get_by_label("Type").fill("")
+    page.get_by_label("Mode").select_option("vector")
+    page.get_by_label("Query").fill("do sea otters hold hands?")
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(page.get_by_test_id("results").locator("li").first).to_contain_text("otters.md")
     assert_accessible(page)
     screenshot(page, "documents")
+
+
+def test_a_read_only_token_gets_no_overlay_and_its_drops_are_refused(page: Page, dev: Dev) -> None:
+    kb_id = create_base(page, f"ro_{uuid.uuid4().hex[:6]}")
+    reader = mint_token(
+        AuthSettings(), user_id="reader", organization_id="acme", permissions=[VIEW]
+    )
+    page.evaluate("t => sessionStorage.setItem('docproc.token', t)", reader)
+    page.reload()
+    expect(page.get_by_text("this base is read-only for you")).to_be_visible()
+    assert drag(page, "dragenter", "h1", files=True) is True  # kept from the browser ...
+    expect(page.get_by_test_id("drop-overlay")).to_be_hidden()  # ... but not taken
+    assert drag(page, "drop", "h1", files=True) is True
+    expect(page.get_by_test_id("uploads").locator("li")).to_have_count(0)
+    with api(dev) as client:
+        assert client.get(f"/kb/{kb_id}/documents").json()["total"] == 0
+
+
+def test_delete_explains_the_reservation(page: Page) -> None:
+    name = f"del_{uuid.uuid4().hex[:6]}"
+    create_base(page, name)
+    page.get_by_role("link", name="Knowledge bases").first.click()
+    row = page.locator(f'tr[data-kb="{name}"]')
+    row.get_by_role("button", name="Delete").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text(f"the name {name} stays reserved")
+    assert_accessible(page)
+    screenshot(page, "delete", full_page=False)
+    dialog.get_by_role("button", name="Delete").click()
+    expect(row).to_have_count(0)
 
 
 def test_long_paste_and_a_refused_file(page: Page) -> None:

@@ -2,7 +2,7 @@
 // with live status, the collection's honest status, and the search playground.
 
 import { ApiError, api, claims, type ConsoleConfig, type DocumentRow, type IngestionStatus, type KnowledgeBase, type SearchHit } from "../api";
-import { field, formatBytes, h } from "../dom";
+import { field, formatBytes, h, select } from "../dom";
 import { onLongPaste, setDropTarget } from "../dropzone";
 
 const POLL_MS = 1500;
@@ -221,6 +221,15 @@ function commaList(value: string): string[] | undefined {
 
 function searchPanel(kb: KnowledgeBase): HTMLElement {
   const query = field("Query", "query", h("input", { type: "search", required: true }));
+  const mode = field(
+    "Mode",
+    "mode",
+    select([
+      ["vector", "Vector (meaning)"],
+      ["keyword", "Keyword (every word)"],
+      ["hybrid", "Hybrid (both, fused)"],
+    ]),
+  );
   const source = field("Source", "filters.source", h("input", { placeholder: "upload, s3" }), "Comma-separated");
   const type = field("Type", "filters.document_type", h("input", { placeholder: "pdf, md" }), "Comma-separated");
   const unit = field("Organizational unit", "filters.organizational_unit", h("input"), "Comma-separated");
@@ -233,6 +242,7 @@ function searchPanel(kb: KnowledgeBase): HTMLElement {
     { class: "card search", "aria-labelledby": "search-title" },
     h("h2", { id: "search-title" }, "Search"),
     query.row,
+    mode.row,
     h("fieldset", { class: "filters" }, h("legend", {}, "Filters"), source.row, type.row, unit.row, from.row, to.row),
     h("button", { type: "submit" }, "Search"),
     note,
@@ -251,6 +261,7 @@ function searchPanel(kb: KnowledgeBase): HTMLElement {
       query: query.input.value,
       knowledge_base_ids: [kb.id],
       top_k: 5,
+      mode: mode.input.value,
       filters: Object.values(filters).some((v) => v !== undefined) ? filters : undefined,
     };
     try {
