@@ -34,11 +34,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from docproc_common.connectors import CONNECTORS
-from docproc_common.connectors.object_store import ObjectStoreConnector, StoredObject
 from docproc_common.connectors.settings import SyncSettings
 from docproc_common.runtime import Runtime
 from docproc_common.settings import DatabaseSettings, Settings, StorageSettings
+from docproc_sync.connectors import CONNECTORS
+from docproc_sync.connectors.object_store import ObjectStoreConnector, StoredObject
 from docproc_sync.testing import SyncBed
 from docproc_testing.db import create_test_database
 from docproc_testing.infra import load_infra_env

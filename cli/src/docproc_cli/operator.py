@@ -35,9 +35,9 @@ from docproc_common.auth import EDIT, VIEW, Principal
 from docproc_common.bus.outbox import enqueue
 from docproc_common.connectors.config import check_config
 from docproc_common.connectors.errors import ConnectorError
-from docproc_common.connectors.gdrive import GoogleDriveConfig, GoogleDriveConnector
 from docproc_common.connectors.remote_names import last_component
 from docproc_common.connectors.settings import SyncSettings
+from docproc_common.connectors.specs.gdrive import GoogleDriveConfig
 from docproc_common.db.models import (
     CollectionTeardown,
     DocumentStatus,
@@ -68,6 +68,7 @@ from docproc_common.vectorstore import (
     write_chunks,
 )
 from docproc_parser.engine.processor import extract_text
+from docproc_sync.connectors.gdrive import GoogleDriveConnector
 from docproc_upload.knowledge_bases import repository
 from docproc_upload.knowledge_bases.service import tear_down
 from sqlalchemy import delete, func, select, text, update

@@ -10,11 +10,11 @@ from typing import Any
 
 import httpx
 import pytest
-from docproc_common.connectors import confluence
-from docproc_common.connectors.confluence import ConfluenceConfig, ConfluenceConnector, page_text
-from docproc_common.connectors.http_retry import RetryPolicy
 from docproc_common.db.models import DocumentStatus, KnowledgeBase, SyncSource
 from docproc_common.events import DocumentDeleted
+from docproc_sync.connectors import confluence
+from docproc_sync.connectors.confluence import ConfluenceConfig, ConfluenceConnector, page_text
+from docproc_sync.connectors.http_retry import RetryPolicy
 from docproc_sync.testing import SyncBed
 from docproc_testing.confluence_standin import ConfluenceStandIn, running_confluence
 

@@ -13,13 +13,13 @@ from typing import Any
 import httpx
 import pytest
 from docproc_common import vault
-from docproc_common.connectors.gdrive import MAX_ATTEMPTS, STATE_FILE
 from docproc_common.connectors.settings import SyncSettings
 from docproc_common.db.models import DocumentStatus, KnowledgeBase, SyncSource
 from docproc_common.errors import InvalidInput
 from docproc_common.events import DocumentDeleted
 from docproc_common.runtime import Runtime
 from docproc_common.vault import validate_value
+from docproc_sync.connectors.gdrive import MAX_ATTEMPTS, STATE_FILE
 from docproc_sync.testing import SyncBed
 from docproc_testing.drive_standin import DOC, SHEET, SHORTCUT, DriveStandIn
 

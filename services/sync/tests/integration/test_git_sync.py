@@ -14,7 +14,7 @@ from urllib.parse import unquote
 
 import pytest
 from docproc_common.connectors.base import RemoteFile
-from docproc_common.connectors.git import GitConfig, GitConnector
+from docproc_sync.connectors.git import GitConfig, GitConnector
 from docproc_sync.testing import SyncBed
 
 from .conftest import RebindingDns, checked_options

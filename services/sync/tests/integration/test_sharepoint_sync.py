@@ -12,11 +12,11 @@ import httpx
 import pytest
 from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.errors import ClientFailedError
-from docproc_common.connectors.sharepoint import SharePointConfig, SharePointConnector
 from docproc_common.db.models import DocumentStatus, KnowledgeBase, SyncSource
 from docproc_common.events import DocumentDeleted
 from docproc_common.failures import Stage, summary
 from docproc_common.runtime import Runtime
+from docproc_sync.connectors.sharepoint import SharePointConfig, SharePointConnector
 from docproc_sync.testing import SyncBed
 from docproc_testing.graph_standin import Drive, GraphStandIn, serve_graph
 

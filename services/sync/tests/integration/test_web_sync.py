@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from docproc_common.connectors.errors import NetworkRefusedError
-from docproc_common.connectors.web import WebConfig, WebConnector
+from docproc_sync.connectors.web import WebConfig, WebConnector
 from docproc_sync.testing import SyncBed
 
 from .conftest import RebindingDns, checked_options

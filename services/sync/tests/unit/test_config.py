@@ -12,7 +12,8 @@ from docproc_common.connectors import CONNECTORS
 from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.config import CREDENTIAL_REFUSAL, check_config, describe
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError
-from docproc_common.connectors.gdrive import (
+from docproc_common.errors import InvalidInput
+from docproc_sync.connectors.gdrive import (
     MAX_WAIT_S,
     GoogleDriveConfig,
     checked_drive_folder_id,
@@ -20,9 +21,8 @@ from docproc_common.connectors.gdrive import (
     parents_query,
     retry_after,
 )
-from docproc_common.connectors.git import GitConfig, git_failure, glob_regex, parse_tree
-from docproc_common.connectors.s3 import S3Config, failure_kind
-from docproc_common.errors import InvalidInput
+from docproc_sync.connectors.git import GitConfig, git_failure, glob_regex, parse_tree
+from docproc_sync.connectors.s3 import S3Config, failure_kind
 from googleapiclient.errors import HttpError
 
 STRICT = ConnectorOptions()

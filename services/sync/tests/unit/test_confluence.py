@@ -11,12 +11,12 @@ import httpx
 import pytest
 from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.config import CREDENTIAL_REFUSAL, check_config, describe
-from docproc_common.connectors.confluence import ConfluenceConfig, page_label, page_text
-from docproc_common.connectors.html_text import parse_storage
-from docproc_common.connectors.http_retry import RetryPolicy, retry_after, send
 from docproc_common.connectors.remote_names import landing_path
 from docproc_common.errors import InvalidInput
 from docproc_common.vault import validate_value
+from docproc_sync.connectors.confluence import ConfluenceConfig, page_label, page_text
+from docproc_sync.connectors.html_text import parse_storage
+from docproc_sync.connectors.http_retry import RetryPolicy, retry_after, send
 
 STRICT = ConnectorOptions()
 LAX = ConnectorOptions(allow_private_networks=True, allow_plain_http=True)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from docproc_common.connectors.html_text import parse_html
-from docproc_common.connectors.web import normalize, page_name
+from docproc_sync.connectors.html_text import parse_html
+from docproc_sync.connectors.web import normalize, page_name
 
 
 def test_text_headings_lists_and_links() -> None:

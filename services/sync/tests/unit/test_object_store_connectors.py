@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 from azure.core.credentials import AzureNamedKeyCredential, AzureSasCredential
-from docproc_common.connectors.azure_blob import AzureBlobConfig, AzureBlobConnector, credential_of
 from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.config import CREDENTIAL_REFUSAL, check_config, describe
 from docproc_common.connectors.errors import ConnectorError, NetworkRefusedError
-from docproc_common.connectors.gcs import READ_ONLY, GcsConfig, GcsConnector
 from docproc_common.errors import InvalidInput
+from docproc_sync.connectors.azure_blob import AzureBlobConfig, AzureBlobConnector, credential_of
+from docproc_sync.connectors.gcs import READ_ONLY, GcsConfig, GcsConnector
 from docproc_testing.stores import service_account_key
 from google.oauth2 import service_account
 

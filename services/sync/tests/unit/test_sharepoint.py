@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.config import CREDENTIAL_REFUSAL, check_config
-from docproc_common.connectors.msgraph import MAX_WAIT_S, retry_wait
-from docproc_common.connectors.sharepoint import Node, Tree, apply_delta, item_version
 from docproc_common.errors import InvalidInput
 from docproc_common.vault import validate_value
+from docproc_sync.connectors.msgraph import MAX_WAIT_S, retry_wait
+from docproc_sync.connectors.sharepoint import Node, Tree, apply_delta, item_version
 
 OPTIONS = ConnectorOptions()
 HOST = "contoso.sharepoint.com"

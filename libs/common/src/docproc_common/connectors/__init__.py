@@ -1,36 +1,36 @@
-"""Sync connectors: the framework (``base``), the landing rule (``remote_names``) and the registry.
+"""Sync connectors as the API knows them: the framework (``base``), the landing rule
+(``remote_names``), each connector's configuration and checks (``specs``) and the registry.
 
-Shared by the API (which lists connectors and checks a source's configuration
-where it is submitted) and the sync service (which runs them).
+Shared by the API (which lists connectors and checks a source's configuration where it is
+submitted) and the sync service, whose implementations (``docproc_sync.connectors``)
+subclass these specs.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from docproc_common.connectors.base import ConnectorSpec
+from docproc_common.connectors.specs.azure_blob import AzureBlobSpec
+from docproc_common.connectors.specs.confluence import ConfluenceSpec
+from docproc_common.connectors.specs.gcs import GcsSpec
+from docproc_common.connectors.specs.gdrive import GoogleDriveSpec
+from docproc_common.connectors.specs.git import GitSpec
+from docproc_common.connectors.specs.local import LocalSpec
+from docproc_common.connectors.specs.s3 import S3Spec
+from docproc_common.connectors.specs.sharepoint import SharePointSpec
+from docproc_common.connectors.specs.web import WebSpec
 
-from docproc_common.connectors.azure_blob import AzureBlobConnector
-from docproc_common.connectors.base import BaseSyncConnector
-from docproc_common.connectors.confluence import ConfluenceConnector
-from docproc_common.connectors.gcs import GcsConnector
-from docproc_common.connectors.gdrive import GoogleDriveConnector
-from docproc_common.connectors.git import GitConnector
-from docproc_common.connectors.local import LocalConnector
-from docproc_common.connectors.s3 import S3Connector
-from docproc_common.connectors.sharepoint import SharePointConnector
-from docproc_common.connectors.web import WebConnector
-
-CONNECTORS: dict[str, type[BaseSyncConnector[Any]]] = {
+CONNECTORS: dict[str, type[ConnectorSpec]] = {
     c.NAME: c
     for c in (
-        LocalConnector,
-        S3Connector,
-        AzureBlobConnector,
-        GcsConnector,
-        WebConnector,
-        GitConnector,
-        GoogleDriveConnector,
-        SharePointConnector,
-        ConfluenceConnector,
+        LocalSpec,
+        S3Spec,
+        AzureBlobSpec,
+        GcsSpec,
+        WebSpec,
+        GitSpec,
+        GoogleDriveSpec,
+        SharePointSpec,
+        ConfluenceSpec,
     )
 }
 

@@ -95,7 +95,11 @@ class ConnectorOptions:
     full_listing: bool = False
 
 
-class BaseSyncConnector(ABC, Generic[C]):
+class ConnectorSpec:
+    """What the API knows of a connector without running it: its name and description, its
+    ``CONFIG_MODEL``, the secret it authenticates with, and the checks beyond the model's types
+    (``validate_config``). The implementation (``docproc_sync.connectors``) subclasses it."""
+
     NAME: ClassVar[str]
     TITLE: ClassVar[str]
     DESCRIPTION: ClassVar[str] = ""
@@ -108,6 +112,13 @@ class BaseSyncConnector(ABC, Generic[C]):
     #: sentence (None: the sentence says no more).
     REACH: ClassVar[str | None] = None
 
+    @classmethod
+    def validate_config(cls, config: BaseModel, options: ConnectorOptions) -> ConfigRefusal | None:  # noqa: ARG003
+        """Checks beyond the model's types, asked where the config is accepted. None: acceptable."""
+        return None
+
+
+class BaseSyncConnector(ConnectorSpec, ABC, Generic[C]):
     def __init__(
         self, config: C, secret: Mapping[str, Any] | None, options: ConnectorOptions
     ) -> None:
@@ -119,11 +130,6 @@ class BaseSyncConnector(ABC, Generic[C]):
         self.config = config
         self.secret: Mapping[str, Any] = secret or {}
         self.options = options
-
-    @classmethod
-    def validate_config(cls, config: BaseModel, options: ConnectorOptions) -> ConfigRefusal | None:  # noqa: ARG003
-        """Checks beyond the model's types, asked where the config is accepted. None: acceptable."""
-        return None
 
     @abstractmethod
     async def list_files(self) -> RemoteListing:

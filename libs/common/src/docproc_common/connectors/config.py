@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ValidationError
 
 from docproc_common.connectors import CONNECTORS
-from docproc_common.connectors.base import BaseSyncConnector, ConnectorOptions
+from docproc_common.connectors.base import ConnectorOptions, ConnectorSpec
 from docproc_common.errors import FieldError, InvalidInput
 
 ROOT = "config"
@@ -32,7 +32,7 @@ _CREDENTIAL_KEY = re.compile(
 )
 
 
-def connector_class(name: str, field: str = "connector") -> type[BaseSyncConnector[Any]]:
+def connector_class(name: str, field: str = "connector") -> type[ConnectorSpec]:
     try:
         return CONNECTORS[name]
     except KeyError:

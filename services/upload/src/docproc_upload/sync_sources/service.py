@@ -16,7 +16,7 @@ from typing import Any
 from docproc_common.access import Access, resolve_collection, resolve_kb
 from docproc_common.auth import SECRETS_VIEW, Principal
 from docproc_common.connectors import CONNECTORS
-from docproc_common.connectors.base import BaseSyncConnector
+from docproc_common.connectors.base import ConnectorSpec
 from docproc_common.connectors.config import check_config, connector_class, describe
 from docproc_common.connectors.runs import queue_run
 from docproc_common.connectors.settings import get_sync_settings
@@ -129,7 +129,7 @@ async def source_out(
 # -- checks --------------------------------------------------------------------------------------
 
 
-def _connector(principal: Principal, name: str) -> type[BaseSyncConnector[Any]]:
+def _connector(principal: Principal, name: str) -> type[ConnectorSpec]:
     cls = connector_class(name)
     if cls.ADMIN_ONLY and not principal.app_admin:
         raise Forbidden(
@@ -147,7 +147,7 @@ def _config(name: str, raw: dict[str, Any]) -> dict[str, Any]:
 async def _secret(
     session: AsyncSession,
     principal: Principal,
-    cls: type[BaseSyncConnector[Any]],
+    cls: type[ConnectorSpec],
     secret_id: uuid.UUID | None,
     organization_id: str | None,
 ) -> uuid.UUID | None:

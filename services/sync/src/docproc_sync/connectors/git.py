@@ -27,21 +27,21 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from docproc_common.connectors.base import (
     BaseSyncConnector,
-    ConfigRefusal,
     ConnectorOptions,
     RemoteFile,
     RemoteListing,
 )
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError, Subject
-from docproc_common.connectors.network import check_url, default_port, literal_refusal
+from docproc_common.connectors.network import check_url, default_port
 from docproc_common.connectors.remote_names import open_landing
+from docproc_common.connectors.specs.git import (
+    GitConfig,
+    GitSpec,
+)
+from pydantic import BaseModel, ConfigDict, Field
 
-BRANCH = re.compile(r"^(?!-)(?!.*\.\.)(?!.*//)(?!.*\.lock$)[A-Za-z0-9._/-]{1,200}(?<!/)$")
-DEFAULT_INCLUDE = ["**/*.md", "**/*.txt"]
 #: git's fatal messages, in docproc's words (first match wins; git's own text names the URL)
 GIT_FAILURES = (
     ("could not read username", "authentication refused"),  # a 401, token or none
@@ -67,20 +67,6 @@ def git_failure(stderr: str, returncode: int) -> str:
         if needle in lowered:
             return reason
     return f"exit {returncode}"
-
-
-class GitConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", title="Git repository")
-
-    repo_url: str = Field(max_length=1000, description="The repository's https:// clone URL")
-    branch: str = Field(default="main", max_length=200)
-    include: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_INCLUDE),
-        min_length=1,
-        max_length=50,
-        description="Glob patterns of the files to sync (** crosses directories)",
-    )
-    max_file_bytes: int = Field(default=20 * 1024 * 1024, ge=1, le=200 * 1024 * 1024)
 
 
 class GitSecret(BaseModel):
@@ -123,15 +109,7 @@ def parse_tree(raw: bytes) -> list[tuple[str, str, int, str]]:
     return entries
 
 
-class GitConnector(BaseSyncConnector[GitConfig]):
-    NAME = "git"
-    TITLE = "Git repository"
-    DESCRIPTION = "Documentation files of one branch of a repository, over HTTPS"
-    CONFIG_MODEL = GitConfig
-    SECRET_KIND = "git_token"
-    SECRET_REQUIRED = False  # a public repository needs none
-    CHANGE_SIGNAL = "commit sha, then blob id"
-
+class GitConnector(GitSpec, BaseSyncConnector[GitConfig]):
     def __init__(
         self, config: GitConfig, secret: Mapping[str, Any] | None, options: ConnectorOptions
     ) -> None:
@@ -154,31 +132,6 @@ class GitConnector(BaseSyncConnector[GitConfig]):
         self.home = base / "home"
         self.home.mkdir(exist_ok=True)
         self.patterns = [glob_regex(p) for p in config.include]
-
-    @classmethod
-    def validate_config(cls, config: object, options: ConnectorOptions) -> ConfigRefusal | None:
-        assert isinstance(config, GitConfig)
-        parts = urlsplit(config.repo_url)
-        schemes = {"https", "http"} if options.allow_plain_http else {"https"}
-        if parts.scheme not in schemes or not parts.hostname:
-            return ConfigRefusal("The repository URL must be an https:// URL", "repo_url")
-        if parts.username or parts.password:
-            return ConfigRefusal(
-                "a credential does not go in a source's configuration: "
-                "put the token in the vault as a git_token secret",
-                "repo_url",
-            )
-        if parts.query or parts.fragment:
-            return ConfigRefusal("The repository URL has no query or fragment", "repo_url")
-        reason = literal_refusal(config.repo_url)
-        if reason and not options.allow_private_networks:
-            return ConfigRefusal(f"The repository URL is refused: {reason}", "repo_url")
-        if not BRANCH.fullmatch(config.branch):
-            return ConfigRefusal("Not a branch name", "branch")
-        for pattern in config.include:
-            if not pattern or pattern.startswith("/") or ".." in pattern.split("/"):
-                return ConfigRefusal(f"The pattern {pattern!r} is not a relative glob", "include")
-        return None
 
     def _env(self) -> dict[str, str]:
         settings = [

@@ -6,27 +6,28 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
-from pydantic import BaseModel, ConfigDict, Field
-
 from docproc_common.connectors.base import (
-    ConfigRefusal,
     ConnectorOptions,
     RemoteListing,
 )
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError
-from docproc_common.connectors.network import check_url, literal_refusal
-from docproc_common.connectors.object_store import ObjectStoreConnector, StoredObject
+from docproc_common.connectors.network import check_url
 from docproc_common.connectors.remote_names import open_landing
+from pydantic import BaseModel, ConfigDict, Field
+
+from docproc_sync.connectors.object_store import ObjectStoreConnector, StoredObject
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
+from docproc_common.connectors.specs.s3 import (
+    S3Config,
+    S3Spec,
+)
 
-BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
 ERROR_CODE = re.compile(r"^[A-Za-z0-9.]{1,64}$")
 
 
@@ -42,23 +43,6 @@ def failure_kind(exc: ClientError | BotoCoreError) -> str:
     return type(exc).__name__
 
 
-class S3Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", title="Amazon S3 (or an S3-compatible store)")
-
-    bucket: str = Field(description="The bucket's name")
-    prefix: str = Field(
-        default="",
-        max_length=1024,
-        description="Only keys starting with this prefix are synced (a literal prefix, not a pattern)",
-    )
-    region: str | None = Field(default=None, max_length=64, pattern=r"^[a-z0-9-]+$")
-    endpoint_url: str | None = Field(
-        default=None,
-        max_length=500,
-        description="An S3-compatible endpoint (MinIO, Ceph); empty for AWS itself",
-    )
-
-
 class S3Secret(BaseModel):
     """The ``aws_credentials`` secret's value."""
 
@@ -69,18 +53,13 @@ class S3Secret(BaseModel):
     session_token: str | None = None
 
 
-class S3Connector(ObjectStoreConnector[S3Config]):
+class S3Connector(S3Spec, ObjectStoreConnector[S3Config]):
     """Objects under ``prefix`` in ``bucket``.
 
     Change signal: the ETag from ``ListObjectsV2``, compared before ``GetObject``,
     so a nightly run over an unchanged bucket costs a listing, not the bucket.
     """
 
-    NAME = "s3"
-    TITLE = "Amazon S3"
-    DESCRIPTION = "Objects under a prefix of an S3 bucket (or an S3-compatible store)"
-    CONFIG_MODEL = S3Config
-    SECRET_KIND = "aws_credentials"
     SCHEME = "s3"
     CONTAINER_FIELD = "bucket"
 
@@ -111,25 +90,6 @@ class S3Connector(ObjectStoreConnector[S3Config]):
                 retries={"mode": "standard", "max_attempts": 3},
             ),
         )
-
-    @classmethod
-    def validate_config(cls, config: object, options: ConnectorOptions) -> ConfigRefusal | None:
-        assert isinstance(config, S3Config)
-        if not BUCKET_NAME.fullmatch(config.bucket) or ".." in config.bucket:
-            return ConfigRefusal(
-                "A bucket name is 3-63 lowercase letters, digits, dots and hyphens", "bucket"
-            )
-        if config.endpoint_url:
-            if not re.match(r"^https?://", config.endpoint_url) or (
-                config.endpoint_url.startswith("http://") and not options.allow_plain_http
-            ):
-                return ConfigRefusal("The endpoint must be an https:// URL", "endpoint_url")
-            if urlsplit(config.endpoint_url)[3:] != ("", ""):
-                return ConfigRefusal("The endpoint URL has no query or fragment", "endpoint_url")
-            reason = literal_refusal(config.endpoint_url)
-            if reason and not options.allow_private_networks:
-                return ConfigRefusal(f"The endpoint is refused: {reason}", "endpoint_url")
-        return None
 
     async def list_files(self) -> RemoteListing:
         if self.config.endpoint_url:

@@ -34,30 +34,33 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import ipaddress
 import json
 import re
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
 from docproc_common.connectors.base import (
     BaseSyncConnector,
-    ConfigRefusal,
     ConnectorOptions,
     RemoteFile,
     RemoteListing,
     write_into,
 )
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError, Subject
-from docproc_common.connectors.html_text import parse_storage
-from docproc_common.connectors.http_retry import RetryPolicy, send
-from docproc_common.connectors.network import PinnedTransport, literal_refusal
+from docproc_common.connectors.network import PinnedTransport
 from docproc_common.connectors.remote_names import open_landing
+from docproc_common.connectors.specs.confluence import (
+    CONTENT_ID,
+    ConfluenceConfig,
+    ConfluenceSpec,
+    site_origin,
+)
+from pydantic import BaseModel, ConfigDict
+
+from docproc_sync.connectors.html_text import parse_storage
+from docproc_sync.connectors.http_retry import RetryPolicy, send
 
 T = TypeVar("T")
 
@@ -69,13 +72,7 @@ MAX_LISTING_REQUESTS = 5000
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
 MAX_DOWNLOAD_BYTES = 512 * 1024 * 1024
 MAX_REDIRECTS = 5
-SPACE_KEY = re.compile(r"^[A-Za-z0-9]{1,255}$")
-CONTENT_ID = re.compile(r"^[0-9]{1,20}$")
 ATTACHMENT_ID = re.compile(r"^(?:att)?[0-9]{1,20}$")
-DNS_NAME = re.compile(
-    r"^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$"
-)
-SITE_PATHS = {"", "/", "/wiki", "/wiki/"}
 #: Content types of the page tree whose own descendants can be asked for.
 TREE_KINDS = {
     "page": "pages",
@@ -95,29 +92,6 @@ REASONS = {
     503: "unavailable",
     504: "gateway timeout",
 }
-
-
-class ConfluenceConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", title="Confluence Cloud")
-
-    site_url: str = Field(
-        max_length=500, description="The site's address, https://<site>.atlassian.net"
-    )
-    space_key: str = Field(max_length=255, description="The space's key (letters and digits)")
-    root_page_id: str | None = Field(
-        default=None,
-        max_length=20,
-        description="Only this page and the pages under it (its id); empty for the whole space",
-    )
-    include_attachments: bool = Field(
-        default=False,
-        description="Also sync the pages' attachments (PDF, DOCX, Markdown, text)",
-    )
-
-    @field_validator("root_page_id", mode="before")
-    @classmethod
-    def _id_as_text(cls, value: object) -> object:
-        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
 class ConfluenceSecret(BaseModel):
@@ -148,33 +122,6 @@ class UnansweredError(ClientFailedError):
     incomplete; a page's read is that page's failure."""
 
 
-def site_origin(url: str, options: ConnectorOptions) -> tuple[str | None, str | None]:
-    """``(origin, None)`` for an acceptable site URL, else ``(None, why)``."""
-    parts = urlsplit(url.strip())
-    schemes = {"https", "http"} if options.allow_plain_http else {"https"}
-    if parts.scheme.lower() not in schemes or not parts.hostname:
-        return None, "The site URL must be an https:// URL, https://<site>.atlassian.net"
-    if parts.username or parts.password:
-        return None, "a credential does not go in a source's configuration"
-    if parts.query or parts.fragment or parts.path not in SITE_PATHS:
-        return None, "The site URL is the site's address alone, https://<site>.atlassian.net"
-    host = parts.hostname.lower()
-    try:
-        ipaddress.ip_address(host)
-        literal = True
-    except ValueError:
-        literal = False
-    if not options.allow_private_networks:
-        if literal or not DNS_NAME.fullmatch(host):
-            return None, "The site URL names its site by a DNS name, https://<site>.atlassian.net"
-        reason = literal_refusal(url)
-        if reason:
-            return None, f"The site URL is refused: {reason}"
-    shown = f"[{host}]" if ":" in host else host
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme.lower()}://{shown}{port}", None
-
-
 def page_label(title: str) -> str:
     """A page's file name: its title (a separator becomes ``-``, controls dropped) + ``.md``."""
     flat = "".join(c for c in title.replace("/", "-").replace("\\", "-") if c.isprintable())
@@ -198,14 +145,7 @@ def _batched(items: list[str], size: int) -> Iterable[list[str]]:
         yield items[start : start + size]
 
 
-class ConfluenceConnector(BaseSyncConnector[ConfluenceConfig]):
-    NAME = "confluence"
-    TITLE = "Confluence Cloud"
-    DESCRIPTION = "The pages of one Confluence Cloud space (or one page tree), as text"
-    CONFIG_MODEL = ConfluenceConfig
-    SECRET_KIND = "confluence_token"
-    CHANGE_SIGNAL = "version.number"
-    REACH = "every page of the space it can see, restricted pages included"
+class ConfluenceConnector(ConfluenceSpec, BaseSyncConnector[ConfluenceConfig]):
     RETRY = RetryPolicy()
 
     def __init__(
@@ -226,18 +166,6 @@ class ConfluenceConnector(BaseSyncConnector[ConfluenceConfig]):
         self._client: httpx.AsyncClient | None = None
         self._slots = asyncio.Semaphore(MAX_CONCURRENT)
         self._listing_requests = 0
-
-    @classmethod
-    def validate_config(cls, config: object, options: ConnectorOptions) -> ConfigRefusal | None:
-        assert isinstance(config, ConfluenceConfig)
-        _origin, refusal = site_origin(config.site_url, options)
-        if refusal is not None:
-            return ConfigRefusal(refusal, "site_url")
-        if not SPACE_KEY.fullmatch(config.space_key):
-            return ConfigRefusal("A space key is letters and digits", "space_key")
-        if config.root_page_id is not None and not CONTENT_ID.fullmatch(config.root_page_id):
-            return ConfigRefusal("A page id is digits", "root_page_id")
-        return None
 
     def page_address(self, page_id: str) -> str:
         return f"{self.origin}/wiki/pages/viewpage.action?pageId={page_id}"

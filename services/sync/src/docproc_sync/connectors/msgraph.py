@@ -40,7 +40,6 @@ from typing import Any
 from urllib.parse import quote, urljoin, urlsplit
 
 import httpx
-
 from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError, Subject
 from docproc_common.connectors.network import PinnedTransport

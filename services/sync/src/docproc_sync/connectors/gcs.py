@@ -2,56 +2,40 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from docproc_common.connectors.base import ConnectorOptions, RemoteListing
+from docproc_common.connectors.errors import ClientFailedError, ConnectorError, Subject
+from docproc_common.connectors.network import check_url
+from docproc_common.connectors.remote_names import open_landing
+from docproc_common.connectors.specs.gcs import (
+    GcsConfig,
+    GcsSpec,
+)
+from docproc_common.vault import GcpServiceAccountValue
 from google.api_core.exceptions import GoogleAPICallError
 from google.auth.exceptions import GoogleAuthError, RefreshError
 from google.cloud.storage import Blob, Client
 from google.cloud.storage.exceptions import DataCorruption
 from google.oauth2 import service_account
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 from requests import RequestException
 
-from docproc_common.connectors.base import ConfigRefusal, ConnectorOptions, RemoteListing
-from docproc_common.connectors.errors import ClientFailedError, ConnectorError, Subject
-from docproc_common.connectors.http_retry import parse_retry_after
-from docproc_common.connectors.network import check_url
-from docproc_common.connectors.object_store import (
+from docproc_sync.connectors.http_retry import parse_retry_after
+from docproc_sync.connectors.object_store import (
     TRANSIENT_STATUS,
     ObjectStoreConnector,
     StoredObject,
     TransientError,
-    endpoint_refusal,
 )
-from docproc_common.connectors.remote_names import open_landing
-from docproc_common.vault import GcpServiceAccountValue
 
-#: 3-63 lowercase letters, digits, dots, hyphens and underscores, a letter or digit at each end.
-BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$")
 GOOGLE_API = "https://storage.googleapis.com"
 GOOGLE_TOKEN_URI = "https://oauth2.googleapis.com/token"
 READ_ONLY = "https://www.googleapis.com/auth/devstorage.read_only"
 #: Only what the listing decides with: the name, the size and the change signal.
 LIST_FIELDS = "items(name,size,md5Hash,generation),nextPageToken"
-
-
-class GcsConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", title="Google Cloud Storage")
-
-    bucket: str = Field(description="The bucket's name")
-    prefix: str = Field(
-        default="",
-        max_length=1024,
-        description="Only objects whose names start with this prefix are synced (a literal prefix)",
-    )
-    endpoint_url: str | None = Field(
-        default=None,
-        max_length=500,
-        description="A GCS-compatible JSON API endpoint; empty for Google itself",
-    )
 
 
 def credentials_of(secret: Mapping[str, Any]) -> service_account.Credentials:
@@ -92,7 +76,7 @@ def _failure(exc: Exception, subject: Subject) -> ClientFailedError:
     return ClientFailedError(kind, subject=subject)
 
 
-class GcsConnector(ObjectStoreConnector[GcsConfig]):
+class GcsConnector(GcsSpec, ObjectStoreConnector[GcsConfig]):
     """Objects under ``prefix`` in ``bucket``.
 
     Change signal: the object's ``md5Hash`` from ``objects.list`` — its ``generation``
@@ -101,14 +85,8 @@ class GcsConnector(ObjectStoreConnector[GcsConfig]):
     bytes is not fetched again.
     """
 
-    NAME = "gcs"
-    TITLE = "Google Cloud Storage"
-    DESCRIPTION = "Objects under a prefix of a Google Cloud Storage bucket"
-    CONFIG_MODEL = GcsConfig
-    SECRET_KIND = "gcp_service_account"
     SCHEME = "gs"
     CONTAINER_FIELD = "bucket"
-    CHANGE_SIGNAL = "md5Hash (generation)"
 
     def __init__(
         self, config: GcsConfig, secret: Mapping[str, Any] | None, options: ConnectorOptions
@@ -127,22 +105,6 @@ class GcsConnector(ObjectStoreConnector[GcsConfig]):
             client_options={"api_endpoint": config.endpoint_url or GOOGLE_API},
         )
         self.bucket = self.client.bucket(config.bucket)
-
-    @classmethod
-    def validate_config(cls, config: object, options: ConnectorOptions) -> ConfigRefusal | None:
-        assert isinstance(config, GcsConfig)
-        if (
-            not BUCKET_NAME.fullmatch(config.bucket)
-            or ".." in config.bucket
-            or config.bucket.startswith("goog")
-        ):
-            return ConfigRefusal(
-                "A bucket name is 3-63 lowercase letters, digits, dots, hyphens and underscores",
-                "bucket",
-            )
-        if config.endpoint_url:
-            return endpoint_refusal(config.endpoint_url, "endpoint_url", options)
-        return None
 
     async def list_files(self) -> RemoteListing:
         allow = self.options.allow_private_networks

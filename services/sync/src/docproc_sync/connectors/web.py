@@ -26,19 +26,22 @@ from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 from urllib.robotparser import RobotFileParser
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
-
 from docproc_common.connectors.base import (
     BaseSyncConnector,
-    ConfigRefusal,
     ConnectorOptions,
     RemoteFile,
     RemoteListing,
     copy_into,
 )
 from docproc_common.connectors.errors import ConnectorError
-from docproc_common.connectors.html_text import parse_html
-from docproc_common.connectors.network import PinnedTransport, literal_refusal
+from docproc_common.connectors.network import PinnedTransport
+from docproc_common.connectors.specs.web import (
+    WebConfig,
+    WebSpec,
+    normalize,
+)
+
+from docproc_sync.connectors.html_text import parse_html
 
 USER_AGENT = "docproc-sync"
 MAX_PAGE_BYTES = 10 * 1024 * 1024
@@ -50,37 +53,6 @@ DOCUMENT_TYPES = {
     "text/plain": "txt",
 }
 DOCUMENT_EXTENSIONS = {"pdf", "docx", "md", "txt"}
-
-
-class WebConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", title="Website")
-
-    start_url: str = Field(max_length=2000, description="Where the crawl starts (http or https)")
-    max_pages: int = Field(default=200, ge=1, le=5000, description="Pages fetched at most per run")
-    path_prefix: str | None = Field(
-        default=None,
-        max_length=1000,
-        description="Only pages whose path starts with this (default: the whole site)",
-    )
-    include_documents: bool = Field(
-        default=True, description="Also sync PDF, DOCX, Markdown and text files the pages link to"
-    )
-    page_timeout_s: float = Field(default=15.0, gt=0, le=120)
-
-
-def normalize(url: str) -> str | None:
-    """The crawl's identity for a URL: no fragment, lowercase scheme and host, no default port."""
-    parts = urlsplit(url.strip())
-    scheme = parts.scheme.lower()
-    if scheme not in {"http", "https"} or not parts.hostname:
-        return None
-    host = parts.hostname.lower()
-    if ":" in host:
-        host = f"[{host}]"
-    port = parts.port
-    if port and not ((scheme == "http" and port == 80) or (scheme == "https" and port == 443)):
-        host = f"{host}:{port}"
-    return urlunsplit((scheme, host, parts.path or "/", parts.query, ""))
 
 
 def page_name(url: str, extension: str) -> str:
@@ -95,14 +67,7 @@ def page_name(url: str, extension: str) -> str:
     return segment or f"index.{extension}"
 
 
-class WebConnector(BaseSyncConnector[WebConfig]):
-    NAME = "web"
-    TITLE = "Website"
-    DESCRIPTION = "Crawl one site (robots.txt obeyed) and index its pages as text"
-    CONFIG_MODEL = WebConfig
-    SECRET_KIND = None
-    CHANGE_SIGNAL = "ETag / Last-Modified"
-
+class WebConnector(WebSpec, BaseSyncConnector[WebConfig]):
     def __init__(
         self, config: WebConfig, secret: Mapping[str, Any] | None, options: ConnectorOptions
     ) -> None:
@@ -122,24 +87,6 @@ class WebConnector(BaseSyncConnector[WebConfig]):
             self.cache = Path(self._tmp.name)
         self.cache.mkdir(parents=True, exist_ok=True)
         self._names = itertools.count()
-
-    @classmethod
-    def validate_config(cls, config: object, options: ConnectorOptions) -> ConfigRefusal | None:
-        assert isinstance(config, WebConfig)
-        url = normalize(config.start_url)
-        if url is None:
-            return ConfigRefusal("The start URL must be an http or https URL", "start_url")
-        if urlsplit(url).scheme == "http" and not options.allow_plain_http:
-            return ConfigRefusal("The start URL must use https", "start_url")
-        reason = literal_refusal(url)
-        if reason and not options.allow_private_networks:
-            return ConfigRefusal(f"The start URL is refused: {reason}", "start_url")
-        if config.path_prefix is not None:
-            if not config.path_prefix.startswith("/"):
-                return ConfigRefusal("A path prefix starts with /", "path_prefix")
-            if not urlsplit(url).path.startswith(config.path_prefix):
-                return ConfigRefusal("The start URL is outside the path prefix", "path_prefix")
-        return None
 
     def in_scope(self, url: str) -> bool:
         parts = urlsplit(url)

@@ -5,25 +5,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from docproc_common.connectors.base import (
     BaseSyncConnector,
-    ConfigRefusal,
-    ConnectorOptions,
     RemoteFile,
     RemoteListing,
 )
 from docproc_common.connectors.errors import ConnectorError
 from docproc_common.connectors.remote_names import open_landing
-
-
-class LocalConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", title="Server directory")
-
-    path: str = Field(
-        min_length=1, max_length=4096, description="An absolute directory on the server"
-    )
+from docproc_common.connectors.specs.local import (
+    LocalConfig,
+    LocalSpec,
+)
 
 
 def _walk(root: Path) -> list[RemoteFile]:
@@ -65,29 +57,11 @@ def _copy(root: Path, source: Path, dest: Path) -> None:
                 out.write(chunk)
 
 
-class LocalConnector(BaseSyncConnector[LocalConfig]):
+class LocalConnector(LocalSpec, BaseSyncConnector[LocalConfig]):
     """Every regular file under ``path`` (symbolic links are skipped, never followed).
 
     Change signal: the file's mtime and size, read by the listing, before any byte.
     """
-
-    NAME = "local"
-    TITLE = "Server directory"
-    DESCRIPTION = "A directory on the docproc server itself; app admins only"
-    CONFIG_MODEL = LocalConfig
-    SECRET_KIND = None
-    ADMIN_ONLY = True
-    CHANGE_SIGNAL = "mtime and size"
-
-    @classmethod
-    def validate_config(cls, config: object, options: ConnectorOptions) -> ConfigRefusal | None:  # noqa: ARG003
-        assert isinstance(config, LocalConfig)
-        path = Path(config.path)
-        if not path.is_absolute() or not path.is_dir():
-            return ConfigRefusal(
-                "The path must be an existing absolute directory on the server", "path"
-            )
-        return None
 
     @property
     def root(self) -> Path:

@@ -48,21 +48,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import httplib2
-from google.auth.exceptions import RefreshError, TransportError
-from google.oauth2 import service_account
-from google_auth_httplib2 import AuthorizedHttp
-from googleapiclient.discovery import build
-from googleapiclient.errors import HttpError
-from googleapiclient.http import MediaIoBaseDownload
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from docproc_common.connectors.base import (
     BaseSyncConnector,
-    ConfigRefusal,
     ConnectorOptions,
     RemoteFile,
     RemoteListing,
@@ -70,7 +61,19 @@ from docproc_common.connectors.base import (
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError, Subject
 from docproc_common.connectors.network import check_url
 from docproc_common.connectors.remote_names import open_landing
+from docproc_common.connectors.specs.gdrive import (
+    GoogleDriveConfig,
+    GoogleDriveSpec,
+    checked_drive_folder_id,
+)
 from docproc_common.vault import GcpServiceAccountValue
+from google.auth.exceptions import RefreshError, TransportError
+from google.oauth2 import service_account
+from google_auth_httplib2 import AuthorizedHttp
+from googleapiclient.discovery import build
+from googleapiclient.errors import HttpError
+from googleapiclient.http import MediaIoBaseDownload
+from pydantic import ValidationError
 
 T = TypeVar("T")
 
@@ -109,57 +112,14 @@ DOWNLOAD_CHUNK = 8 * 1024 * 1024
 STATE_FILE = "drive-state.json"
 STATE_VERSION = 1
 
-_FOLDER_ID = re.compile(r"[A-Za-z0-9_-]{1,256}")
-_MIME = re.compile(r"[a-z0-9][a-z0-9.+-]{0,126}/(\*|[A-Za-z0-9][A-Za-z0-9.+_-]{0,126})")
 _SYMBOL = re.compile(r"[A-Za-z][A-Za-z0-9_.]{0,63}")
 _RATE_LIMITED = {"rateLimitExceeded", "userRateLimitExceeded"}
 _RETRIED_STATUS = {429, 500, 502, 503, 504}
 
 
-def checked_drive_folder_id(folder_id: str) -> str:
-    """``folder_id`` when it is an id Google could have emitted (letters, digits, ``-``, ``_``).
-
-    Asked for the configured folder (``validate_config``) and wherever a ``'<id>' in
-    parents`` query is built, which every subfolder id goes through: ``x' in parents or
-    name contains 'salary`` would otherwise be a well-formed, wider query. It names no
-    field: of its three askers only one was sent a form to mark.
-    """
-    if not _FOLDER_ID.fullmatch(folder_id):
-        raise ConnectorError("A Drive folder id is letters, digits, '-' and '_' only")
-    return folder_id
-
-
 def parents_query(folder_id: str) -> str:
     """The one place a folder id enters Drive's query language."""
     return f"'{checked_drive_folder_id(folder_id)}' in parents and trashed = false"
-
-
-class GoogleDriveConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", title="Google Drive folder")
-
-    folder_id: str = Field(
-        max_length=256,
-        description="The folder's id (the last part of its drive.google.com/drive/folders/ URL)",
-    )
-    include_shared_drives: bool = Field(
-        default=False, description="The folder may be in a shared drive"
-    )
-    recursive: bool = Field(default=True, description="Also sync the folder's subfolders")
-    mime_types: list[str] = Field(
-        default_factory=list,
-        max_length=50,
-        description="Only files of these Drive MIME types (type/* for a family); empty: all",
-    )
-    exclude_mime_types: list[str] = Field(
-        default_factory=list, max_length=50, description="Never files of these Drive MIME types"
-    )
-    export_format: Literal["office", "pdf"] = Field(
-        default="office",
-        description="Google Docs/Sheets/Slides as DOCX/XLSX/PPTX (office) or as PDF",
-    )
-    max_files: int = Field(
-        default=10_000, ge=1, le=200_000, description="Files listed at most per run"
-    )
 
 
 class DriveCallError(ClientFailedError):
@@ -265,7 +225,7 @@ class Tree:
         self.files.pop(item, None)
 
 
-class GoogleDriveConnector(BaseSyncConnector[GoogleDriveConfig]):
+class GoogleDriveConnector(GoogleDriveSpec, BaseSyncConnector[GoogleDriveConfig]):
     """Files of a Drive folder, by id (``gdrive://<file id>``), with their own names as labels.
 
     Change signal: ``md5Checksum`` (binary files) or ``modifiedTime`` with the export format
@@ -273,13 +233,6 @@ class GoogleDriveConnector(BaseSyncConnector[GoogleDriveConfig]):
     API (``changes.list`` from the ``startPageToken`` the previous run kept), so an unchanged
     folder costs one call and an unchanged file is never fetched.
     """
-
-    NAME = "google_drive"
-    TITLE = "Google Drive"
-    DESCRIPTION = "Files of a Drive folder shared with a service account (Docs exported)"
-    CONFIG_MODEL = GoogleDriveConfig
-    SECRET_KIND = "gcp_service_account"
-    CHANGE_SIGNAL = "md5Checksum / modifiedTime, from the Changes API"
 
     def __init__(
         self,
@@ -322,21 +275,6 @@ class GoogleDriveConnector(BaseSyncConnector[GoogleDriveConfig]):
         self._lock = threading.Lock()
         cache = options.cache_dir
         self.state_path = Path(cache) / STATE_FILE if cache is not None else None
-
-    @classmethod
-    def validate_config(cls, config: object, options: ConnectorOptions) -> ConfigRefusal | None:  # noqa: ARG003
-        assert isinstance(config, GoogleDriveConfig)
-        try:
-            checked_drive_folder_id(config.folder_id)
-        except ConnectorError as exc:
-            return ConfigRefusal(exc.message, "folder_id")
-        for name in ("mime_types", "exclude_mime_types"):
-            for mime in getattr(config, name):
-                if not _MIME.fullmatch(mime):
-                    return ConfigRefusal(
-                        "A MIME type is type/subtype (or type/* for a family)", name
-                    )
-        return None
 
     # -- calls --------------------------------------------------------------------------------
 

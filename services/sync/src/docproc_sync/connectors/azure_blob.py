@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -12,43 +11,25 @@ from azure.core.credentials import AzureNamedKeyCredential, AzureSasCredential
 from azure.core.exceptions import AzureError, HttpResponseError
 from azure.core.paging import PageIterator
 from azure.storage.blob import BlobProperties, BlobServiceClient
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from docproc_common.connectors.base import ConfigRefusal, ConnectorOptions, RemoteListing
+from docproc_common.connectors.base import ConnectorOptions, RemoteListing
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError, Subject
-from docproc_common.connectors.http_retry import parse_retry_after
 from docproc_common.connectors.network import check_url
-from docproc_common.connectors.object_store import (
+from docproc_common.connectors.remote_names import open_landing
+from docproc_common.connectors.specs.azure_blob import (
+    AzureBlobConfig,
+    AzureBlobSpec,
+)
+from docproc_common.vault import AzureStorageValue, connection_string_parts
+from pydantic import ValidationError
+
+from docproc_sync.connectors.http_retry import parse_retry_after
+from docproc_sync.connectors.object_store import (
     TRANSIENT_STATUS,
     ObjectStoreConnector,
     StoredObject,
     TransientError,
-    endpoint_refusal,
     failure_kind,
 )
-from docproc_common.connectors.remote_names import open_landing
-from docproc_common.vault import AzureStorageValue, connection_string_parts
-
-#: 3-63 lowercase letters, digits and single hyphens, starting and ending with a letter or digit.
-CONTAINER_NAME = re.compile(r"^(?!.*--)[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
-
-
-class AzureBlobConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", title="Azure Blob Storage")
-
-    account_url: str = Field(
-        max_length=500,
-        description=(
-            "The storage account's blob endpoint, https://<account>.blob.core.windows.net "
-            "(or an Azure Stack / Azurite endpoint)"
-        ),
-    )
-    container: str = Field(description="The container's name")
-    prefix: str = Field(
-        default="",
-        max_length=1024,
-        description="Only blobs whose names start with this prefix are synced (a literal prefix)",
-    )
 
 
 def credential_of(secret: Mapping[str, Any]) -> AzureNamedKeyCredential | AzureSasCredential:
@@ -84,7 +65,7 @@ def _failure(exc: AzureError, subject: Subject) -> ClientFailedError:
     return TransientError(kind, subject=subject, retry_after=asked)
 
 
-class AzureBlobConnector(ObjectStoreConnector[AzureBlobConfig]):
+class AzureBlobConnector(AzureBlobSpec, ObjectStoreConnector[AzureBlobConfig]):
     """Blobs under ``prefix`` in ``container`` of the storage account at ``account_url``.
 
     Change signal: the blob's ETag from ``List Blobs``, compared before ``Get Blob``, so a
@@ -93,11 +74,6 @@ class AzureBlobConnector(ObjectStoreConnector[AzureBlobConfig]):
     containers of one name are two places.
     """
 
-    NAME = "azure_blob"
-    TITLE = "Azure Blob Storage"
-    DESCRIPTION = "Blobs under a prefix of an Azure Blob Storage container"
-    CONFIG_MODEL = AzureBlobConfig
-    SECRET_KIND = "azure_storage"
     SCHEME = "azure"
     CONTAINER_FIELD = "container"
 
@@ -115,16 +91,6 @@ class AzureBlobConnector(ObjectStoreConnector[AzureBlobConfig]):
             read_timeout=options.timeout_s,
         )
         self.client = service.get_container_client(config.container)
-
-    @classmethod
-    def validate_config(cls, config: object, options: ConnectorOptions) -> ConfigRefusal | None:
-        assert isinstance(config, AzureBlobConfig)
-        if not CONTAINER_NAME.fullmatch(config.container):
-            return ConfigRefusal(
-                "A container name is 3-63 lowercase letters, digits and single hyphens",
-                "container",
-            )
-        return endpoint_refusal(config.account_url, "account_url", options)
 
     def address(self, key: str) -> str:
         account = urlsplit(self.config.account_url)

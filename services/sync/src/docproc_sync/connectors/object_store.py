@@ -30,19 +30,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, TypeVar
-from urllib.parse import urlsplit
-
-from pydantic import BaseModel
 
 from docproc_common.connectors.base import (
     BaseSyncConnector,
-    ConfigRefusal,
-    ConnectorOptions,
     RemoteFile,
     RemoteListing,
 )
 from docproc_common.connectors.errors import ClientFailedError, Subject
-from docproc_common.connectors.network import literal_refusal
+from docproc_common.connectors.specs.object_store import ObjectStoreSpec
+from pydantic import BaseModel
 
 C = TypeVar("C", bound=BaseModel)
 T = TypeVar("T")
@@ -78,30 +74,14 @@ def failure_kind(code: object, exc: BaseException) -> str:
     return text if _SYMBOL.fullmatch(text) else type(exc).__name__
 
 
-def endpoint_refusal(url: str, field: str, options: ConnectorOptions) -> ConfigRefusal | None:
-    """An endpoint a tenant may name: https (http where the deployment allows it), no query or
-    fragment, and no internal host unless the deployment allows private networks."""
-    if not re.match(r"^https?://", url) or (
-        url.startswith("http://") and not options.allow_plain_http
-    ):
-        return ConfigRefusal("The endpoint must be an https:// URL", field)
-    if urlsplit(url)[3:] != ("", ""):
-        return ConfigRefusal("The endpoint URL has no query or fragment", field)
-    reason = literal_refusal(url)
-    if reason and not options.allow_private_networks:
-        return ConfigRefusal(f"The endpoint is refused: {reason}", field)
-    return None
-
-
 def is_directory_marker(obj: StoredObject) -> bool:
     """A console-made "folder": a key ending in ``/`` (or the old ``_$folder$`` convention)."""
     return obj.key.endswith("/") or obj.key.endswith("_$folder$")
 
 
-class ObjectStoreConnector(BaseSyncConnector[C]):
+class ObjectStoreConnector(ObjectStoreSpec, BaseSyncConnector[C]):
     SCHEME: ClassVar[str]
     CONTAINER_FIELD: ClassVar[str] = "bucket"
-    CHANGE_SIGNAL = "ETag"
     #: Objects asked for per listing request.
     PAGE_SIZE: ClassVar[int] = 1000
     #: Tries of one call the store answers with a transient failure, the first included.

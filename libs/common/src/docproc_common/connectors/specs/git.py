@@ -1,0 +1,69 @@
+"""Git repository: the configuration the API checks (the connector runs in ``docproc_sync.connectors.git``)."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from docproc_common.connectors.base import (
+    ConfigRefusal,
+    ConnectorOptions,
+    ConnectorSpec,
+)
+from docproc_common.connectors.network import literal_refusal
+
+BRANCH = re.compile(r"^(?!-)(?!.*\.\.)(?!.*//)(?!.*\.lock$)[A-Za-z0-9._/-]{1,200}(?<!/)$")
+
+
+DEFAULT_INCLUDE = ["**/*.md", "**/*.txt"]
+
+
+class GitConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", title="Git repository")
+
+    repo_url: str = Field(max_length=1000, description="The repository's https:// clone URL")
+    branch: str = Field(default="main", max_length=200)
+    include: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_INCLUDE),
+        min_length=1,
+        max_length=50,
+        description="Glob patterns of the files to sync (** crosses directories)",
+    )
+    max_file_bytes: int = Field(default=20 * 1024 * 1024, ge=1, le=200 * 1024 * 1024)
+
+
+class GitSpec(ConnectorSpec):
+    NAME = "git"
+    TITLE = "Git repository"
+    DESCRIPTION = "Documentation files of one branch of a repository, over HTTPS"
+    CONFIG_MODEL = GitConfig
+    SECRET_KIND = "git_token"
+    SECRET_REQUIRED = False  # a public repository needs none
+    CHANGE_SIGNAL = "commit sha, then blob id"
+
+    @classmethod
+    def validate_config(cls, config: object, options: ConnectorOptions) -> ConfigRefusal | None:
+        assert isinstance(config, GitConfig)
+        parts = urlsplit(config.repo_url)
+        schemes = {"https", "http"} if options.allow_plain_http else {"https"}
+        if parts.scheme not in schemes or not parts.hostname:
+            return ConfigRefusal("The repository URL must be an https:// URL", "repo_url")
+        if parts.username or parts.password:
+            return ConfigRefusal(
+                "a credential does not go in a source's configuration: "
+                "put the token in the vault as a git_token secret",
+                "repo_url",
+            )
+        if parts.query or parts.fragment:
+            return ConfigRefusal("The repository URL has no query or fragment", "repo_url")
+        reason = literal_refusal(config.repo_url)
+        if reason and not options.allow_private_networks:
+            return ConfigRefusal(f"The repository URL is refused: {reason}", "repo_url")
+        if not BRANCH.fullmatch(config.branch):
+            return ConfigRefusal("Not a branch name", "branch")
+        for pattern in config.include:
+            if not pattern or pattern.startswith("/") or ".." in pattern.split("/"):
+                return ConfigRefusal(f"The pattern {pattern!r} is not a relative glob", "include")
+        return None
