@@ -14,10 +14,13 @@ prefix or a method does.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
+from fastapi import Path
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
+
+from docproc_upload.knowledge_bases.schemas import COLLECTION_NAME_SCHEMA
 
 
 class FieldProblem(BaseModel):
@@ -75,3 +78,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 def operation_id(route: APIRoute) -> str:
     return route.name
+
+
+#: A collection name in a path: documented with ``validate_collection_name``'s rule, which
+#: the service still applies (a 400 with the rule's reason, as for a body's name).
+CollectionNamePath = Annotated[str, Path(json_schema_extra=COLLECTION_NAME_SCHEMA)]

@@ -55,14 +55,14 @@ async def upload_chat_file(request: Request, caller: Caller, upload: UploadDep) 
     return await upload.chat.upload(caller, form)
 
 
-@router.get("/files/{file_id}/info", response_model=ChatFileInfo)
+@router.get("/files/{file_id:uuid}/info", response_model=ChatFileInfo)
 async def chat_file_info(file_id: uuid.UUID, caller: Caller, upload: UploadDep) -> ChatFileInfo:
     """The file's record, to its owner only; anyone else gets the same 404 as for no file."""
     return await upload.chat.info(caller, file_id)
 
 
 @router.get(
-    "/files/{file_id}",
+    "/files/{file_id:uuid}",
     response_class=Response,
     responses={200: {"description": "The file's bytes", "content": {"*/*": {}}}},
 )

@@ -11,6 +11,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from docproc_upload.inputs import column_length
 
+_PORT = r"([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+#: What ``base_urls.normalize_url`` accepts, as a pattern: http(s), a host, maybe a port
+#: and a path; no user info, query or fragment.
+ENDPOINT_URL_PATTERN = rf"^[Hh][Tt][Tt][Pp][Ss]?://[A-Za-z0-9._~-]+(:{_PORT})?(/[^?#\s]*)?$"
+
 
 class EmbeddingModelOut(BaseModel):
     model: str
@@ -45,7 +50,12 @@ class EmbeddingEndpointCreate(BaseModel):
 
     name: str = Field(min_length=1, max_length=column_length(EmbeddingEndpoint.name))
     #: The OpenAI-compatible root of the service, e.g. ``http://ollama:11434/v1``.
-    base_url: str = Field(min_length=1, max_length=column_length(EmbeddingEndpoint.base_url))
+    base_url: str = Field(
+        min_length=1,
+        max_length=column_length(EmbeddingEndpoint.base_url),
+        # what ``base_urls.normalize_url`` accepts: http(s), no user info, query or fragment
+        json_schema_extra={"pattern": ENDPOINT_URL_PATTERN},
+    )
     #: ``deployment``: for every organization and app-scoped collections (app admin only).
     scope: Literal["org", "deployment"] = "org"
 

@@ -486,7 +486,10 @@ def catalog_out(settings: Settings) -> EmbeddingCatalogOut:
 
 async def served(settings: Settings, provider: str, base_url: str | None) -> ServedModelsOut:
     """The catalog models that ``base_url`` (default: the provider's) says it serves."""
-    pspec = provider_spec(provider, catalog(settings.embedder.catalog_path))
+    providers = catalog(settings.embedder.catalog_path)
+    if provider not in providers:
+        raise NotFound(f"The catalog has no embedding provider '{provider}'")
+    pspec = providers[provider]
     if not pspec.supports_base_url or pspec.base_url is None:
         raise NotFound(f"The provider '{provider}' has no endpoint to ask")
     url = (

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from docproc_common.db.models import CollectionGrant, KnowledgeBase
+from docproc_common.db.vector_tables import (
+    MAX_COLLECTION_NAME_BYTES,
+    RESERVED_NAMES,
+    VECTOR_TABLE_PREFIX,
+    model_table_names,
+)
 from docproc_common.ingestion import IngestionConfig
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from docproc_upload.inputs import column_length
 
@@ -19,12 +25,29 @@ MODEL_CHARS = column_length(KnowledgeBase.embedding_model)
 BASE_URL_CHARS = column_length(KnowledgeBase.embedding_base_url)
 TEXT_SEARCH_CONFIG_CHARS = column_length(KnowledgeBase.text_search_config)
 
+#: What ``validate_collection_name`` accepts, as JSON Schema: documented on every
+#: collection name the API takes (it stays the check, answering 400 with its reason).
+COLLECTION_NAME_SCHEMA: dict[str, Any] = {
+    "pattern": "^[a-z][a-z0-9_]*$",
+    "maxLength": MAX_COLLECTION_NAME_BYTES,
+    "not": {
+        "enum": sorted(
+            RESERVED_NAMES
+            | {
+                t.removeprefix(VECTOR_TABLE_PREFIX)
+                for t in model_table_names()
+                if t.startswith(VECTOR_TABLE_PREFIX)
+            }
+        )
+    },
+}
+
 
 class KnowledgeBaseCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1, max_length=KB_NAME_CHARS)
-    collection_name: str | None = None
+    collection_name: str | None = Field(default=None, json_schema_extra=COLLECTION_NAME_SCHEMA)
     scope: Literal["personal", "org", "app"] | None = None
     #: Required for a new collection name; adopted from the collection when the name exists.
     embedding_provider: str | None = Field(default=None, max_length=PROVIDER_CHARS)
@@ -62,9 +85,10 @@ class KnowledgeBasePatch(BaseModel):
     #: null returns to the provider's default endpoint.
     embedding_base_url: str | None = Field(default=None, max_length=BASE_URL_CHARS)
     embedding_endpoint_id: uuid.UUID | None = None
-    ingestion_config: dict[str, Any] | None = None
+    #: Absent is "unchanged"; null is refused (400), so the schema offers an object only.
+    ingestion_config: Annotated[dict[str, Any] | None, WithJsonSchema({"type": "object"})] = None
     #: Set and unset by the app admin only.
-    is_default: bool | None = None
+    is_default: Annotated[bool | None, WithJsonSchema({"type": "boolean"})] = None
 
 
 class KnowledgeBaseOut(BaseModel):

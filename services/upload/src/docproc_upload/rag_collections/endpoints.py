@@ -13,6 +13,7 @@ from docproc_upload.knowledge_bases.schemas import (
     KnowledgeBaseOut,
 )
 from docproc_upload.knowledge_bases.service import create_kb
+from docproc_upload.openapi import CollectionNamePath
 from docproc_upload.rag_collections import service
 from docproc_upload.rag_collections.schemas import (
     CollectionCreate,
@@ -30,7 +31,11 @@ search_router = APIRouter(prefix="/api/v1", tags=["search"])
     "/rag/collections/{name}", status_code=status.HTTP_201_CREATED, response_model=KnowledgeBaseOut
 )
 async def create_collection(
-    name: str, body: CollectionCreate, caller: Caller, db: Session, runtime: RuntimeDep
+    name: CollectionNamePath,
+    body: CollectionCreate,
+    caller: Caller,
+    db: Session,
+    runtime: RuntimeDep,
 ) -> KnowledgeBaseOut:
     create = KnowledgeBaseCreate(
         name=body.name or name,
@@ -55,17 +60,19 @@ async def list_collections(caller: Caller, db: Session) -> list[CollectionInfo]:
 
 
 @router.get("/rag/collections/{name}/info", response_model=CollectionInfo)
-async def collection_info(name: str, caller: Caller, db: Session) -> CollectionInfo:
+async def collection_info(name: CollectionNamePath, caller: Caller, db: Session) -> CollectionInfo:
     return await service.collection_info(db, caller, name)
 
 
 @router.get("/rag/collections/{name}/filter-values", response_model=FilterValues)
-async def filter_values(name: str, caller: Caller, db: Session) -> FilterValues:
+async def filter_values(name: CollectionNamePath, caller: Caller, db: Session) -> FilterValues:
     return FilterValues(organizational_unit=await service.filter_values(db, caller, name))
 
 
 @router.delete("/rag/collections/{name}", response_model=CollectionDeletedOut)
-async def delete_collection(name: str, caller: Caller, db: Session) -> CollectionDeletedOut:
+async def delete_collection(
+    name: CollectionNamePath, caller: Caller, db: Session
+) -> CollectionDeletedOut:
     async with db.begin():
         return await service.delete_collection(db, caller, name)
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import uuid
 from datetime import date
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from docproc_common.ingestion import IngestionConfig
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from docproc_upload.knowledge_bases.schemas import (
     BASE_URL_CHARS,
+    COLLECTION_NAME_SCHEMA,
     KB_NAME_CHARS,
     MODEL_CHARS,
     PROVIDER_CHARS,
@@ -78,7 +79,9 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=10_000)
-    collections: list[str] | None = Field(default=None, min_length=1, max_length=20)
+    collections: list[Annotated[str, Field(json_schema_extra=COLLECTION_NAME_SCHEMA)]] | None = (
+        Field(default=None, min_length=1, max_length=20)
+    )
     knowledge_base_ids: list[uuid.UUID] | None = Field(
         default=None, min_length=1, max_length=20, validate_default=True
     )

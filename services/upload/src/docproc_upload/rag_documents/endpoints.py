@@ -19,6 +19,7 @@ from docproc_upload.deps import Caller, RuntimeDep, Session, Upload, UploadDep
 from docproc_upload.downloads import download_headers
 from docproc_upload.metrics import REJECTIONS
 from docproc_upload.multipart import multipart_openapi, read_upload_form
+from docproc_upload.openapi import CollectionNamePath
 from docproc_upload.rag_documents import service
 from docproc_upload.rag_documents.schemas import (
     DocumentOut,
@@ -83,7 +84,7 @@ async def upload_document(
     openapi_extra=KB_UPLOAD_BODY,
 )
 async def ingest_into_collection(
-    name: str,
+    name: CollectionNamePath,
     caller: Caller,
     db: Session,
     upload: UploadDep,

@@ -6,8 +6,9 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
+from docproc_common.connectors import CONNECTORS
 from docproc_common.db.models import SyncSource
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from docproc_upload.inputs import column_length
 
@@ -15,6 +16,7 @@ SyncMode = Literal["new_only", "update_only", "full"]
 #: The column each field fills bounds it (``docproc_upload.inputs``).
 NAME_CHARS = column_length(SyncSource.name)
 UNIT_CHARS = column_length(SyncSource.organizational_unit)
+CONNECTOR_NAMES = list[JsonValue](sorted(CONNECTORS))
 
 
 class ConnectorOut(BaseModel):
@@ -34,7 +36,10 @@ class ConnectorOut(BaseModel):
 class SourceCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    connector: str = Field(max_length=column_length(SyncSource.connector))
+    connector: str = Field(
+        max_length=column_length(SyncSource.connector),
+        json_schema_extra={"enum": CONNECTOR_NAMES},
+    )
     #: How to *find* the documents. A credential never goes here: name a vault secret.
     config: dict[str, Any]
     secret_id: uuid.UUID | None = None
