@@ -132,7 +132,10 @@ async def read_kafka(kafka: KafkaSettings, since: datetime, timeout_s: float = 6
     if not tps:
         return found
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=kafka.bootstrap_servers, enable_auto_commit=False, group_id=None
+        bootstrap_servers=kafka.bootstrap_servers,
+        enable_auto_commit=False,
+        group_id=None,
+        auto_offset_reset="earliest",
     )
     await consumer.start()
     try:

@@ -71,14 +71,21 @@ async def _read(
     if not tps:
         return
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=settings.bootstrap_servers, enable_auto_commit=False, group_id=None
+        bootstrap_servers=settings.bootstrap_servers,
+        enable_auto_commit=False,
+        group_id=None,
+        auto_offset_reset="earliest",
     )
     await consumer.start()
     try:
         consumer.assign(tps)
         ends = await consumer.end_offsets(tps)
-        await consumer.seek_to_beginning(*tps)
-        todo = {tp: end for tp, end in ends.items() if end > await consumer.position(tp)}
+        starts = await consumer.beginning_offsets(tps)
+        todo = {}
+        for tp in tps:  # an explicit seek: seek_to_beginning can lose to the first reset
+            if ends[tp] > starts[tp]:
+                consumer.seek(tp, starts[tp])
+                todo[tp] = ends[tp]
         while todo:
             batches = await consumer.getmany(*todo, timeout_ms=1000)
             for tp, records in batches.items():
