@@ -32,11 +32,11 @@ from typing import Any
 import httpx
 import pymupdf
 from docproc_common.ingestion import IngestionConfig
+from docproc_common.isolation import child_cpu_seconds
 from docproc_parser.engine import liteparse
-from docproc_parser.engine.isolation import Isolation, child_cpu_seconds
 from docproc_parser.engine.jobs import OWN_DATE
 from docproc_parser.engine.pdf import extract_pdf
-from docproc_parser.engine.processor import KB_MAX_CHARS, DocumentProcessor
+from docproc_parser.engine.processor import KB_MAX_CHARS, DocumentProcessor, parse_isolation
 
 mu: Any = pymupdf
 
@@ -118,7 +118,7 @@ async def main() -> None:
         ("LiteParse", "in process, markdown, no OCR", in_process(lite("markdown", False))),
         ("LiteParse", "auto_ocr's text-layer check alone (is_complex)", in_process(complexity)),
     ]
-    isolation = Isolation(memory_mb=2048, max_concurrent=1)
+    isolation = parse_isolation(2048, 1)
     await isolation.warm_up()
 
     async def keys(_id: Any, _kind: str) -> str | None:

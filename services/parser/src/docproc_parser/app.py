@@ -10,8 +10,7 @@ from docproc_common.bus.delivery import Subscription
 from docproc_common.events import DocumentAccepted
 from docproc_common.runtime import Runtime, ServiceSpec
 
-from docproc_parser.engine.isolation import Isolation
-from docproc_parser.engine.processor import DocumentProcessor, ProcessorOptions
+from docproc_parser.engine.processor import DocumentProcessor, ProcessorOptions, parse_isolation
 from docproc_parser.handler import ParserHandler
 from docproc_parser.settings import ParserSettings
 
@@ -21,9 +20,7 @@ NAME = "parser"
 
 
 def processor_for(settings: ParserSettings) -> DocumentProcessor:
-    isolation = Isolation(
-        memory_mb=settings.memory_limit_mb, max_concurrent=settings.max_concurrent
-    )
+    isolation = parse_isolation(settings.memory_limit_mb, settings.max_concurrent)
     http = httpx.AsyncClient(
         timeout=httpx.Timeout(
             settings.http_read_timeout_s, connect=settings.http_connect_timeout_s

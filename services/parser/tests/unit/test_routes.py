@@ -14,9 +14,8 @@ import pytest_asyncio
 from docproc_common.errors import RetryableError
 from docproc_common.ingestion import IngestionConfig
 from docproc_parser.engine.errors import DocumentUnreadable, ParserUnavailable
-from docproc_parser.engine.isolation import Isolation
 from docproc_parser.engine.pdf import extract_pdf
-from docproc_parser.engine.processor import DocumentProcessor, ProcessorOptions
+from docproc_parser.engine.processor import DocumentProcessor, ProcessorOptions, parse_isolation
 from parser_samples import MARKER, needs_calc, needs_tesseract, pdf, scanned_pdf, text_png
 from parser_standins import LlamaParseStandIn, VisionStandIn
 
@@ -60,7 +59,7 @@ class MemoryJournal:
 async def processor(
     llamaparse_standin: tuple[LlamaParseStandIn, str], vision_standin: tuple[VisionStandIn, str]
 ) -> AsyncIterator[DocumentProcessor]:
-    isolation = Isolation(memory_mb=2048, max_concurrent=2)
+    isolation = parse_isolation(2048, 2)
     async with httpx.AsyncClient(timeout=30) as http:
         yield DocumentProcessor(
             isolation,

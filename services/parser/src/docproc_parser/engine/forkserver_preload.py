@@ -1,4 +1,4 @@
-"""Imported by the parse fork server only (``isolation.PRELOAD``), never by a service.
+"""Imported by the parse fork server only (``processor.PRELOAD``), never by a service.
 
 It loads the parsers and the child's entry point once, then freezes the garbage collector's view of everything
 loaded so far: a child's first collection would otherwise walk (and so write to, via
@@ -12,7 +12,8 @@ from __future__ import annotations
 import gc
 
 # The parsers, and the child's own entry point (unpickling it would import it otherwise).
-import docproc_parser.engine.isolation  # noqa: F401
+import docproc_common.isolation  # noqa: F401
+
 import docproc_parser.engine.worker  # noqa: F401
 
 gc.collect()

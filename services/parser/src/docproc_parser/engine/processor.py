@@ -2,7 +2,7 @@
 
 What each parser reads is the format table (``docproc_common.formats``), shared with the
 upload path that refuses what cannot be routed. Every local parse runs in an isolated
-child process (``engine.isolation``) with the parser's memory limit and the collection's
+child process (``docproc_common.isolation``, built by ``parse_isolation``) with the parser's memory limit and the collection's
 ``parse_timeout_seconds``; a failure becomes a
 :class:`~docproc_parser.engine.errors.DocumentUnreadable` whose message is the stored
 three-part one (stage, exception type, advice).
@@ -20,9 +20,9 @@ from typing import TypeVar
 import httpx
 from docproc_common.formats import Capabilities, check_supported, route_of, supported_formats
 from docproc_common.ingestion import IngestionConfig
+from docproc_common.isolation import ChildCrashed, ChildRaised, ChildTimeout, Isolation
 
 from docproc_parser.engine import dates, errors, liteparse, llamaparse
-from docproc_parser.engine.isolation import ChildCrashed, ChildRaised, ChildTimeout, Isolation
 from docproc_parser.engine.jobs import (
     OWN_DATE,
     PROBE,
@@ -43,6 +43,16 @@ R = TypeVar("R")
 KB_MAX_CHARS = 20_000_000
 #: How long the cheap PDF check before a cloud parse may take.
 PROBE_TIMEOUT_S = 60.0
+
+
+#: Imported once by the fork server, inherited by every parse child.
+PRELOAD = ("docproc_parser.engine.forkserver_preload",)
+
+
+def parse_isolation(memory_mb: int, max_concurrent: int) -> Isolation:
+    """The parser's runner: a wall-clock deadline (the collection's ``parse_timeout_seconds``)
+    at normal priority, and callers wait their turn (the consumer's pace, not a queue)."""
+    return Isolation(memory_mb=memory_mb, max_concurrent=max_concurrent, preload=PRELOAD)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,29 +16,25 @@ backstop of three times that. At most ``workers`` parses run at once (one waitin
 thread each, on this pool and not the file-I/O pool); at most ``max_queue`` more may
 wait, beyond that the upload is refused with 503.
 
-This module is imported by the children: keep its imports to the standard library
-and ``docproc_common.parsing``. The parsers themselves (``parsing.dispatch``: PyMuPDF,
-the office libraries) are preloaded by the fork server and never imported by the API
-process, which only detects and previews.
+The child process, its limits and the queue are ``docproc_common.isolation``'s (the
+parser's runner too, with the options here: CPU-time deadline, nice 19, a bounded
+queue, plus the process-group kill, the offline proxies and the temporary directory
+every child gets). This module is imported by the children: keep its imports to the
+standard library, ``docproc_common.isolation`` and ``docproc_common.parsing``. The
+parsers themselves (``parsing.dispatch``: PyMuPDF, the office libraries) are preloaded
+by the fork server and never imported by the API process, which only detects and
+previews.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
-import math
-import multiprocessing
-import os
-import resource
-import signal
-import threading
-import time
-from multiprocessing.connection import Connection
-from typing import Any
-
-from docproc_common.blocking import BlockingPool
-from docproc_common.errors import Unavailable
+from docproc_common.isolation import (
+    WALL_FACTOR,
+    ChildCrashed,
+    ChildRaised,
+    ChildTimeout,
+    Isolation,
+)
 from docproc_common.parsing import (
     ArchiveRefused,
     Detected,
@@ -49,46 +45,14 @@ from docproc_common.parsing import (
 )
 from docproc_common.parsing import errors as parsing_errors
 
-log = logging.getLogger(__name__)
-
 CHILD_NICENESS = 19
-WALL_FACTOR = 3
-_POLL_S = 0.05
 
 
-def _child(
-    conn: Connection,
-    data: bytes,
-    detected: Detected,
-    limits: ParseLimits,
-    memory_bytes: int,
-    cpu_seconds: int,
-) -> None:
-    """The child's whole life: lowest priority, capped memory and CPU, parse, one answer."""
-    with contextlib.suppress(OSError):
-        os.nice(CHILD_NICENESS)
-    with contextlib.suppress(ValueError, OSError):
-        if memory_bytes > 0:
-            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-        # SIGXCPU at the soft limit is the answer; the hard limit (SIGKILL) is only a
-        # fallback far enough above it that a late timer tick on a busy host never
-        # delivers both at once and loses the reason.
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds * 2 + 5))
+def _parse(job: tuple[bytes, Detected, ParseLimits]) -> ParsedText:
+    """In the child: the parse itself."""
     from docproc_common.parsing.dispatch import parse  # preloaded by the fork server
 
-    answer: tuple[Any, ...]
-    try:
-        answer = ("ok", parse(data, detected, limits))
-    except ParsingRefused as exc:
-        answer = ("refused", type(exc).__name__, exc.message)
-    except MemoryError:
-        answer = ("failed", "it needed more memory than a parse may use")
-    except BaseException as exc:  # noqa: BLE001 - reported to the parent, never raised here
-        answer = ("failed", f"the parser failed ({type(exc).__name__})")
-    try:
-        conn.send(answer)
-    finally:
-        conn.close()
+    return parse(*job)
 
 
 def _refusal(name: str, message: str) -> ParsingRefused:
@@ -96,10 +60,6 @@ def _refusal(name: str, message: str) -> ParsingRefused:
     if isinstance(cls, type) and issubclass(cls, ParsingRefused):
         return cls(message)
     return ParsingRefused(message)
-
-
-class _Cancelled(Exception):
-    pass
 
 
 class IsolatedParser:
@@ -114,82 +74,50 @@ class IsolatedParser:
         name: str = "chat",
         wall_factor: float = WALL_FACTOR,
     ) -> None:
-        self.workers = max(1, workers)
-        self.max_queue = max(0, max_queue)
         self.timeout_s = timeout_s
-        self.memory_bytes = max(0, memory_mb) * 2**20
-        self.cpu_seconds = max(1, math.ceil(timeout_s))
-        self.wall_s = timeout_s * wall_factor
-        self._ctx = multiprocessing.get_context("forkserver")
-        self._ctx.set_forkserver_preload(["__main__", __name__, "docproc_common.parsing.dispatch"])
-        self._pool = BlockingPool(self.workers, name=f"docproc-{name}-parse")
-        self._admitted = 0
+        self._isolation = Isolation(
+            memory_mb=memory_mb,
+            max_concurrent=workers,
+            max_queue=max_queue,
+            cpu_limit=True,
+            wall_factor=wall_factor,
+            niceness=CHILD_NICENESS,
+            preload=[__name__, "docproc_common.parsing.dispatch"],
+            name=name,
+            busy_message="Too many files are being read right now; try again in a moment",
+        )
 
     def close(self) -> None:
-        self._pool.shutdown()
+        self._isolation.close()
 
     async def parse(self, data: bytes, detected: Detected, limits: ParseLimits) -> ParsedText:
         """The parse's result; a ParsingRefused from the child is raised here.
 
         A child that crashes, runs out of memory or misses its deadline is killed; its
         file's text is reported unavailable, except for an archive, whose parse *is* its
-        safety check: that upload is refused.
+        safety check: that upload is refused. A full queue raises ``Unavailable`` (503).
         """
-        if self._admitted >= self.workers + self.max_queue:
-            raise Unavailable("Too many files are being read right now; try again in a moment")
-        self._admitted += 1
-        cancel = threading.Event()
         try:
-            answer = await self._pool.run(self._run, data, detected, limits, cancel)
-        except asyncio.CancelledError:
-            cancel.set()
-            raise
-        finally:
-            self._admitted -= 1
-        kind = answer[0]
-        if kind == "ok":
-            result = answer[1]
-            assert isinstance(result, ParsedText)
-            return result
-        if kind == "refused":
-            raise _refusal(answer[1], answer[2])
-        reason = str(answer[1])
+            return await self._isolation.run(
+                _parse, (data, detected, limits), timeout_s=self.timeout_s
+            )
+        except ChildRaised as exc:
+            failure = exc.failure
+            if failure.refusal:
+                raise _refusal(failure.type_name, failure.message) from None
+            reason = (
+                "it needed more memory than a parse may use"
+                if failure.type_name == "MemoryError"
+                else f"the parser failed ({failure.type_name})"
+            )
+        except ChildTimeout as exc:
+            reason = (
+                f"it used more than {exc.seconds:g} s of CPU"
+                if exc.cpu
+                else f"it took longer than {exc.seconds:g} s"
+            )
+        except ChildCrashed as exc:
+            reason = f"the parser stopped (exit code {exc.exitcode})"
         if detected.file_type is FileType.ARCHIVE:
             raise ArchiveRefused(f"The archive could not be checked: {reason}")
         return ParsedText(text=None, note=f"The file could not be read: {reason}")
-
-    def _run(
-        self, data: bytes, detected: Detected, limits: ParseLimits, cancel: threading.Event
-    ) -> tuple[Any, ...]:
-        receiver, sender = self._ctx.Pipe(duplex=False)
-        process = self._ctx.Process(
-            target=_child,
-            args=(sender, data, detected, limits, self.memory_bytes, self.cpu_seconds),
-            daemon=True,
-        )
-        try:
-            process.start()
-            sender.close()
-            deadline = time.monotonic() + self.wall_s
-            while True:
-                if receiver.poll(_POLL_S):
-                    try:
-                        answer: tuple[Any, ...] = receiver.recv()
-                    except EOFError:  # the child died before answering
-                        process.join(1)
-                        if process.exitcode == -signal.SIGXCPU:
-                            return ("failed", f"it used more than {self.timeout_s:g} s of CPU")
-                        return ("failed", f"the parser stopped (exit code {process.exitcode})")
-                    return answer
-                if cancel.is_set():
-                    return ("failed", "the upload was cancelled")
-                if time.monotonic() > deadline:
-                    log.warning("a %s parse ran past %g s", detected.extension, self.wall_s)
-                    return ("failed", f"it took longer than {self.wall_s:g} s")
-        finally:
-            receiver.close()
-            if process.is_alive():
-                process.kill()
-            process.join(5)
-            with contextlib.suppress(ValueError):
-                process.close()

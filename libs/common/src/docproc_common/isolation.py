@@ -1,28 +1,40 @@
-"""Run one document's parse in a child process with a memory and a time bound.
+"""Run a call (a parse) in a child process, bounded and killable: one runner for the
+parser's knowledge-base documents and upload's chat attachments.
 
-One hostile file must not take the parser down: a decompression bomb, a PDF that
-makes MuPDF allocate without end, a spreadsheet LibreOffice chews on forever.
-Each parse therefore runs in its own child process that
+One hostile file must not take a service down: a decompression bomb, a PDF that
+makes MuPDF allocate without end, a spreadsheet LibreOffice chews on forever. Each
+call therefore runs in its own child process that
 
-* starts its own session (``os.setsid``), so a timeout kills the whole group,
-  LibreOffice's ``soffice.bin`` included, with one ``killpg``;
+* starts its own session (``os.setsid``), so the end of the call kills the whole
+  group, LibreOffice's ``soffice.bin`` included, with one ``killpg``;
 * caps its address space with ``RLIMIT_AS`` (an allocation past it fails inside
   the child: a ``MemoryError``, or an abort in native code, never the service);
+* optionally runs at a lower scheduling priority (``niceness``: chat parses give way
+  to the API process on a busy host) and
+* optionally counts its deadline in CPU time (``cpu_limit``: ``RLIMIT_CPU``, SIGXCPU at
+  the deadline) with a wall-clock backstop ``wall_factor`` times longer; otherwise the
+  deadline is wall-clock time;
 * points every HTTP proxy variable at a closed loopback port, so a library that
   would download something at run time (LiteParse fetches Tesseract language data
   it cannot find) fails fast instead of reaching the internet;
-* works in a temporary directory the parent removes, whatever happened.
+* works in a temporary directory (``TMPDIR``, ``HOME``, the cwd) the parent removes,
+  whatever happened.
 
-Children come from a ``forkserver`` whose preload has already imported the parsers
-(PyMuPDF alone takes seconds to import), so a child costs a fork, not an interpreter
-start; see docs/benchmarks.md for the measured overhead. ``fork`` from the service
-itself is not safe (its threads hold locks a child would inherit held) and
-``spawn`` would pay the imports per document.
+At most ``max_concurrent`` children run at once; with ``max_queue`` set, at most that
+many more calls wait and the next is refused at once with 503 (``Unavailable``), the
+API's answer; without it callers wait their turn (a consumer, which Kafka paces).
+
+Children come from a ``forkserver`` whose preload has already imported the callers'
+libraries (PyMuPDF alone takes seconds to import), so a child costs a fork, not an
+interpreter start; see docs/benchmarks.md for the measured overhead. ``fork`` from the
+service itself is not safe (its threads hold locks a child would inherit held) and
+``spawn`` would pay the imports per call. There is one fork server per process
+(multiprocessing's); its preload is the union of every runner's.
 
 The child reports through a pipe: the function's result, or a :class:`ChildFailure`
-(exception type name and message; the parent decides what to store). A child that
-dies without reporting is :class:`ChildCrashed`; one past its deadline is killed and
-reported as :class:`ChildTimeout`.
+(exception type name and message; the caller decides what to store). A child that
+dies without reporting is :class:`ChildCrashed`; one past its deadline is killed (or
+stopped by SIGXCPU) and reported as :class:`ChildTimeout`.
 """
 
 from __future__ import annotations
@@ -31,6 +43,7 @@ import asyncio
 import contextlib
 import io
 import logging
+import math
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -38,24 +51,26 @@ import resource
 import shutil
 import signal
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import forkserver, popen_forkserver, spawn, util
 from multiprocessing.context import reduction, set_spawning_popen  # type: ignore[attr-defined]
 from typing import Any, Generic, TypeVar
 
-from docproc_common.errors import AppError
+from docproc_common.errors import AppError, Unavailable
 
 log = logging.getLogger(__name__)
 
 J = TypeVar("J")
 R = TypeVar("R")
 
-#: Imported once by the fork server, inherited by every child.
-PRELOAD = ["docproc_parser.engine.forkserver_preload"]
 #: Where the child's HTTP proxies point: nothing listens on the discard port.
 _NOWHERE = "http://127.0.0.1:9"
+#: The wall-clock backstop of a CPU-time deadline, as a multiple of it.
+WALL_FACTOR = 3
+#: What the process's one fork server imports before forking: every runner's preload.
+_PRELOAD: list[str] = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +89,13 @@ class ChildError(Exception):
 
 
 class ChildTimeout(ChildError):
-    def __init__(self, seconds: float) -> None:
-        super().__init__(f"the parse did not finish within {seconds:g} s")
+    """Past its deadline: ``seconds`` of CPU time (``cpu``) or of wall-clock time."""
+
+    def __init__(self, seconds: float, *, cpu: bool = False) -> None:
+        what = "of CPU" if cpu else ""
+        super().__init__(f"the parse did not finish within {seconds:g} s {what}".rstrip())
         self.seconds = seconds
+        self.cpu = cpu
 
 
 class ChildCrashed(ChildError):
@@ -105,15 +124,18 @@ class _Call(Generic[J]):
     job: J
     memory_bytes: int
     workdir: str
+    niceness: int
+    cpu_seconds: int | None
 
 
-def _limit_memory(memory_bytes: int) -> None:
-    if memory_bytes <= 0:
-        return
-    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if hard != resource.RLIM_INFINITY:
-        memory_bytes = min(memory_bytes, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, hard))
+def _limit(kind: int, soft: int, hard: int | None = None) -> None:
+    """Lower ``kind``'s soft limit to ``soft`` (and its hard one to ``hard``), never raising
+    them past the hard limit the process was given."""
+    _soft, ceiling = resource.getrlimit(kind)
+    if ceiling != resource.RLIM_INFINITY:
+        soft = min(soft, ceiling)
+        hard = ceiling if hard is None else min(hard, ceiling)
+    resource.setrlimit(kind, (soft, ceiling if hard is None else hard))
 
 
 def _ready(_job: object) -> bool:
@@ -145,7 +167,16 @@ def _child_main(conn: multiprocessing.connection.Connection, call: _Call[Any]) -
     os.environ["HOME"] = call.workdir  # LibreOffice writes its profile under $HOME
     tempfile.tempdir = call.workdir
     os.chdir(call.workdir)
-    _limit_memory(call.memory_bytes)
+    if call.niceness > 0:
+        with contextlib.suppress(OSError):
+            os.nice(call.niceness)
+    if call.memory_bytes > 0:
+        _limit(resource.RLIMIT_AS, call.memory_bytes)
+    if call.cpu_seconds is not None:
+        # SIGXCPU at the soft limit is the answer; the hard limit (SIGKILL) is only a
+        # fallback far enough above it that a late timer tick on a busy host never
+        # delivers both at once and loses the reason.
+        _limit(resource.RLIMIT_CPU, call.cpu_seconds, call.cpu_seconds * 2 + 5)
     report: tuple[str, Any]
     try:
         report = ("ok", call.fn(call.job))
@@ -206,8 +237,9 @@ class _Child(multiprocessing.context.ForkServerProcess):
 class Isolation:
     """Runs calls in bounded child processes; at most ``max_concurrent`` at once.
 
-    Built once per process (the parser service's ``build``) and passed in; nothing
-    here is a module global except the fork server multiprocessing itself keeps.
+    Built once per process by its caller (the parser service's ``build``, upload's chat
+    files) with that caller's options, and passed in; nothing here is a module global
+    except the fork server multiprocessing itself keeps, and its preload.
     """
 
     def __init__(
@@ -215,16 +247,31 @@ class Isolation:
         *,
         memory_mb: int = 2048,
         max_concurrent: int = 2,
-        preload: list[str] | None = None,
+        max_queue: int | None = None,
+        cpu_limit: bool = False,
+        wall_factor: float = WALL_FACTOR,
+        niceness: int = 0,
+        preload: Sequence[str] = (),
+        name: str = "parse",
+        busy_message: str = "Too many files are being read right now; try again in a moment",
     ) -> None:
-        self.memory_mb = memory_mb
+        self.memory_mb = max(0, memory_mb)
+        self.max_concurrent = max(1, max_concurrent)
+        self.max_queue = None if max_queue is None else max(0, max_queue)
+        self.cpu_limit = cpu_limit
+        self.wall_factor = wall_factor
+        self.niceness = niceness
+        self.name = name
+        self.busy_message = busy_message
         self._ctx = multiprocessing.get_context("forkserver")
-        self._ctx.set_forkserver_preload(PRELOAD if preload is None else preload)
-        self._slots = asyncio.Semaphore(max_concurrent)
+        _PRELOAD.extend(m for m in preload if m not in _PRELOAD)
+        self._ctx.set_forkserver_preload(list(_PRELOAD))
+        self._slots = asyncio.Semaphore(self.max_concurrent)
+        self._admitted = 0
         # Process start talks to the fork server and recv() copies the result: both block,
         # so they get their own small pool instead of the file I/O pool.
         self._executor = ThreadPoolExecutor(
-            max_workers=max_concurrent + 1, thread_name_prefix="docproc-isolation"
+            max_workers=self.max_concurrent + 1, thread_name_prefix=f"docproc-{name}-isolation"
         )
 
     async def warm_up(self, timeout_s: float = 120) -> None:
@@ -238,15 +285,24 @@ class Isolation:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
     async def run(self, fn: Callable[[J], R], job: J, *, timeout_s: float) -> R:
-        """``fn(job)`` in a child; its result, or a :class:`ChildError` subclass."""
-        async with self._slots:
-            return await self._run(fn, job, timeout_s)
+        """``fn(job)`` in a child; its result, or a :class:`ChildError` subclass; with a
+        ``max_queue``, :class:`Unavailable` at once when that many calls already wait."""
+        if self.max_queue is not None and self._admitted >= self.max_concurrent + self.max_queue:
+            raise Unavailable(self.busy_message)
+        self._admitted += 1
+        try:
+            async with self._slots:
+                return await self._run(fn, job, timeout_s)
+        finally:
+            self._admitted -= 1
 
     async def _run(self, fn: Callable[[J], R], job: J, timeout_s: float) -> R:
         loop = asyncio.get_running_loop()
-        workdir = tempfile.mkdtemp(prefix="docproc-parse-")
+        workdir = tempfile.mkdtemp(prefix=f"docproc-{self.name}-")
         receiver, sender = self._ctx.Pipe(duplex=False)
-        call = _Call(fn, job, self.memory_mb * 2**20, workdir)
+        cpu_seconds = max(1, math.ceil(timeout_s)) if self.cpu_limit else None
+        wall_s = timeout_s * self.wall_factor if self.cpu_limit else timeout_s
+        call = _Call(fn, job, self.memory_mb * 2**20, workdir, self.niceness, cpu_seconds)
         process = _Child(target=_child_main, args=(sender, call), daemon=True)
         try:
             await loop.run_in_executor(self._executor, process.start)
@@ -259,15 +315,20 @@ class Isolation:
 
             loop.add_reader(receiver.fileno(), on_readable)
             try:
-                await asyncio.wait_for(ready, timeout_s)
+                await asyncio.wait_for(ready, wall_s)
             except TimeoutError:
-                raise ChildTimeout(timeout_s) from None
+                log.warning(
+                    "a %s call ran past %g s; its process group is killed", self.name, wall_s
+                )
+                raise ChildTimeout(wall_s) from None
             finally:
                 loop.remove_reader(receiver.fileno())
             try:
                 status, value = await loop.run_in_executor(self._executor, receiver.recv)
             except (EOFError, OSError):
                 await loop.run_in_executor(self._executor, process.join, 5)
+                if cpu_seconds is not None and process.exitcode == -signal.SIGXCPU:
+                    raise ChildTimeout(timeout_s, cpu=True) from None
                 raise ChildCrashed(process.exitcode, self.memory_mb) from None
             if status == "ok":
                 return value  # type: ignore[no-any-return]

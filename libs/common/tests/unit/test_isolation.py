@@ -1,15 +1,21 @@
-"""The parse child: its result, or a bounded failure; never the caller's process."""
+"""The isolation runner (the parser's and chat's): a child's result, or a bounded failure;
+never the caller's process. Each protection is shown on a real child: one that allocates
+past its address space, spins past its CPU time, sleeps past the wall-clock backstop,
+leaves a grandchild behind, writes temporary files, and calls waiting past the queue."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
-from docproc_parser.engine.isolation import (
+from docproc_common.errors import InvalidInput, Unavailable
+from docproc_common.isolation import (
     ChildCrashed,
     ChildRaised,
     ChildTimeout,
@@ -30,9 +36,7 @@ def abort(_: object) -> None:
 
 
 def refuse(_: object) -> None:
-    from docproc_parser.engine.errors import encrypted
-
-    raise encrypted()
+    raise InvalidInput("The document is encrypted (EncryptedDocument)")
 
 
 def crash_with(message: str) -> None:
@@ -44,6 +48,31 @@ def sleep_with_grandchild(pidfile: str) -> None:
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     Path(pidfile).write_text(str(proc.pid))
     time.sleep(60)
+
+
+def spin(_: object) -> None:
+    while True:
+        pass
+
+
+def sleep(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+def write_temp_files(_: object) -> list[str]:
+    """Files where a parser would put them: ``tempfile``'s directory, the cwd, ``$HOME``."""
+    written = [
+        tempfile.NamedTemporaryFile(delete=False).name,  # noqa: SIM115 - left behind on purpose
+        str(Path("scratch.bin").absolute()),
+        str(Path(os.environ["HOME"], ".profile-of-soffice")),
+    ]
+    for name in written[1:]:
+        Path(name).write_bytes(b"x" * 1024)
+    return written
+
+
+def niceness(_: object) -> int:
+    return os.nice(0)
 
 
 def environment(_: object) -> dict[str, str]:
@@ -124,3 +153,63 @@ async def test_the_child_is_offline_in_its_own_directory_without_main(
     assert Path(env["cwd"]).name.startswith("docproc-parse-")
     assert not Path(env["cwd"]).exists(), "the work directory is removed after the child"
     assert env["main"] != "__mp_main__", "the parent's main module was re-imported"
+
+
+async def test_a_cpu_limit_stops_a_spinning_child_with_sigxcpu() -> None:
+    runner = Isolation(memory_mb=512, max_concurrent=1, cpu_limit=True, wall_factor=60)
+    try:
+        with pytest.raises(ChildTimeout) as info:
+            await runner.run(spin, None, timeout_s=1)
+    finally:
+        runner.close()
+    assert (info.value.seconds, info.value.cpu) == (1, True)
+
+
+async def test_the_wall_clock_backstops_a_child_that_uses_no_cpu() -> None:
+    """A sleeping child never reaches its CPU limit: the backstop, ``wall_factor`` times
+    the deadline, kills it."""
+    runner = Isolation(memory_mb=512, max_concurrent=1, cpu_limit=True, wall_factor=2)
+    started = time.monotonic()
+    try:
+        with pytest.raises(ChildTimeout) as info:
+            await runner.run(sleep, 120, timeout_s=1)
+    finally:
+        runner.close()
+    assert (info.value.seconds, info.value.cpu) == (2, False)
+    assert time.monotonic() - started < 60
+
+
+async def test_temporary_files_go_with_the_child(isolation: Isolation) -> None:
+    written = await isolation.run(write_temp_files, None, timeout_s=60)
+    assert len({str(Path(name).parent) for name in written}) == 1  # all in its work directory
+    assert not any(Path(name).exists() for name in written)
+    assert not Path(written[0]).parent.exists()
+
+
+async def test_a_niceness_lowers_the_childs_priority() -> None:
+    runner = Isolation(memory_mb=512, max_concurrent=1, niceness=19)
+    try:
+        assert await runner.run(niceness, None, timeout_s=60) == 19
+    finally:
+        runner.close()
+    assert os.nice(0) < 19  # the caller's own priority is untouched
+
+
+async def test_a_bounded_queue_refuses_at_once_when_full() -> None:
+    """One child running and one call waiting: the third is refused with 503 without
+    waiting, and the runner serves again once they are done."""
+    runner = Isolation(memory_mb=512, max_concurrent=1, max_queue=1)
+    try:
+        running = asyncio.create_task(runner.run(sleep, 2, timeout_s=60))
+        waiting = asyncio.create_task(runner.run(square, 4, timeout_s=60))
+        await asyncio.sleep(0)
+        with pytest.raises(Unavailable) as info:
+            await runner.run(square, 5, timeout_s=60)
+        assert info.value.status_code == 503
+        assert info.value.message == runner.busy_message
+        await running
+        assert await waiting == 16
+        assert await runner.run(square, 6, timeout_s=60) == 36
+    finally:
+        runner.close()
+
