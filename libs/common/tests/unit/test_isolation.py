@@ -212,4 +212,3 @@ async def test_a_bounded_queue_refuses_at_once_when_full() -> None:
         assert await runner.run(square, 6, timeout_s=60) == 36
     finally:
         runner.close()
-
