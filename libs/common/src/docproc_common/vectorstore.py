@@ -744,7 +744,9 @@ async def search(
     where = " AND ".join([scope_sql(include_operator), *_filter_sql(filters, params)])
     key = PlanCache.key(table, where, params)
     estimates = plans.get(key) if plans is not None else None
-    if estimates is None:
+    if estimates is None or (mode != "vector" and not estimates.keyword_index):
+        # (read again when the cache says "no keyword column": rag-keyword-index may have
+        # added it since)
         estimates = await _row_estimates(session, table, where, params)
         if estimates is None:
             return []
