@@ -19,14 +19,18 @@ from typing import Any
 import docx
 import httpx
 import pymupdf
+import pytest
 import yaml
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.coordinator.protocol import ConsumerProtocolMemberMetadata
 from docproc_testing.stores import S3Store
 
 from deploy.smoke.conftest import CHART, VALUES, Stack, render
 from deploy.smoke.pods import Release, component, run_hooks
 
+# each step waits on the pipeline of a loaded machine; the waits inside say what they wait for
+pytestmark = pytest.mark.timeout(900)
 LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 SERVICES = ("upload", "parser", "embedder", "sync", "teardown")
 
@@ -154,7 +158,7 @@ def test_a_pdf_and_a_docx_are_indexed_and_found(stack: Stack) -> None:
             "ORDER BY filename",
             uuid.UUID(kb["id"]),
         )
-        assert [tuple(r) for r in rows] == [("animals.pdf", "indexed"), ("birds.docx", "indexed")]
+        assert [tuple(r) for r in rows] == [("animals.pdf", "done"), ("birds.docx", "done")]
         assert search(client, kb, "largest rodent")[0]["filename"] == "animals.pdf"
         assert search(client, kb, "where do penguins live")[0]["filename"] == "birds.docx"
 
@@ -253,7 +257,7 @@ def test_a_stopped_embedder_makes_documents_stick_and_the_alert_fire(stack: Stac
         embedder.restart()
         embedder.wait_ready()
         wait_indexed(client, kb, 1)
-    assert stack.query("SELECT status FROM rag_documents WHERE id = $1", doc_id)[0][0] == "indexed"
+    assert stack.query("SELECT status FROM rag_documents WHERE id = $1", doc_id)[0][0] == "done"
 
 
 def test_a_poison_message_is_dead_lettered(stack: Stack) -> None:
@@ -310,20 +314,21 @@ def test_an_upgrade_reruns_the_migration_and_rolls_every_pod_without_losing_docu
         d["metadata"]["labels"]["helm.sh/chart"] for d in stack.release.of_kind("Deployment")
     }
     heads = stack.query("SELECT version_num FROM alembic_version")
+    # pre-upgrade hooks: the migration a second time (at head: no harm), the topics again
+    assert run_hooks(upgraded, f"smoke-{stack.run}-up", stack.workdir, stack.labels) == [
+        "docproc-migrate",
+        "docproc-topics",
+    ]
+    assert stack.query("SELECT version_num FROM alembic_version") == heads
     with stack.admin() as client:
         kb = create_kb(client)
-        docs = [upload(client, kb, f"inflight-{i}.txt", long_text(40 + i)) for i in range(4)]
-        # pre-upgrade hooks: the migration a second time (at head: no harm), the topics again
-        assert run_hooks(upgraded, f"smoke-{stack.run}-up", stack.workdir, stack.labels) == [
-            "docproc-migrate",
-            "docproc-topics",
-        ]
-        assert stack.query("SELECT version_num FROM alembic_version") == heads
-        # a rolling replacement, parser and embedder first, while the documents are in flight
-        assert stack.query(
+        docs = [upload(client, kb, f"inflight-{i}.txt", long_text(100 + i)) for i in range(4)]
+        indexed = stack.query(
             "SELECT count(*) FROM rag_documents WHERE knowledge_base_id = $1 AND status = 'indexed'",
             uuid.UUID(kb["id"]),
-        )[0][0] < len(docs), "everything finished before the upgrade; make the documents longer"
+        )[0][0]
+        assert indexed < len(docs), "everything finished before the upgrade; make them longer"
+        # the rolling replacement, parser and embedder first, while the documents are in flight
         for name in ("parser", "embedder", "upload", "sync", "teardown"):
             stack.replace(upgraded, name)
         wait_indexed(client, kb, len(docs), timeout=600)
@@ -349,6 +354,9 @@ def test_deleting_the_knowledge_base_lets_teardown_drop_its_table(stack: Stack) 
 
 
 def test_keda_triggers_name_the_groups_and_topics_the_services_use(stack: Stack) -> None:
+    """Each ScaledObject's Kafka trigger against the live broker: the consumer groups of
+    this release (its namespace) and the topics their running members subscribe to."""
+
     async def broker() -> dict[str, set[str]]:
         admin = AIOKafkaAdminClient(bootstrap_servers=stack.infra["KAFKA__BOOTSTRAP_SERVERS"])
         await admin.start()
@@ -358,15 +366,21 @@ def test_keda_triggers_name_the_groups_and_topics_the_services_use(stack: Stack)
                 for g in await admin.list_consumer_groups()
                 if g[0].startswith(f"{stack.kafka_namespace}.")
             ]
-            committed = {}
-            for group in groups:
-                offsets = await admin.list_consumer_group_offsets(group)
-                committed[group] = {tp.topic for tp in offsets}
-            return committed
+            subscribed: dict[str, set[str]] = {g: set() for g in groups}
+            for response in await admin.describe_consumer_groups(groups):
+                for group in response.to_object()["groups"]:
+                    for member in group["members"]:
+                        meta = ConsumerProtocolMemberMetadata.decode(member["member_metadata"])
+                        subscribed[group["group"]].update(meta.subscription)
+            return subscribed
         finally:
             await admin.close()
 
-    live = asyncio.run(broker())
+    live = wait_for(
+        lambda: (groups := asyncio.run(broker())) and all(groups.values()) and groups,
+        timeout=120,
+        what="every consumer group with a member",
+    )
     triggers: dict[str, set[str]] = {}
     for scaled in stack.release.of_kind("ScaledObject"):
         target = scaled["spec"]["scaleTargetRef"]["name"]
@@ -377,8 +391,8 @@ def test_keda_triggers_name_the_groups_and_topics_the_services_use(stack: Stack)
             assert md["bootstrapServers"] == stack.infra["KAFKA__BOOTSTRAP_SERVERS"]
             assert int(md["lagThreshold"]) > 0
             triggers.setdefault(md["consumerGroup"], set()).add(md["topic"])
-    # every group a consumer service committed on is scaled, on exactly the topics it reads
-    # (its own retry topics aside: the lag that matters is on the pipeline topic)
+    # every consumer group of the release is scaled, on exactly the pipeline topics it reads
+    # (its own retry topics aside: the lag that KEDA weighs is the pipeline topic's)
     pipeline = {g: {t for t in topics if ".retry." not in t} for g, topics in live.items()}
     assert pipeline == triggers
 
