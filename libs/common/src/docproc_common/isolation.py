@@ -21,7 +21,7 @@ call therefore runs in its own child process that
   whatever happened.
 
 At most ``max_concurrent`` children run at once; with ``max_queue`` set, at most that
-many more calls wait and the next is refused at once with 503 (``Unavailable``), the
+many more calls wait and the next is refused at once with 503 and ``Retry-After`` (``Busy``), the
 API's answer; without it callers wait their turn (a consumer, which Kafka paces).
 
 Children come from a ``forkserver`` whose preload has already imported the callers'
@@ -58,7 +58,7 @@ from multiprocessing import forkserver, popen_forkserver, spawn, util
 from multiprocessing.context import reduction, set_spawning_popen  # type: ignore[attr-defined]
 from typing import Any, Generic, TypeVar
 
-from docproc_common.errors import AppError, Unavailable
+from docproc_common.errors import AppError, Busy
 
 log = logging.getLogger(__name__)
 
@@ -254,6 +254,7 @@ class Isolation:
         preload: Sequence[str] = (),
         name: str = "parse",
         busy_message: str = "Too many files are being read right now; try again in a moment",
+        retry_after_s: int = 5,
     ) -> None:
         self.memory_mb = max(0, memory_mb)
         self.max_concurrent = max(1, max_concurrent)
@@ -263,6 +264,7 @@ class Isolation:
         self.niceness = niceness
         self.name = name
         self.busy_message = busy_message
+        self.retry_after_s = retry_after_s
         self._ctx = multiprocessing.get_context("forkserver")
         _PRELOAD.extend(m for m in preload if m not in _PRELOAD)
         self._ctx.set_forkserver_preload(list(_PRELOAD))
@@ -286,9 +288,10 @@ class Isolation:
 
     async def run(self, fn: Callable[[J], R], job: J, *, timeout_s: float) -> R:
         """``fn(job)`` in a child; its result, or a :class:`ChildError` subclass; with a
-        ``max_queue``, :class:`Unavailable` at once when that many calls already wait."""
+        ``max_queue``, :class:`Busy` (503 with ``Retry-After``) at once when that many calls
+        already wait."""
         if self.max_queue is not None and self._admitted >= self.max_concurrent + self.max_queue:
-            raise Unavailable(self.busy_message)
+            raise Busy(self.busy_message, retry_after_s=self.retry_after_s)
         self._admitted += 1
         try:
             async with self._slots:

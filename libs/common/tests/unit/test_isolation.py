@@ -207,6 +207,7 @@ async def test_a_bounded_queue_refuses_at_once_when_full() -> None:
             await runner.run(square, 5, timeout_s=60)
         assert info.value.status_code == 503
         assert info.value.message == runner.busy_message
+        assert info.value.headers() == {"Retry-After": str(runner.retry_after_s)}
         await running
         assert await waiting == 16
         assert await runner.run(square, 6, timeout_s=60) == 36
