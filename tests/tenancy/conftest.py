@@ -8,10 +8,9 @@ from collections.abc import AsyncIterator, Callable
 import httpx
 import pytest
 from docproc_cli.embedded import BUILDERS
-from docproc_common.auth import mint_token
 from docproc_common.runtime import Runtime, build_app, serve
-from docproc_common.settings import AuthSettings, BusMode
-from docproc_testing.runtime import fresh_runtime
+from docproc_common.settings import BusMode
+from docproc_testing.runtime import api_client, fresh_runtime
 
 Client = Callable[..., httpx.AsyncClient]
 
@@ -41,18 +40,6 @@ def client(runtime: Runtime, pipeline: list[object]) -> Client:
     def make(
         user: str, org: str | None = None, perms: tuple[str, ...] = (), admin: bool = False
     ) -> httpx.AsyncClient:
-        token = mint_token(
-            AuthSettings(),
-            user_id=user,
-            organization_id=org,
-            permissions=list(perms),
-            app_admin=admin,
-        )
-        return httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://docproc/api/v1",
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=120,
-        )
+        return api_client(app, user, org, perms, admin=admin, timeout=120)
 
     return make

@@ -1,4 +1,5 @@
-"""A ``Runtime`` on a fresh, migrated database of the test Postgres, for in-process tests."""
+"""A ``Runtime`` on a fresh, migrated database of the test Postgres, for in-process tests,
+and a client that calls an app built on it in-process with a minted token."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
+from docproc_common.auth import mint_token
 from docproc_common.runtime import Runtime
-from docproc_common.settings import Settings, StorageSettings
+from docproc_common.settings import AuthSettings, Settings, StorageSettings
 
 from docproc_testing.db import create_test_database
 from docproc_testing.infra import find_repo_root, load_infra_env
@@ -36,3 +39,25 @@ async def fresh_runtime(
         yield runtime
     finally:
         await runtime.close()
+
+
+def api_client(
+    app: Any,
+    user: str,
+    org: str | None = None,
+    perms: tuple[str, ...] = (),
+    *,
+    admin: bool = False,
+    timeout: float = 60,
+) -> httpx.AsyncClient:
+    """``app`` called in-process (ASGI) under ``/api/v1`` as ``user`` of ``org`` with
+    ``perms`` (an app admin with ``admin``), by a token the default auth settings accept."""
+    token = mint_token(
+        AuthSettings(), user_id=user, organization_id=org, permissions=list(perms), app_admin=admin
+    )
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app),
+        base_url="http://docproc/api/v1",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=timeout,
+    )

@@ -8,10 +8,15 @@ import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx
 import pytest
 import pytest_asyncio
+from docproc_common.auth import EDIT, VIEW
+from docproc_common.runtime import Runtime, build_app
 from docproc_testing.db import create_test_database
 from docproc_testing.infra import load_infra_env
+from docproc_testing.runtime import api_client
+from docproc_upload.app import build
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # chat_inputs, chat_support
 
@@ -47,3 +52,11 @@ async def api(
 def user() -> str:
     """A person of one's own per test, so counts never see another test's files."""
     return f"u-{uuid.uuid4().hex[:12]}"
+
+
+@pytest_asyncio.fixture(scope="module")
+async def alice(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
+    """alice of acme, with view and edit, on the upload app over the module's ``runtime``."""
+    app = build_app(runtime, [build(runtime)], [], "docproc-test")
+    async with api_client(app, "alice", "acme", (VIEW, EDIT)) as client:
+        yield client

@@ -11,13 +11,10 @@ from typing import Any
 
 import httpx
 import pytest
-from docproc_common.auth import EDIT, VIEW, mint_token
 from docproc_common.db.vector_tables import validate_collection_name
 from docproc_common.errors import InvalidInput
-from docproc_common.runtime import Runtime, build_app
-from docproc_common.settings import AuthSettings
+from docproc_common.runtime import Runtime
 from docproc_testing.runtime import fresh_runtime
-from docproc_upload.app import build
 
 pytestmark = pytest.mark.integration
 
@@ -40,20 +37,6 @@ REFUSED = {
 async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Runtime]:
     async with fresh_runtime(tmp_path_factory.mktemp("media")) as rt:
         yield rt
-
-
-@pytest.fixture(scope="module")
-def alice(runtime: Runtime) -> httpx.AsyncClient:
-    app = build_app(runtime, [build(runtime)], [], "docproc-test")
-    token = mint_token(
-        AuthSettings(), user_id="alice", organization_id="acme", permissions=[VIEW, EDIT]
-    )
-    return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app),
-        base_url="http://docproc/api/v1",
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=60,
-    )
 
 
 def expected(name: str, field: str) -> dict[str, Any]:

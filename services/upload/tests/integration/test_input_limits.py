@@ -15,11 +15,8 @@ from typing import Any
 
 import httpx
 import pytest
-from docproc_common.auth import EDIT, VIEW, mint_token
-from docproc_common.runtime import Runtime, build_app
-from docproc_common.settings import AuthSettings
+from docproc_common.runtime import Runtime
 from docproc_testing.runtime import fresh_runtime
-from docproc_upload.app import build
 
 pytestmark = pytest.mark.integration
 
@@ -36,21 +33,6 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> Path:
 async def runtime(media: Path) -> AsyncIterator[Runtime]:
     async with fresh_runtime(media) as rt:
         yield rt
-
-
-@pytest.fixture(scope="module")
-async def alice(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
-    app = build_app(runtime, [build(runtime)], [], "docproc-test")
-    token = mint_token(
-        AuthSettings(), user_id="alice", organization_id="acme", permissions=[VIEW, EDIT]
-    )
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app),
-        base_url="http://docproc/api/v1",
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=60,
-    ) as client:
-        yield client
 
 
 @pytest.fixture(scope="module")

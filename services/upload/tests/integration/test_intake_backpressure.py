@@ -16,12 +16,10 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
-from docproc_common.auth import EDIT, VIEW, mint_token
-from docproc_common.runtime import Runtime, build_app
-from docproc_common.settings import AuthSettings, LimitSettings
+from docproc_common.runtime import Runtime
+from docproc_common.settings import LimitSettings
 from docproc_testing.db import plain_dsn
 from docproc_testing.runtime import fresh_runtime
-from docproc_upload.app import build
 
 pytestmark = pytest.mark.integration
 
@@ -39,21 +37,6 @@ LIMITS = LimitSettings(
 async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Runtime]:
     async with fresh_runtime(tmp_path_factory.mktemp("media"), limits=LIMITS) as rt:
         yield rt
-
-
-@pytest.fixture(scope="module")
-async def alice(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
-    app = build_app(runtime, [build(runtime)], [], "docproc-test")
-    token = mint_token(
-        AuthSettings(), user_id="alice", organization_id="acme", permissions=[VIEW, EDIT]
-    )
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app),
-        base_url="http://docproc/api/v1",
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=60,
-    ) as client:
-        yield client
 
 
 async def sql(runtime: Runtime, query: str) -> list[asyncpg.Record]:

@@ -12,14 +12,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import asyncpg
-import httpx
 import pytest
-from docproc_common.auth import EDIT, VIEW, mint_token
+from docproc_common.auth import EDIT, VIEW
 from docproc_common.runtime import Runtime, build_app
-from docproc_common.settings import AuthSettings
 from docproc_testing.db import plain_dsn
 from docproc_testing.disk import file_size_limit
-from docproc_testing.runtime import fresh_runtime
+from docproc_testing.runtime import api_client, fresh_runtime
 from docproc_upload.app import build
 
 pytestmark = pytest.mark.integration
@@ -43,13 +41,7 @@ async def count(runtime: Runtime, table: str) -> int:
 
 async def test_f12_a_full_disk_answers_507_and_leaves_no_partial_file(runtime: Runtime) -> None:
     app = build_app(runtime, [build(runtime)], [], "docproc-test")
-    token = mint_token(AuthSettings(), user_id="alice", permissions=[VIEW, EDIT])
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app),
-        base_url="http://docproc/api/v1",
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=60,
-    ) as client:
+    async with api_client(app, "alice", perms=(VIEW, EDIT)) as client:
         r = await client.post("/kb", json={"name": f"disk {uuid.uuid4().hex[:6]}", **MODEL})
         assert r.status_code == 201, r.text
         kb = r.json()

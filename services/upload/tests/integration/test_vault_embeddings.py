@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
+from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW
 from docproc_common.db.models import Secret
 from docproc_common.embedding.client import (
     CredentialSource,
@@ -24,10 +24,10 @@ from docproc_common.embedding.client import (
     resolve_embedding,
 )
 from docproc_common.runtime import Runtime, build_app
-from docproc_common.settings import AuthSettings, Settings
+from docproc_common.settings import Settings
 from docproc_common.vault import create_secret, open_secret, rewrap_all
 from docproc_testing.embedding_standin import running_standin
-from docproc_testing.runtime import fresh_runtime
+from docproc_testing.runtime import api_client, fresh_runtime
 from docproc_upload.app import build
 from pydantic import SecretStr
 from sqlalchemy import select
@@ -58,19 +58,7 @@ def client(runtime: Runtime) -> Client:
     def make(
         user: str, org: str | None = None, perms: tuple[str, ...] = (), admin: bool = False
     ) -> httpx.AsyncClient:
-        token = mint_token(
-            AuthSettings(),
-            user_id=user,
-            organization_id=org,
-            permissions=list(perms),
-            app_admin=admin,
-        )
-        return httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://docproc/api/v1",
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=60,
-        )
+        return api_client(app, user, org, perms, admin=admin)
 
     return make
 
