@@ -51,33 +51,41 @@ CHUNKS = [f"Paragraph {i}: the capybara is the largest rodent, number {i}." for 
 async def parsed_document(runtime: Runtime) -> DocumentParsed:
     """A knowledge base, its tracking row waiting for one attempt, and that attempt's chunk set."""
     name = f"redeliv_{uuid.uuid4().hex[:8]}"
-    attempt = uuid.uuid4()
     async with runtime.sessionmaker() as s, s.begin():
         kb = org_kb(name, embedding_provider="local", embedding_model=MINILM, embedding_dim=384)
         s.add(kb)
         await s.flush()
-        doc = RagDocument(
-            collection_name=name,
-            knowledge_base_id=kb.id,
-            organization_id="acme",
-            filename="capybara.txt",
-            filetype="txt",
-            status=DocumentStatus.PROCESSING,
-            attempt_id=attempt,
-        )
-        s.add(doc)
-        await s.flush()
-        event = DocumentParsed(
-            document_id=doc.id,
-            attempt_id=attempt,
-            collection_name=name,
-            knowledge_base_id=kb.id,
-            chunks_path=f"rag/{name}/chunks/{doc.id}/{attempt}.json",
-            parsed_path=f"rag/{name}/parsed/{doc.id}.txt",
-            chunk_count=len(CHUNKS),
-        )
+        event = await add_processing(s, name, kb.id, len(CHUNKS))
     await put_chunks(runtime, event)
     return event
+
+
+async def add_processing(
+    s: AsyncSession, name: str, kb_id: uuid.UUID, chunk_count: int
+) -> DocumentParsed:
+    """A tracking row of knowledge base ``kb_id`` (collection ``name``) waiting for a new
+    attempt, added in ``s``, and that attempt's event of ``chunk_count`` chunks."""
+    attempt = uuid.uuid4()
+    doc = RagDocument(
+        collection_name=name,
+        knowledge_base_id=kb_id,
+        organization_id="acme",
+        filename="capybara.txt",
+        filetype="txt",
+        status=DocumentStatus.PROCESSING,
+        attempt_id=attempt,
+    )
+    s.add(doc)
+    await s.flush()
+    return DocumentParsed(
+        document_id=doc.id,
+        attempt_id=attempt,
+        collection_name=name,
+        knowledge_base_id=kb_id,
+        chunks_path=f"rag/{name}/chunks/{doc.id}/{attempt}.json",
+        parsed_path=f"rag/{name}/parsed/{doc.id}.txt",
+        chunk_count=chunk_count,
+    )
 
 
 async def put_chunks(runtime: Runtime, event: DocumentParsed) -> None:

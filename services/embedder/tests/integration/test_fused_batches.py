@@ -19,7 +19,7 @@ import numpy.typing as npt
 import pytest
 from docproc_common.bus.delivery import Subscription
 from docproc_common.bus.embedded import EmbeddedStageRunner
-from docproc_common.db.models import DocumentStatus, EmbeddedDelivery, RagDocument
+from docproc_common.db.models import EmbeddedDelivery
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.embedding.local_model import LocalMiniLM
 from docproc_common.events import DocumentIndexed, DocumentParsed
@@ -28,7 +28,7 @@ from docproc_common.runtime import Runtime
 from docproc_embedder.handler import EmbedderHandler
 from sqlalchemy import text
 
-from .conftest import org_kb
+from .conftest import add_processing, org_kb
 
 pytestmark = pytest.mark.integration
 
@@ -46,28 +46,8 @@ def chunks_of(document: int, count: int) -> list[str]:
 
 async def parsed(runtime: Runtime, name: str, kb_id: uuid.UUID, chunks: list[str]) -> uuid.UUID:
     """A tracking row waiting for one attempt, its chunk set, and its delivery row."""
-    attempt = uuid.uuid4()
     async with runtime.sessionmaker() as s, s.begin():
-        doc = RagDocument(
-            collection_name=name,
-            knowledge_base_id=kb_id,
-            organization_id="acme",
-            filename="capybara.txt",
-            filetype="txt",
-            status=DocumentStatus.PROCESSING,
-            attempt_id=attempt,
-        )
-        s.add(doc)
-        await s.flush()
-        event = DocumentParsed(
-            document_id=doc.id,
-            attempt_id=attempt,
-            collection_name=name,
-            knowledge_base_id=kb_id,
-            chunks_path=f"rag/{name}/chunks/{doc.id}/{attempt}.json",
-            parsed_path=f"rag/{name}/parsed/{doc.id}.txt",
-            chunk_count=len(chunks),
-        )
+        event = await add_processing(s, name, kb_id, len(chunks))
         s.add(
             EmbeddedDelivery(
                 consumer="embedder",
@@ -78,7 +58,7 @@ async def parsed(runtime: Runtime, name: str, kb_id: uuid.UUID, chunks: list[str
             )
         )
     await runtime.storage.put(event.chunks_path, json.dumps(chunks).encode(), "application/json")
-    return doc.id
+    return event.document_id
 
 
 async def test_documents_in_one_batch_share_model_calls_and_keep_their_own_vectors(
