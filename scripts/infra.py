@@ -741,13 +741,34 @@ def azurite_bin(version: str) -> Path:
     )
 
 
-def azurite_up() -> dict[str, Any]:
-    binary = azurite_bin(AZURITE_VERSION)
-    home = INFRA / "azurite"
+def serve_emulator(
+    name: str, version: str, cmd: list[str], port: int, path: str, out: Path, timeout: float
+) -> dict[str, Any]:
+    """Emulator ``name`` at ``version``: ``cmd`` spawned in a fresh folder, that of its log
+    ``out`` (a pid file beside it, named as the log), until ``path`` on ``port`` answers over
+    HTTP. Its state entry."""
+    home = out.parent
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
+    proc = spawn(cmd, out, cwd=home)
+    out.with_suffix(".pid").write_text(f"{proc.pid}\n")
+    try:
+        wait_until(
+            f"{name} {version}",
+            lambda: http_answers(f"http://{HOST}:{port}{path}"),
+            timeout=timeout,
+            alive=lambda: proc.poll() is None,
+            logfile=out,
+        )
+    except BaseException:
+        stop_spawned(proc)
+        raise
+    return {"pid": proc.pid, "port": port, "version": version, "log": str(out)}
+
+
+def azurite_up() -> dict[str, Any]:
+    binary = azurite_bin(AZURITE_VERSION)
     port = free_port()
-    out = home / "azurite.log"
     cmd = [
         str(binary),
         "--blobHost",
@@ -759,20 +780,9 @@ def azurite_up() -> dict[str, Any]:
         "--loose",
         "--silent",
     ]
-    proc = spawn(cmd, out, cwd=home)
-    (home / "azurite.pid").write_text(f"{proc.pid}\n")
-    try:
-        wait_until(
-            f"azurite {AZURITE_VERSION}",
-            lambda: http_answers(f"http://{HOST}:{port}/{AZURITE_ACCOUNT}?comp=list"),
-            timeout=90,
-            alive=lambda: proc.poll() is None,
-            logfile=out,
-        )
-    except BaseException:
-        stop_spawned(proc)
-        raise
-    return {"pid": proc.pid, "port": port, "version": AZURITE_VERSION, "log": str(out)}
+    out = INFRA / "azurite" / "azurite.log"
+    path = f"/{AZURITE_ACCOUNT}?comp=list"
+    return serve_emulator("azurite", AZURITE_VERSION, cmd, port, path, out, timeout=90)
 
 
 # --------------------------------------------------------------------------- gcs
@@ -793,11 +803,7 @@ def fake_gcs_bin(version: str) -> Path:
 
 def gcs_up() -> dict[str, Any]:
     binary = fake_gcs_bin(FAKE_GCS_VERSION)
-    home = INFRA / "gcs"
-    shutil.rmtree(home, ignore_errors=True)
-    home.mkdir(parents=True)
     port = free_port()
-    out = home / "fake-gcs.log"
     cmd = [
         str(binary),
         "-scheme",
@@ -813,20 +819,9 @@ def gcs_up() -> dict[str, Any]:
         "-log-level",
         "warn",
     ]
-    proc = spawn(cmd, out, cwd=home)
-    (home / "fake-gcs.pid").write_text(f"{proc.pid}\n")
-    try:
-        wait_until(
-            f"fake-gcs-server {FAKE_GCS_VERSION}",
-            lambda: http_answers(f"http://{HOST}:{port}/storage/v1/b"),
-            timeout=60,
-            alive=lambda: proc.poll() is None,
-            logfile=out,
-        )
-    except BaseException:
-        stop_spawned(proc)
-        raise
-    return {"pid": proc.pid, "port": port, "version": FAKE_GCS_VERSION, "log": str(out)}
+    out = INFRA / "gcs" / "fake-gcs.log"
+    name = "fake-gcs-server"
+    return serve_emulator(name, FAKE_GCS_VERSION, cmd, port, "/storage/v1/b", out, timeout=60)
 
 
 # --------------------------------------------------------------------------- commands
