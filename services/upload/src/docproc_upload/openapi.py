@@ -64,6 +64,7 @@ _DESCRIPTIONS = {
     413: "The request body or the file is too large",
     422: "A body, path or query parameter that does not fit its schema (details.fields)",
     503: "Busy or an upstream service unavailable; retry after Retry-After",
+    507: "The file store is full; nothing was kept",
 }
 
 ERRORS: dict[int | str, dict[str, Any]] = {

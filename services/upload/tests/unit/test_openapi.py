@@ -45,7 +45,7 @@ async def test_operation_ids_are_the_route_names_and_unique(schema: dict[str, An
 
 async def test_every_route_documents_its_errors_with_the_envelope(schema: dict[str, Any]) -> None:
     for method, path, op in _operations(schema):
-        for status in ("400", "401", "403", "404", "409", "413", "422", "503"):
+        for status in ("400", "401", "403", "404", "409", "413", "422", "503", "507"):
             answer = op["responses"][status]
             assert answer["content"]["application/json"]["schema"] == ENVELOPE, (method, path)
     body = schema["components"]["schemas"]["ErrorBody"]
