@@ -27,6 +27,8 @@ from tests.e2e.harness import Cluster, running_cluster, wait_for
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+#: an app admin who may see secrets: a source's audience sentence names its secret to them
+SECRETS_VIEWER = {"user_id": "root", "permissions": [VIEW, EDIT, SECRETS_VIEW], "app_admin": True}
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +94,71 @@ def wait_indexed(client: httpx.Client, kb_id: str, documents: int) -> None:
     wait_for(done, 240, what=f"{documents} documents indexed")
 
 
+def create_kb(client: httpx.Client, prefix: str) -> tuple[str, str]:
+    """A knowledge base of the whole deployment on the local model: its name (its collection's
+    too) and its id."""
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    kb = client.post(
+        "/kb",
+        json={
+            "name": name,
+            "collection_name": name,
+            "scope": "app",
+            "embedding_provider": "local",
+            "embedding_model": LOCAL_MODEL,
+        },
+    )
+    assert kb.status_code == 201, kb.text
+    return name, str(kb.json()["id"])
+
+
+def create_source(
+    client: httpx.Client,
+    kb_id: str,
+    connector: str,
+    config: dict[str, Any],
+    secret: dict[str, Any],
+) -> dict[str, Any]:
+    """A sync source of ``connector`` on ``kb_id``, reading with a new ``secret`` (its name,
+    kind and value)."""
+    created_secret = client.post("/secrets", json=secret)
+    assert created_secret.status_code == 201, created_secret.text
+    created = client.post(
+        f"/kb/{kb_id}/sync-sources",
+        json={"connector": connector, "config": config, "secret_id": created_secret.json()["id"]},
+    )
+    assert created.status_code == 201, created.text
+    source: dict[str, Any] = created.json()
+    return source
+
+
+def run_source(client: httpx.Client, kb_id: str, source_id: str) -> dict[str, Any]:
+    """One run of the source, queued (202) and waited for: its sync log."""
+    queued = client.post(f"/kb/{kb_id}/sync-sources/{source_id}/run")
+    assert queued.status_code == 202, queued.text
+    return wait_run(client, kb_id, source_id, queued.json()["sync_log_id"])
+
+
+def search_settled(
+    cluster: Cluster,
+    collection: str,
+    documents: int,
+    query: str,
+    what: str = "the replaced and the deleted documents' chunks to go",
+) -> list[dict[str, Any]]:
+    """Once the collection's chunks belong to exactly ``documents`` documents, ``query``'s hits
+    over it (as the admin)."""
+    table = f"rag_{collection}"
+
+    def settled() -> bool:
+        rows = cluster.query(f"SELECT count(DISTINCT document_id) FROM {table}")
+        return bool(rows[0][0] == documents)
+
+    wait_for(settled, 120, what=what)
+    with cluster.admin() as client:
+        return search(client, collection, query)
+
+
 def search(client: httpx.Client, collection: str, query: str) -> list[dict[str, Any]]:
     response = client.post(
         "/rag/search", json={"query": query, "collections": [collection], "top_k": 3}
@@ -99,6 +166,17 @@ def search(client: httpx.Client, collection: str, query: str) -> list[dict[str, 
     assert response.status_code == 200, response.text
     hits: list[dict[str, Any]] = response.json()["results"]
     return hits
+
+
+def first_sync(
+    client: httpx.Client, kb_id: str, source_id: str, collection: str, files: int, query: str
+) -> list[dict[str, Any]]:
+    """The source's first run ingests all its ``files``, they are indexed, and ``query``'s
+    hits over the collection."""
+    log = run_source(client, kb_id, source_id)
+    assert (log["status"], log["ingested"], log["total_files"]) == ("done", files, files), log
+    wait_indexed(client, kb_id, files)
+    return search(client, collection, query)
 
 
 @pytest.mark.parametrize("kind", ["s3", "azure_blob", "gcs"])
@@ -117,48 +195,22 @@ def test_object_store_source_synced_through_the_pipeline_is_searchable(
     )
 
     # secrets:view: the audience sentence names the secret only to a caller who may see it
-    reader = {"user_id": "root", "permissions": [VIEW, EDIT, SECRETS_VIEW], "app_admin": True}
-    with cluster.client(**reader) as client:
-        name = f"e2e_sync_{uuid.uuid4().hex[:8]}"
-        kb = client.post(
-            "/kb",
-            json={
-                "name": name,
-                "collection_name": name,
-                "scope": "app",
-                "embedding_provider": "local",
-                "embedding_model": LOCAL_MODEL,
-            },
+    with cluster.client(**SECRETS_VIEWER) as client:
+        name, kb_id = create_kb(client, "e2e_sync")
+        source = create_source(
+            client,
+            kb_id,
+            store.connector,
+            store.config(),
+            {"name": "e2e store reader", "kind": store.secret_kind, "value": store.secret()},
         )
-        assert kb.status_code == 201, kb.text
-        kb_id = kb.json()["id"]
-        secret = client.post(
-            "/secrets",
-            json={"name": "e2e store reader", "kind": store.secret_kind, "value": store.secret()},
-        )
-        assert secret.status_code == 201, secret.text
-        created = client.post(
-            f"/kb/{kb_id}/sync-sources",
-            json={
-                "connector": store.connector,
-                "config": store.config(),
-                "secret_id": secret.json()["id"],
-            },
-        )
-        assert created.status_code == 201, created.text
-        source = created.json()
         assert source["audience"] == (
             f'The {store.secret_kind} secret "e2e store reader" can read whatever it has been '
             f"granted, and everything it ingests becomes searchable in {name} ({name}) by "
             "anyone in this deployment."
         )
 
-        run = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run")
-        assert run.status_code == 202, run.text
-        log = wait_run(client, kb_id, source["id"], run.json()["sync_log_id"])
-        assert (log["status"], log["ingested"], log["total_files"]) == ("done", 3, 3)
-        wait_indexed(client, kb_id, 3)
-        hits = search(client, name, "largest rodent")
+        hits = first_sync(client, kb_id, source["id"], name, 3, "largest rodent")
         assert "capybara" in hits[0]["content"]
         assert hits[0]["filename"] == "readme.md"
         assert (
@@ -168,32 +220,22 @@ def test_object_store_source_synced_through_the_pipeline_is_searchable(
         )
 
         # unchanged: the change signal answers, nothing is downloaded
-        again = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run").json()
-        log = wait_run(client, kb_id, source["id"], again["sync_log_id"])
+        log = run_source(client, kb_id, source["id"])
         assert (log["skipped"], log["bytes_fetched"], log["ingested"]) == (3, 0, 0)
 
         # one object changes, one goes: updated in place, the old chunks and the gone file retired
         changed = b"# Rodents\n\nThe capybara swims in rivers of South America."
         store.put({"b/readme.md": changed})
         store.delete("notes.txt")
-        third = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run").json()
-        log = wait_run(client, kb_id, source["id"], third["sync_log_id"])
+        log = run_source(client, kb_id, source["id"])
         assert (log["updated"], log["skipped"], log["deleted"]) == (1, 1, 1)
         assert log["bytes_fetched"] == len(changed), "only the changed object was read"
         wait_indexed(client, kb_id, 2)
 
-    table = f"rag_{name}"
-
-    def settled() -> bool:
-        rows = cluster.query(f"SELECT count(DISTINCT document_id) FROM {table}")
-        return bool(rows[0][0] == 2)
-
-    wait_for(settled, 120, what="the replaced and the deleted documents' chunks to go")
-    with cluster.admin() as client:
-        hits = search(client, name, "where does the capybara swim")
-        assert "rivers of South America" in hits[0]["content"]
-        assert all("largest rodent" not in h["content"] for h in hits)
-        assert all("Kafka carries" not in h["content"] for h in hits)
+    hits = search_settled(cluster, name, 2, "where does the capybara swim")
+    assert "rivers of South America" in hits[0]["content"]
+    assert all("largest rodent" not in h["content"] for h in hits)
+    assert all("Kafka carries" not in h["content"] for h in hits)
     paths = cluster.query(
         "SELECT source_path FROM rag_documents WHERE knowledge_base_id = $1 ORDER BY source_path",
         uuid.UUID(kb_id),
@@ -212,48 +254,20 @@ def test_sharepoint_source_synced_through_the_pipeline_is_searchable(
     drive.put("Drafts/unfinished.md", b"outside the folder, never synced")
 
     with cluster.admin() as client:
-        name = f"e2e_sp_{uuid.uuid4().hex[:8]}"
-        kb = client.post(
-            "/kb",
-            json={
-                "name": name,
-                "collection_name": name,
-                "scope": "app",
-                "embedding_provider": "local",
-                "embedding_model": LOCAL_MODEL,
+        name, kb_id = create_kb(client, "e2e_sp")
+        source = create_source(
+            client,
+            kb_id,
+            "sharepoint",
+            {
+                "hostname": graph.hostname,
+                "site_path": "/sites/wildlife",
+                "folder_path": "Field notes",
             },
+            {"name": "wildlife app", "kind": "ms_graph_app", "value": graph.secret_value()},
         )
-        assert kb.status_code == 201, kb.text
-        kb_id = kb.json()["id"]
-        secret = client.post(
-            "/secrets",
-            json={"name": "wildlife app", "kind": "ms_graph_app", "value": graph.secret_value()},
-        )
-        assert secret.status_code == 201, secret.text
-        created = client.post(
-            f"/kb/{kb_id}/sync-sources",
-            json={
-                "connector": "sharepoint",
-                "config": {
-                    "hostname": graph.hostname,
-                    "site_path": "/sites/wildlife",
-                    "folder_path": "Field notes",
-                },
-                "secret_id": secret.json()["id"],
-            },
-        )
-        assert created.status_code == 201, created.text
-        source = created.json()
 
-        def run() -> dict[str, Any]:
-            queued = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run")
-            assert queued.status_code == 202, queued.text
-            return wait_run(client, kb_id, source["id"], queued.json()["sync_log_id"])
-
-        log = run()
-        assert (log["status"], log["ingested"], log["total_files"]) == ("done", 3, 3), log
-        wait_indexed(client, kb_id, 3)
-        hits = search(client, name, "largest rodent")
+        hits = first_sync(client, kb_id, source["id"], name, 3, "largest rodent")
         assert "capybara" in hits[0]["content"]
         assert hits[0]["filename"] == "rodents.md"
 
@@ -263,22 +277,14 @@ def test_sharepoint_source_synced_through_the_pipeline_is_searchable(
             "Field notes/rodents.md", b"# Rodents\n\nThe capybara swims in South American rivers."
         )
         drive.delete("Field notes/old.txt")
-        log = run()
+        log = run_source(client, kb_id, source["id"])
         assert (log["updated"], log["skipped"], log["deleted"]) == (1, 1, 1), log
         assert log["bytes_fetched"] == graph.bytes_served - served == len(changed.content)
         wait_indexed(client, kb_id, 2)
 
-    table = f"rag_{name}"
-
-    def settled() -> bool:
-        rows = cluster.query(f"SELECT count(DISTINCT document_id) FROM {table}")
-        return bool(rows[0][0] == 2)
-
-    wait_for(settled, 120, what="the replaced and the deleted documents' chunks to go")
-    with cluster.admin() as client:
-        hits = search(client, name, "where does the capybara swim")
-        assert "South American rivers" in hits[0]["content"]
-        assert all("Beavers" not in h["content"] for h in hits)
+    hits = search_settled(cluster, name, 2, "where does the capybara swim")
+    assert "South American rivers" in hits[0]["content"]
+    assert all("Beavers" not in h["content"] for h in hits)
     assert graph.violations == []
 
 
@@ -301,79 +307,51 @@ def test_confluence_space_synced_through_the_pipeline_is_searchable(sync_cluster
         )
 
         with cluster.admin() as client:
-            name = f"e2e_confluence_{uuid.uuid4().hex[:8]}"
-            kb = client.post(
-                "/kb",
-                json={
-                    "name": name,
-                    "collection_name": name,
-                    "scope": "app",
-                    "embedding_provider": "local",
-                    "embedding_model": LOCAL_MODEL,
-                },
-            )
-            assert kb.status_code == 201, kb.text
-            kb_id = kb.json()["id"]
-            secret = client.post(
-                "/secrets",
-                json={
+            name, kb_id = create_kb(client, "e2e_confluence")
+            source = create_source(
+                client,
+                kb_id,
+                "confluence",
+                {"site_url": wiki.url, "space_key": "DOCS"},
+                {
                     "name": "wiki reader",
                     "kind": "confluence_token",
                     "value": {"email": wiki.email, "api_token": wiki.api_token},
                 },
             )
-            assert secret.status_code == 201, secret.text
-            created = client.post(
-                f"/kb/{kb_id}/sync-sources",
-                json={
-                    "connector": "confluence",
-                    "config": {"site_url": wiki.url, "space_key": "DOCS"},
-                    "secret_id": secret.json()["id"],
-                },
-            )
-            assert created.status_code == 201, created.text
-            source = created.json()
             assert (
                 "(every page of the space it can see, restricted pages included)"
                 in (source["audience"])
             )
 
-            run = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run").json()
-            log = wait_run(client, kb_id, source["id"], run["sync_log_id"])
-            assert (log["status"], log["ingested"], log["total_files"]) == ("done", 3, 3)
-            wait_indexed(client, kb_id, 3)
-            hits = search(client, name, "largest rodent")
+            hits = first_sync(client, kb_id, source["id"], name, 3, "largest rodent")
             assert "capybara" in hits[0]["content"] and hits[0]["filename"] == "Rodents.md"
             assert all("macro-parameter-text" not in h["content"] for h in hits)
 
             # unchanged versions: no body is fetched
             wiki.reset_counts()
-            again = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run").json()
-            log = wait_run(client, kb_id, source["id"], again["sync_log_id"])
+            log = run_source(client, kb_id, source["id"])
             assert (log["skipped"], log["bytes_fetched"], log["ingested"]) == (3, 0, 0)
             assert wiki.body_fetches == {}
 
             # one page revised, one deleted: updated in place, the gone page retired
             wiki.edit(rodents, body="<p>The capybara swims in rivers of South America.</p>")
             wiki.delete(birds)
-            third = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run").json()
-            log = wait_run(client, kb_id, source["id"], third["sync_log_id"])
+            log = run_source(client, kb_id, source["id"])
             assert (log["updated"], log["skipped"], log["deleted"]) == (1, 1, 1)
             assert dict(wiki.body_fetches) == {rodents: 1}
             wait_indexed(client, kb_id, 2)
 
-    table = f"rag_{name}"
-
-    def settled() -> bool:
-        rows = cluster.query(f"SELECT count(DISTINCT document_id) FROM {table}")
-        return bool(rows[0][0] == 2)
-
-    wait_for(settled, 120, what="the replaced and the deleted pages' chunks to go")
-    with cluster.admin() as client:
-        hits = search(client, name, "where does the capybara swim")
-        assert "rivers of South America" in hits[0]["content"]
-        assert all("largest rodent" not in h["content"] for h in hits)
-        assert all("Penguins" not in h["content"] for h in hits)
+    hits = search_settled(
+        cluster,
+        name,
+        2,
+        "where does the capybara swim",
+        what="the replaced and the deleted pages' chunks to go",
+    )
+    assert "rivers of South America" in hits[0]["content"]
+    assert all("largest rodent" not in h["content"] for h in hits)
+    assert all("Penguins" not in h["content"] for h in hits)
 
 
 def docx_bytes(*paragraphs: str) -> bytes:
@@ -403,51 +381,26 @@ def test_drive_folder_synced_through_the_pipeline_is_searchable(
         },
     )
     # secrets:view: the caller is shown the audience sentence
-    admin = {"user_id": "root", "permissions": [VIEW, EDIT, SECRETS_VIEW], "app_admin": True}
-    with cluster.client(**admin) as client:
-        name = f"e2e_drive_{uuid.uuid4().hex[:8]}"
-        kb = client.post(
-            "/kb",
-            json={
-                "name": name,
-                "collection_name": name,
-                "scope": "app",
-                "embedding_provider": "local",
-                "embedding_model": LOCAL_MODEL,
-            },
-        )
-        assert kb.status_code == 201, kb.text
-        kb_id = kb.json()["id"]
-        secret = client.post(
-            "/secrets",
-            json={
+    with cluster.client(**SECRETS_VIEWER) as client:
+        name, kb_id = create_kb(client, "e2e_drive")
+        source = create_source(
+            client,
+            kb_id,
+            "google_drive",
+            {"folder_id": root},
+            {
                 "name": "e2e drive reader",
                 "kind": "gcp_service_account",
                 "value": drive.service_account(),
             },
         )
-        assert secret.status_code == 201, secret.text
-        created = client.post(
-            f"/kb/{kb_id}/sync-sources",
-            json={
-                "connector": "google_drive",
-                "config": {"folder_id": root},
-                "secret_id": secret.json()["id"],
-            },
-        )
-        assert created.status_code == 201, created.text
-        source = created.json()
         assert source["audience"] == (
             'The gcp_service_account secret "e2e drive reader" can read whatever it has been '
             f"granted, and everything it ingests becomes searchable in {name} ({name}) by "
             "anyone in this deployment."
         )
 
-        run = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run").json()
-        log = wait_run(client, kb_id, source["id"], run["sync_log_id"])
-        assert (log["status"], log["ingested"], log["total_files"]) == ("done", 2, 2), log
-        wait_indexed(client, kb_id, 2)
-        hits = search(client, name, "which animal holds hands asleep")
+        hits = first_sync(client, kb_id, source["id"], name, 2, "which animal holds hands asleep")
         assert "Sea otters" in hits[0]["content"]
         assert hits[0]["filename"] == "Otters.docx"
 
@@ -460,20 +413,12 @@ def test_drive_folder_synced_through_the_pipeline_is_searchable(
             new_guide,
         )
         drive.delete(next(i for i, v in drive.items.items() if v.name == "birds.md"))
-        again = client.post(f"/kb/{kb_id}/sync-sources/{source['id']}/run").json()
-        log = wait_run(client, kb_id, source["id"], again["sync_log_id"])
+        log = run_source(client, kb_id, source["id"])
         assert (log["updated"], log["deleted"], log["bytes_fetched"]) == (1, 1, len(new_guide))
         assert drive.media_bytes - exported == len(new_guide)
         assert drive.calls["changes.list"] >= 1
         wait_indexed(client, kb_id, 1)
 
-    table = f"rag_{name}"
-    wait_for(
-        lambda: bool(cluster.query(f"SELECT count(DISTINCT document_id) FROM {table}")[0][0] == 1),
-        120,
-        what="the replaced and the deleted documents' chunks to go",
-    )
-    with cluster.admin() as client:
-        hits = search(client, name, "how do otters open shells")
-        assert "stones as tools" in hits[0]["content"]
-        assert all("kiwi" not in h["content"] for h in hits)
+    hits = search_settled(cluster, name, 1, "how do otters open shells")
+    assert "stones as tools" in hits[0]["content"]
+    assert all("kiwi" not in h["content"] for h in hits)
