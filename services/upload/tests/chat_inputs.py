@@ -1,7 +1,8 @@
 """Files for the chat-upload tests, generated at test time (no binary fixtures).
 
 The OLE/CFB writer (``make_msg``) and the zip-bomb builders come from the parsing
-library's own unit tests, loaded by path; the rest are small builders here.
+library's own unit tests, loaded by path, the archive builders from docproc_testing; the rest
+are small builders here.
 """
 
 from __future__ import annotations
@@ -10,9 +11,7 @@ import importlib.util
 import io
 import struct
 import sys
-import tarfile
 import tempfile
-import warnings
 import zipfile
 import zlib
 from collections.abc import Sequence
@@ -25,6 +24,16 @@ import docx
 import openpyxl
 import pptx
 import pymupdf
+
+# re-exported: the tests build their archives with gen.*
+from docproc_testing.archives import BILLION_LAUGHS as BILLION_LAUGHS
+from docproc_testing.archives import make_tgz as make_tgz
+from docproc_testing.archives import make_zip as make_zip
+from docproc_testing.archives import rewrite_member
+from docproc_testing.archives import tar_dir as tar_dir
+from docproc_testing.archives import tar_file as tar_file
+from docproc_testing.archives import tar_special as tar_special
+from docproc_testing.archives import zip_info as zip_info
 from docproc_testing.office import SOFFICE as SOFFICE  # re-exported: tests skip on it
 from docproc_testing.office import soffice_convert as convert
 from odf.draw import Frame, Page, TextBox
@@ -184,23 +193,6 @@ def make_tiff(pages: int) -> bytes:
 # --- archives -------------------------------------------------------------------------------
 
 
-def make_zip(members: Sequence[tuple[str | zipfile.ZipInfo, bytes]], level: int = 6) -> bytes:
-    out = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # duplicates are written on purpose
-        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=level) as zf:
-            for name, data in members:
-                zf.writestr(name, data)
-    return out.getvalue()
-
-
-def zip_info(name: str, mode: int) -> zipfile.ZipInfo:
-    info = zipfile.ZipInfo(name)
-    info.create_system = 3
-    info.external_attr = mode << 16
-    return info
-
-
 def encrypted_zip() -> bytes:
     """A zip whose member says it is encrypted (general-purpose flag bit 0)."""
     raw = bytearray(make_zip([("secret.txt", b"hidden")]))
@@ -224,31 +216,6 @@ def deflate_bomb_zip(megabytes: int = 64) -> bytes:
     return make_zip([("zeros.bin", b"\x00" * (megabytes << 20))], level=9)
 
 
-def make_tgz(members: Sequence[tuple[tarfile.TarInfo, bytes | None]]) -> bytes:
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz", format=tarfile.PAX_FORMAT) as tf:
-        for info, data in members:
-            if data is not None:
-                info.size = len(data)
-            tf.addfile(info, io.BytesIO(data) if data is not None else None)
-    return out.getvalue()
-
-
-def tar_file(name: str, data: bytes) -> tuple[tarfile.TarInfo, bytes]:
-    return tarfile.TarInfo(name), data
-
-
-def tar_special(name: str, kind: bytes, linkname: str = "") -> tuple[tarfile.TarInfo, None]:
-    info = tarfile.TarInfo(name)
-    info.type = kind
-    info.linkname = linkname
-    return info, None
-
-
-def tar_dir(name: str) -> tuple[tarfile.TarInfo, None]:
-    return tar_special(name, tarfile.DIRTYPE)
-
-
 def deflate_bomb_tgz(megabytes: int = 64) -> bytes:
     return make_tgz([tar_file("zeros.bin", b"\x00" * (megabytes << 20))])
 
@@ -256,25 +223,8 @@ def deflate_bomb_tgz(megabytes: int = 64) -> bytes:
 # --- hostile office files and PDFs ------------------------------------------------------------
 
 
-def rewrite_member(data: bytes, name: str, body: bytes) -> bytes:
-    source = zipfile.ZipFile(io.BytesIO(data))
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for info in source.infolist():
-            target.writestr(info.filename, body if info.filename == name else source.read(info))
-    return out.getvalue()
-
-
 EXTERNAL_ENTITY = (
     '<?xml version="1.0"?>\n<!DOCTYPE w [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>\n'
-)
-BILLION_LAUGHS = (
-    '<?xml version="1.0"?>\n<!DOCTYPE lolz [<!ENTITY lol "lol">'
-    + "".join(
-        f'<!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">'
-        for i in range(1, 10)
-    )
-    + "]>\n"
 )
 
 

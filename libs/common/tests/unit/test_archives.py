@@ -7,10 +7,8 @@ import io
 import stat
 import struct
 import tarfile
-import warnings
 import zipfile
 import zlib
-from collections.abc import Sequence
 from pathlib import Path
 
 import docx
@@ -41,6 +39,15 @@ from docproc_common.parsing import (
     iter_archive_members,
     parse,
 )
+from docproc_testing.archives import (
+    BILLION_LAUGHS,
+    make_tgz,
+    make_zip,
+    tar_dir,
+    tar_file,
+    tar_special,
+    zip_info,
+)
 from odf.opendocument import OpenDocumentText
 from odf.text import P
 
@@ -49,23 +56,6 @@ TGZ = Detected("application/gzip", FileType.ARCHIVE, "tar.gz")
 LIMITS = ArchiveLimits()
 
 # --- builders -------------------------------------------------------------------------------
-
-
-def make_zip(members: Sequence[tuple[str | zipfile.ZipInfo, bytes]], level: int = 6) -> bytes:
-    out = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # zipfile warns about the duplicates we write on purpose
-        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=level) as zf:
-            for name, data in members:
-                zf.writestr(name, data)
-    return out.getvalue()
-
-
-def zip_info(name: str, mode: int) -> zipfile.ZipInfo:
-    info = zipfile.ZipInfo(name)
-    info.create_system = 3
-    info.external_attr = mode << 16
-    return info
 
 
 def patch_zip(data: bytes, name: str, **fields: int) -> bytes:
@@ -158,31 +148,6 @@ def quoted_overlap_zip() -> bytes:
         b"a", 0, zlib.crc32(inner), len(inner), len(inner), 0
     ) + _central_entry(b"b", 0, zlib.crc32(inner_data), 5, 5, offset_b)
     return outer + directory + _end_record(2, len(directory), len(outer))
-
-
-def make_tgz(members: list[tuple[tarfile.TarInfo, bytes | None]]) -> bytes:
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz", format=tarfile.PAX_FORMAT) as tf:
-        for info, data in members:
-            if data is not None:
-                info.size = len(data)
-            tf.addfile(info, io.BytesIO(data) if data is not None else None)
-    return out.getvalue()
-
-
-def tar_file(name: str, data: bytes) -> tuple[tarfile.TarInfo, bytes]:
-    return tarfile.TarInfo(name), data
-
-
-def tar_special(name: str, kind: bytes, linkname: str = "") -> tuple[tarfile.TarInfo, None]:
-    info = tarfile.TarInfo(name)
-    info.type = kind
-    info.linkname = linkname
-    return info, None
-
-
-def tar_dir(name: str) -> tuple[tarfile.TarInfo, None]:
-    return tar_special(name, tarfile.DIRTYPE)
 
 
 # --- happy paths ----------------------------------------------------------------------------
@@ -490,14 +455,6 @@ def test_nothing_is_yielded_before_the_whole_archive_passed() -> None:
 
 # --- office zip containers -------------------------------------------------------------------
 
-BILLION_LAUGHS = (
-    '<?xml version="1.0"?>\n<!DOCTYPE lolz [<!ENTITY lol "lol">'
-    + "".join(
-        f'<!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">'
-        for i in range(1, 10)
-    )
-    + "]>\n"
-)
 XXE = '<?xml version="1.0"?>\n<!DOCTYPE x [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>\n'
 
 

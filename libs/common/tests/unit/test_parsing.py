@@ -41,6 +41,7 @@ from docproc_common.parsing import (
 from docproc_common.parsing import doc as doc_module
 from docproc_common.parsing.images import check_pages
 from docproc_common.parsing.ole import OleRefused, check_header
+from docproc_testing.archives import rewrite_member
 from docproc_testing.office import SOFFICE, soffice_convert
 from odf.draw import Frame, Page, TextBox
 from odf.opendocument import (
@@ -93,15 +94,6 @@ def make_xlsx(sheets: Mapping[str, Sequence[Sequence[object]]]) -> bytes:
             sheet.append(row)
     out = io.BytesIO()
     workbook.save(out)
-    return out.getvalue()
-
-
-def rewrite_member(data: bytes, name: str, body: bytes) -> bytes:
-    source = zipfile.ZipFile(io.BytesIO(data))
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for info in source.infolist():
-            target.writestr(info.filename, body if info.filename == name else source.read(info))
     return out.getvalue()
 
 
