@@ -34,6 +34,15 @@ async def create(c: httpx.AsyncClient, kb: KnowledgeBase, body: dict[str, Any]) 
     return await c.post(f"/kb/{kb.id}/sync-sources", json=body)
 
 
+async def s3_source(bed: SyncBed, c: httpx.AsyncClient, kb: KnowledgeBase) -> dict[str, Any]:
+    """An S3 source on ``kb`` reading with a new aws_credentials secret, created by ``c``."""
+    secret = await bed.secret("aws_credentials", KEYS)
+    r = await create(c, kb, {"connector": "s3", "config": S3, "secret_id": str(secret)})
+    assert r.status_code == 201, r.text
+    source: dict[str, Any] = r.json()
+    return source
+
+
 class TestConnectors:
     async def test_listing_publishes_schema_and_secret_kind(self, client: Client) -> None:
         listed = (await client().get("/rag/sync/connectors")).json()
@@ -198,11 +207,8 @@ class TestMoveAndClone:
         self, client: Client, bed: SyncBed
     ) -> None:
         kb, other = await bed.kb(), await bed.kb()
-        secret = await bed.secret("aws_credentials", KEYS)
         c = client()
-        src = (
-            await create(c, kb, {"connector": "s3", "config": S3, "secret_id": str(secret)})
-        ).json()
+        src = await s3_source(bed, c, kb)
         refused = await c.patch(
             f"/kb/{kb.id}/sync-sources/{src['id']}", json={"collection_name": other.collection_name}
         )
@@ -234,11 +240,8 @@ class TestMoveAndClone:
         self, client: Client, bed: SyncBed
     ) -> None:
         kb, other = await bed.kb(), await bed.kb()
-        secret = await bed.secret("aws_credentials", KEYS)
         c = client()
-        src = (
-            await create(c, kb, {"connector": "s3", "config": S3, "secret_id": str(secret)})
-        ).json()
+        src = await s3_source(bed, c, kb)
         r = await c.post(
             f"/kb/{kb.id}/sync-sources/{src['id']}/clone", json={"knowledge_base_id": str(other.id)}
         )
@@ -411,11 +414,8 @@ class TestSharedName:
         self, client: Client, bed: SyncBed
     ) -> None:
         kb, other = await bed.kb(), await bed.kb()
-        secret = await bed.secret("aws_credentials", KEYS)
         c = client()
-        src = (
-            await create(c, kb, {"connector": "s3", "config": S3, "secret_id": str(secret)})
-        ).json()
+        src = await s3_source(bed, c, kb)
         for name in (other.collection_name, None):
             r = await c.patch(
                 f"/kb/{kb.id}/sync-sources/{src['id']}", json={"collection_name": name}
