@@ -33,9 +33,11 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
+
+from docproc_testing.servers import serving
 
 API = "/wiki/api/v2"
 LIST_PARAMS = {"ids", "keys", "id", "space-id", "status"}
@@ -473,14 +475,6 @@ def running_confluence(standin: ConfluenceStandIn | None = None) -> Iterator[Con
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    s.port = int(server.server_address[1])
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
+    with serving(Handler, daemon_threads=True) as port:
+        s.port = port
         yield s
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
+
+from docproc_testing.servers import serving
 
 
 def standin_vector(text: str, dims: int) -> list[float]:
@@ -96,13 +97,6 @@ def running_standin(standin: StandIn | None = None, **options: Any) -> Iterator[
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    s.port = int(server.server_address[1])
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as port:
+        s.port = port
         yield s
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
