@@ -1,11 +1,18 @@
-"""An HTTP request handler served on a free port of 127.0.0.1 in a thread of its own."""
+"""Servers for tests on a free port of 127.0.0.1: an HTTP request handler in a thread of its
+own, an ASGI app by uvicorn on the running event loop."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import uvicorn
+
+from docproc_testing.infra import free_port
 
 
 @contextmanager
@@ -24,3 +31,22 @@ def serving(
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+@asynccontextmanager
+async def serving_app(app: Any) -> AsyncIterator[int]:
+    """``app`` (ASGI, no lifespan) answering until the block ends: its port."""
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    )
+    task = asyncio.create_task(server.serve())
+    for _ in range(100):
+        if server.started:
+            break
+        await asyncio.sleep(0.05)
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        await task

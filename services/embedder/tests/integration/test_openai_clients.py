@@ -17,13 +17,12 @@ import numpy as np
 import numpy.typing as npt
 import openai
 import pytest
-import uvicorn
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.embedding.local_model import LocalMiniLM
 from docproc_common.runtime import build_app
 from docproc_embedder.app import build
-from docproc_testing.infra import free_port
 from docproc_testing.runtime import fresh_runtime
+from docproc_testing.servers import serving_app
 from langchain_openai import OpenAIEmbeddings
 from pydantic import SecretStr
 
@@ -60,22 +59,12 @@ async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Serv
     async with fresh_runtime(tmp_path_factory.mktemp("media"), embedder=embedder) as runtime:
         spec = build(runtime)
         app = build_app(runtime, [spec], [], title="embedder")
-        port = free_port()
-        server = uvicorn.Server(
-            uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-        )
-        task = asyncio.create_task(server.serve())
-        for _ in range(100):
-            if server.started:
-                break
-            await asyncio.sleep(0.05)
         reference = EmbeddingClients(runtime.settings)
         try:
-            local = await reference.local().embed(TEXTS)
-            yield Served(f"http://127.0.0.1:{port}/v1", local)
+            async with serving_app(app) as port:
+                local = await reference.local().embed(TEXTS)
+                yield Served(f"http://127.0.0.1:{port}/v1", local)
         finally:
-            server.should_exit = True
-            await task
             await reference.aclose()
             for close in spec.on_shutdown:
                 await close()

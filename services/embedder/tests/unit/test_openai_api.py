@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator
 import httpx
 import numpy as np
 import pytest
-import uvicorn
 from docproc_common.embedding.client import (
     CredentialSource,
     EmbeddingClients,
@@ -23,7 +22,8 @@ from docproc_common.embedding.client import (
 from docproc_common.embedding.local_model import LocalMiniLM
 from docproc_common.settings import Settings
 from docproc_embedder.openai_api import MAX_INPUTS, build_openai_router, render
-from docproc_testing.infra import find_repo_root, free_port
+from docproc_testing.infra import find_repo_root
+from docproc_testing.servers import serving_app
 from fastapi import FastAPI
 
 TOKEN = "sk-embedder-test"  # noqa: S105 - a test bearer
@@ -36,18 +36,8 @@ async def served() -> AsyncIterator[tuple[str, EmbeddingClients]]:
     )
     app = FastAPI()
     app.include_router(build_openai_router(clients, TOKEN))
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    )
-    task = asyncio.create_task(server.serve())
-    for _ in range(100):
-        if server.started:
-            break
-        await asyncio.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/v1", clients
-    server.should_exit = True
-    await task
+    async with serving_app(app) as port:
+        yield f"http://127.0.0.1:{port}/v1", clients
     await clients.aclose()
 
 
