@@ -9,6 +9,7 @@ on the healthy (or recovering) case next to it.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -172,3 +173,56 @@ def test_a_scenario_that_should_not_fire_would_be_caught(rules: list[Doc], tmp_p
         yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": broken})
     )
     assert _promtool("test", "rules", "tests.yaml", cwd=tmp_path).returncode != 0
+
+
+DASHBOARD = Path(__file__).resolve().parents[2] / "deploy/helm/docproc/dashboards/pipeline.json"
+
+
+def _counter_panel_tests(expected: float) -> list[dict[str, Any]]:
+    """One promtool test per dashboard query over a counter, on a deployment that has not
+    handled anything yet (no series at all), expecting the sample ``expected``."""
+    exprs = sorted(
+        {
+            t["expr"]
+            for p in json.loads(DASHBOARD.read_text())["panels"]
+            for t in p.get("targets", [])
+            if "_total" in t["expr"]
+        }
+    )
+    assert exprs
+    return [
+        {
+            "name": expr,
+            "interval": "1m",
+            "input_series": [],
+            "promql_expr_test": [
+                {
+                    "expr": expr.replace("$namespace", NS).replace("$__rate_interval", "5m"),
+                    "eval_time": "10m",
+                    "exp_samples": [{"labels": "{}", "value": expected}],
+                }
+            ],
+        }
+        for expr in exprs
+    ]
+
+
+def _run_query_tests(
+    tests: list[dict[str, Any]], tmp_path: Path
+) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump({"rule_files": [], "tests": tests}))
+    return _promtool("test", "rules", "tests.yaml", cwd=tmp_path)
+
+
+def test_every_counter_panel_shows_zero_before_the_first_event(tmp_path: Path) -> None:
+    """A counter series appears only once its label values are first used, so a panel
+    over one said "No data" on a healthy deployment that had not yet failed, dead-lettered
+    or refused anything (found by the deploy smoke): each answers 0 instead."""
+    result = _run_query_tests(_counter_panel_tests(0), tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_counter_panel_with_no_data_would_be_caught(tmp_path: Path) -> None:
+    """The harness itself: expecting another value than the query gives makes promtool fail."""
+    result = _run_query_tests(_counter_panel_tests(1)[:1], tmp_path)
+    assert result.returncode != 0
