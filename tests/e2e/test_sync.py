@@ -5,18 +5,17 @@ the Drive stand-in."""
 
 from __future__ import annotations
 
-import io
 import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import docx
 import httpx
 import pytest
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW
 from docproc_testing.confluence_standin import running_confluence
+from docproc_testing.documents import make_docx
 from docproc_testing.drive_standin import DOC, DriveStandIn
 from docproc_testing.graph_standin import GraphStandIn, serve_graph
 from docproc_testing.infra import load_infra_env
@@ -354,15 +353,6 @@ def test_confluence_space_synced_through_the_pipeline_is_searchable(sync_cluster
     assert all("Penguins" not in h["content"] for h in hits)
 
 
-def docx_bytes(*paragraphs: str) -> bytes:
-    document = docx.Document()
-    for text in paragraphs:
-        document.add_paragraph(text)
-    out = io.BytesIO()
-    document.save(out)
-    return out.getvalue()
-
-
 def test_drive_folder_synced_through_the_pipeline_is_searchable(
     sync_cluster: Cluster, drive: DriveStandIn
 ) -> None:
@@ -375,8 +365,8 @@ def test_drive_folder_synced_through_the_pipeline_is_searchable(
         sub,
         mime=DOC,
         exports={
-            "application/vnd.openxmlformats-officedocument.wordprocessingml.document": docx_bytes(
-                "Sea otters hold hands while they sleep."
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document": make_docx(
+                ["Sea otters hold hands while they sleep."]
             )
         },
     )
@@ -406,7 +396,7 @@ def test_drive_folder_synced_through_the_pipeline_is_searchable(
 
         # the Changes API: one doc edited, one file gone; only the edit is exported again
         exported = drive.media_bytes
-        new_guide = docx_bytes("Sea otters use stones as tools to open shells.")
+        new_guide = make_docx(["Sea otters use stones as tools to open shells."])
         drive.set_export(
             guide,
             "application/vnd.openxmlformats-officedocument.wordprocessingml.document",

@@ -20,7 +20,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import docx
 import openpyxl
 import pptx
 import pymupdf
@@ -34,6 +33,8 @@ from docproc_testing.archives import tar_dir as tar_dir
 from docproc_testing.archives import tar_file as tar_file
 from docproc_testing.archives import tar_special as tar_special
 from docproc_testing.archives import zip_info as zip_info
+from docproc_testing.documents import make_docx as make_docx
+from docproc_testing.documents import make_pdf as make_pdf
 from docproc_testing.office import SOFFICE as SOFFICE  # re-exported: tests skip on it
 from docproc_testing.office import soffice_convert as convert
 from odf.draw import Frame, Page, TextBox
@@ -63,23 +64,6 @@ def parsing_tests(name: str) -> ModuleType:
 
 
 # --- documents ----------------------------------------------------------------------------
-
-
-def make_pdf(pages: Sequence[str]) -> bytes:
-    document: Any = pymupdf.open()  # type: ignore[no-untyped-call]
-    for text in pages:
-        page = document.new_page()
-        page.insert_text((72, 72), text)
-    return bytes(document.tobytes())
-
-
-def make_docx(paragraphs: Sequence[str]) -> bytes:
-    document = docx.Document()
-    for text in paragraphs:
-        document.add_paragraph(text)
-    out = io.BytesIO()
-    document.save(out)
-    return out.getvalue()
 
 
 def make_xlsx(rows: Sequence[Sequence[object]], title: str = "Data") -> bytes:

@@ -42,6 +42,7 @@ from docproc_common.parsing import doc as doc_module
 from docproc_common.parsing.images import check_pages
 from docproc_common.parsing.ole import OleRefused, check_header
 from docproc_testing.archives import rewrite_member
+from docproc_testing.documents import make_pdf
 from docproc_testing.office import SOFFICE, soffice_convert
 from odf.draw import Frame, Page, TextBox
 from odf.opendocument import (
@@ -61,14 +62,6 @@ CELL_NOTE = "[workbook truncated: cell limit reached]"
 needs_soffice = pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")
 
 # --- builders -------------------------------------------------------------------------------
-
-
-def make_pdf(pages: list[str]) -> bytes:
-    document: Any = pymupdf.open()  # type: ignore[no-untyped-call]
-    for text in pages:
-        page = document.new_page()
-        page.insert_text((72, 72), text)
-    return bytes(document.tobytes())
 
 
 def make_docx(paragraphs: list[str], table: list[list[str]] | None = None) -> bytes:
