@@ -25,6 +25,8 @@ process, which moves far less than chunks/s when other work loads the machine.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import os
 import random
 import re
@@ -33,9 +35,10 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import asyncpg
 import httpx
 import pymupdf
 
@@ -48,7 +51,7 @@ from docproc_common.ingestion import IngestionConfig  # noqa: E402
 from docproc_common.settings import AuthSettings  # noqa: E402
 from docproc_parser.engine.processor import extract_text  # noqa: E402
 from docproc_parser.handler import chunk  # noqa: E402
-from docproc_testing.db import create_test_database_sync  # noqa: E402
+from docproc_testing.db import create_test_database_sync, plain_dsn  # noqa: E402
 from docproc_testing.infra import load_infra_env  # noqa: E402
 
 from tests.e2e.harness import free_port, running_cluster, wait_for  # noqa: E402
@@ -188,12 +191,19 @@ def scrape(urls: list[str]) -> dict[str, float]:
     return sums
 
 
-def ingest(api: str, files: list[Path]) -> tuple[float, int]:
+def client(api: str) -> httpx.Client:
+    """An HTTP client on ``api``'s public API with an app admin's token."""
     token = mint_token(AuthSettings(), user_id="bench", permissions=[VIEW, EDIT], app_admin=True)
-    with httpx.Client(
+    return httpx.Client(
         base_url=api + "/api/v1", headers={"Authorization": f"Bearer {token}"}, timeout=120
-    ) as c:
-        name = f"bench_{uuid.uuid4().hex[:8]}"
+    )
+
+
+def ingest(api: str, files: list[Path], name: str | None = None) -> tuple[float, int]:
+    """Upload ``files`` into a new knowledge base (collection ``name``, else a random one) and
+    wait until all are indexed: the seconds that took and the documents indexed."""
+    with client(api) as c:
+        name = name or f"bench_{uuid.uuid4().hex[:8]}"
         kb = c.post(
             "/kb",
             json={
@@ -219,15 +229,17 @@ def ingest(api: str, files: list[Path]) -> tuple[float, int]:
         return elapsed, int(state["indexed_count"])
 
 
-def run_dev(files: list[Path], tmp: Path) -> tuple[float, int, dict[str, float]]:
+@contextlib.contextmanager
+def dev_server(tmp: Path) -> Iterator[str]:
+    """``docproc dev`` on a fresh database of the test Postgres, dropped afterwards: its URL."""
     port = free_port()
     env = {
         **os.environ,
         "DOCPROC_HOME": str(tmp / "home"),
         "EMBEDDER__MODEL_CACHE_DIR": str(ROOT / ".cache" / "models"),
     }
-    infra = load_infra_env(("postgres",))
-    env["DATABASE__URL"] = create_test_database_sync(infra["DATABASE__URL"])
+    admin = load_infra_env(("postgres",))["DATABASE__URL"]
+    env["DATABASE__URL"] = create_test_database_sync(admin)
     proc = subprocess.Popen(
         [sys.executable, "-m", "docproc_cli.main", "dev", "--port", str(port)],
         env=env,
@@ -237,12 +249,31 @@ def run_dev(files: list[Path], tmp: Path) -> tuple[float, int, dict[str, float]]
     api = f"http://127.0.0.1:{port}"
     try:
         wait_for(lambda: _ready(api), timeout=180, interval=0.5, what="docproc dev")
-        cpu = cpu_seconds(api)
-        elapsed, docs = ingest(api, files)
-        return elapsed, docs, {**scrape([api]), "cpu": cpu_seconds(api) - cpu}
+        yield api
     finally:
         proc.terminate()
         proc.wait(60)
+        drop_database(admin, env["DATABASE__URL"])
+
+
+def drop_database(admin_url: str, url: str) -> None:
+    """Drop ``url``'s database (made by ``create_test_database``) from ``admin_url``'s."""
+
+    async def drop() -> None:
+        conn = await asyncpg.connect(plain_dsn(admin_url))
+        try:
+            await conn.execute(f"DROP DATABASE IF EXISTS {url.rpartition('/')[2]} WITH (FORCE)")
+        finally:
+            await conn.close()
+
+    asyncio.run(drop())
+
+
+def run_dev(files: list[Path], tmp: Path) -> tuple[float, int, dict[str, float]]:
+    with dev_server(tmp) as api:
+        cpu = cpu_seconds(api)
+        elapsed, docs = ingest(api, files)
+        return elapsed, docs, {**scrape([api]), "cpu": cpu_seconds(api) - cpu}
 
 
 def _ready(api: str) -> bool:
