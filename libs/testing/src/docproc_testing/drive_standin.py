@@ -34,7 +34,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from importlib.resources import files as package_files
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -42,6 +42,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+
+from docproc_testing.servers import ThreadedServer
 
 FOLDER = "application/vnd.google-apps.folder"
 DOC = "application/vnd.google-apps.document"
@@ -335,7 +337,7 @@ class Failure:
     retry_after: str | None = None
 
 
-class DriveStandIn:
+class DriveStandIn(ThreadedServer):
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.items: dict[str, Item] = {}
@@ -352,18 +354,11 @@ class DriveStandIn:
         self.seen_params: list[tuple[str, dict[str, str]]] = []
         self._clock = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
         self._methods = self._declared()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self._thread.start()
+        super().__init__(self._handler())
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        return f"{super().url}/"
 
     @staticmethod
     def _declared() -> dict[str, set[str]]:

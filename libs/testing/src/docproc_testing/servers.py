@@ -1,5 +1,5 @@
 """Servers for tests on a free port of 127.0.0.1: an HTTP request handler in a thread of its
-own, an ASGI app by uvicorn on the running event loop."""
+own (for a block, or an object's life), an ASGI app by uvicorn on the running event loop."""
 
 from __future__ import annotations
 
@@ -13,6 +13,23 @@ from typing import Any
 import uvicorn
 
 from docproc_testing.infra import free_port
+
+
+class ThreadedServer:
+    """``handler`` answering in a thread of its own from construction until ``close``."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 @contextmanager

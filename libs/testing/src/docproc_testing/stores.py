@@ -24,7 +24,7 @@ import json
 import threading
 import uuid
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -36,26 +36,13 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import storage
 
+from docproc_testing.servers import ThreadedServer
+
 #: ``fault(method, path)``: None passes the request on; ``(status, headers)`` answers instead.
 Fault = Callable[[str, str], "tuple[int, dict[str, str]] | None"]
 
 
-class _Server:
-    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-class TokenServer(_Server):
+class TokenServer(ThreadedServer):
     """``POST /token``: an access token for any signed JWT assertion, unless ``revoked``."""
 
     def __init__(self) -> None:
@@ -112,7 +99,7 @@ def service_account_key(token_uri: str, project: str = "docproc-test") -> dict[s
     }
 
 
-class FaultProxy(_Server):
+class FaultProxy(ThreadedServer):
     """An HTTP proxy in front of ``upstream`` (``http://host:port``) that can answer for it."""
 
     def __init__(self, upstream: str) -> None:
