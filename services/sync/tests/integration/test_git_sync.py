@@ -5,9 +5,8 @@ from __future__ import annotations
 import base64
 import os
 import subprocess
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -16,6 +15,7 @@ import pytest
 from docproc_common.connectors.base import RemoteFile
 from docproc_sync.connectors.git import GitConfig, GitConnector
 from docproc_sync.testing import SyncBed
+from docproc_testing.servers import ThreadedServer
 
 from .conftest import RebindingDns, checked_options
 
@@ -41,7 +41,7 @@ def git(cwd: Path, *args: str) -> str:
     return done.stdout
 
 
-class GitServer:
+class GitServer(ThreadedServer):
     """``git http-backend`` behind a tiny CGI bridge; optionally demands the token (Basic auth)."""
 
     def __init__(self, root: Path, token: str | None) -> None:
@@ -49,13 +49,7 @@ class GitServer:
         self.token = token
         self.requests: list[tuple[str, str, str | None]] = []
         self.hosts: set[str | None] = set()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        super().__init__(self._handler())
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         bridge = self
@@ -131,10 +125,6 @@ class GitServer:
             do_POST = _serve  # noqa: N815
 
         return Handler
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 class Repo:

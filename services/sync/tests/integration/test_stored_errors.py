@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import logging
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 from docproc_common.db.models import DocumentStatus, KnowledgeBase, SyncSource
 from docproc_sync.testing import SyncBed
+from docproc_testing.servers import ThreadedServer
 
 from .conftest import Client
 from .test_git_sync import TOKEN, GitServer, Repo
@@ -42,18 +42,12 @@ def closed_port() -> int:
         return int(s.getsockname()[1])
 
 
-class BrokenStore:
+class BrokenStore(ThreadedServer):
     """An S3-compatible server that lists two objects and fails both reads: one connection
     dropped before any answer, one body cut short."""
 
     def __init__(self) -> None:
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        super().__init__(self._handler())
 
     @staticmethod
     def _handler() -> type[BaseHTTPRequestHandler]:
@@ -82,10 +76,6 @@ class BrokenStore:
                     self.close_connection = True  # no answer at all
 
         return Handler
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 from docproc_common.connectors.errors import NetworkRefusedError
 from docproc_sync.connectors.web import WebConfig, WebConnector
 from docproc_sync.testing import SyncBed
+from docproc_testing.servers import ThreadedServer
 
 from .conftest import RebindingDns, checked_options
 
@@ -30,20 +30,12 @@ class Page:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-class Site:
+class Site(ThreadedServer):
     def __init__(self) -> None:
         self.pages: dict[str, Page] = {}
         self.hits: list[str] = []
         self.hosts: set[str | None] = set()
-        handler = self._handler()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        super().__init__(self._handler())
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         site = self
@@ -78,10 +70,6 @@ class Site:
                     pass
 
         return Handler
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
