@@ -30,7 +30,6 @@ import contextlib
 import os
 import random
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,10 +50,11 @@ from docproc_common.ingestion import IngestionConfig  # noqa: E402
 from docproc_common.settings import AuthSettings  # noqa: E402
 from docproc_parser.engine.processor import extract_text  # noqa: E402
 from docproc_parser.handler import chunk  # noqa: E402
-from docproc_testing.db import create_test_database_sync, plain_dsn  # noqa: E402
+from docproc_testing.db import plain_dsn  # noqa: E402
+from docproc_testing.dev import running_dev  # noqa: E402
 from docproc_testing.infra import load_infra_env  # noqa: E402
 
-from tests.e2e.harness import free_port, running_cluster, wait_for  # noqa: E402
+from tests.e2e.harness import running_cluster, wait_for  # noqa: E402
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 WORDS = (
@@ -232,28 +232,14 @@ def ingest(api: str, files: list[Path], name: str | None = None) -> tuple[float,
 @contextlib.contextmanager
 def dev_server(tmp: Path) -> Iterator[str]:
     """``docproc dev`` on a fresh database of the test Postgres, dropped afterwards: its URL."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "DOCPROC_HOME": str(tmp / "home"),
-        "EMBEDDER__MODEL_CACHE_DIR": str(ROOT / ".cache" / "models"),
-    }
-    admin = load_infra_env(("postgres",))["DATABASE__URL"]
-    env["DATABASE__URL"] = create_test_database_sync(admin)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "docproc_cli.main", "dev", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=open(tmp / "dev.log", "wb"),  # noqa: SIM115
-    )
-    api = f"http://127.0.0.1:{port}"
+    database_url = ""
     try:
-        wait_for(lambda: _ready(api), timeout=180, interval=0.5, what="docproc dev")
-        yield api
+        with running_dev(tmp) as dev:
+            database_url = dev.database_url
+            yield dev.url
     finally:
-        proc.terminate()
-        proc.wait(60)
-        drop_database(admin, env["DATABASE__URL"])
+        if database_url:
+            drop_database(load_infra_env(("postgres",))["DATABASE__URL"], database_url)
 
 
 def drop_database(admin_url: str, url: str) -> None:
@@ -274,13 +260,6 @@ def run_dev(files: list[Path], tmp: Path) -> tuple[float, int, dict[str, float]]
         cpu = cpu_seconds(api)
         elapsed, docs = ingest(api, files)
         return elapsed, docs, {**scrape([api]), "cpu": cpu_seconds(api) - cpu}
-
-
-def _ready(api: str) -> bool:
-    try:
-        return httpx.get(f"{api}/readyz", timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def run_kafka(files: list[Path], tmp: Path) -> tuple[float, int, dict[str, float]]:

@@ -23,14 +23,10 @@ A run that stops on an error of schemathesis' own without a finding is run once 
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -39,8 +35,7 @@ import httpx
 import pytest
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
 from docproc_common.settings import AuthSettings
-from docproc_testing.db import create_test_database_sync
-from docproc_testing.infra import find_repo_root, free_port, load_infra_env
+from docproc_testing.dev import Dev, running_dev
 
 pytestmark = pytest.mark.integration
 
@@ -53,13 +48,6 @@ EXCLUSIONS = Path(__file__).with_name("schemathesis-exclusions.toml")
 FAILURES = "= FAILURES ="
 
 
-@dataclass
-class Dev:
-    url: str
-    log: Path
-    tmp: Path
-
-
 def _token(*, app_admin: bool) -> str:
     return mint_token(
         AuthSettings(),
@@ -70,53 +58,10 @@ def _token(*, app_admin: bool) -> str:
     )
 
 
-def _wait_ready(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"docproc dev exited:\n{log.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    raise TimeoutError(f"docproc dev not ready:\n{log.read_text()[-3000:]}")
-
-
 @pytest.fixture(scope="module")
 def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dev]:
-    tmp = tmp_path_factory.mktemp("schemathesis")
-    infra = load_infra_env(("postgres",))
-    port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE__URL": create_test_database_sync(infra["DATABASE__URL"]),
-        "STORAGE__MEDIA_DIR": str(tmp / "media"),
-        "DOCPROC_HOME": str(tmp / "home"),
-        "EMBEDDER__MODEL_CACHE_DIR": str(find_repo_root() / ".cache" / "models"),
-    }
-    log = tmp / "dev.log"
-    with log.open("ab") as out:
-        process = subprocess.Popen(
-            [Path(sys.executable).parent / "docproc", "dev", "--port", str(port)],
-            env=env,
-            cwd=tmp,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_ready(process, url, log)
-        yield Dev(url, log, tmp)
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(10)
+    with running_dev(tmp_path_factory.mktemp("schemathesis")) as dev:
+        yield dev
 
 
 def _seed(dev: Dev) -> dict[str, str]:

@@ -13,18 +13,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
-from docproc_testing.db import create_test_database_sync
-from docproc_testing.infra import find_repo_root, free_port, load_infra_env
+from docproc_testing.dev import Dev, running_dev
+from docproc_testing.infra import find_repo_root
 
 pytest.importorskip("playwright", reason="playwright (a dev dependency) is not installed")
 from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright  # noqa: E402
@@ -38,64 +32,14 @@ WAIT_MS = 90_000
 expect.set_options(timeout=WAIT_MS)
 
 
-@dataclass
-class Dev:
-    url: str
-    log: Path
-    tmp: Path
-
-
-def _wait_ready(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"docproc dev exited:\n{log.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    raise TimeoutError(f"docproc dev not ready:\n{log.read_text()[-3000:]}")
-
-
 @pytest.fixture(scope="module")
 def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dev]:
     if not (CONSOLE / "dist" / "index.html").is_file() or not AXE.is_file():
         pytest.fail("the console is not built: run `make console` first", pytrace=False)
     if CHROMIUM is None:
         pytest.skip("chromium (Debian package) is not installed: make system-packages")
-    tmp = tmp_path_factory.mktemp("console")
-    infra = load_infra_env(("postgres",))
-    port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE__URL": create_test_database_sync(infra["DATABASE__URL"]),
-        "STORAGE__MEDIA_DIR": str(tmp / "media"),
-        "DOCPROC_HOME": str(tmp / "home"),
-        "EMBEDDER__MODEL_CACHE_DIR": str(ROOT / ".cache" / "models"),
-    }
-    log = tmp / "dev.log"
-    with log.open("ab") as out:
-        process = subprocess.Popen(
-            [Path(sys.executable).parent / "docproc", "dev", "--port", str(port)],
-            env=env,
-            cwd=tmp,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_ready(process, url, log)
-        yield Dev(url, log, tmp)
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(10)
+    with running_dev(tmp_path_factory.mktemp("console")) as dev:
+        yield dev
 
 
 @pytest.fixture(scope="module")
