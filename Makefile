@@ -58,7 +58,7 @@ helm-lint: ## helm lint --strict, helm template per ci values, schema validation
 test: sync system-packages console lint typecheck infra-up ## everything CI runs
 	$(UV) run pytest -q libs services cli tests
 
-images: ## build every service image with podman (local Debian base images when Docker Hub is out of reach)
+images: console ## build every service image with podman (local Debian base images when Docker Hub is out of reach); the console first, so upload's carries it
 	bash scripts/images.sh
 
 deploy-smoke: sync infra-up images ## the chart's rendered pods as containers of those images: journey, alert, dashboards (deploy/smoke)

@@ -3,7 +3,7 @@ driven by Playwright for Python through ``executable_path`` (no browser download
 
 ``docproc dev`` runs on a fresh database of the test Postgres with local storage and the
 local model, and serves the console built by ``make console`` (the fixture fails, naming
-the command, when ``services/upload/console/dist`` is missing). Each test gets a fresh
+the command, when ``docproc_upload/console_dist`` is missing). Each test gets a fresh
 page signed in through the development sign-in. With ``CONSOLE_SCREENSHOTS=<dir>`` the
 journeys save a screenshot of each screen there (``make console-screenshots`` writes
 ``docs/console/``).
@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from docproc_testing.dev import Dev, running_dev
 from docproc_testing.infra import find_repo_root
+from docproc_upload.console import DIST
 
 pytest.importorskip("playwright", reason="playwright (a dev dependency) is not installed")
 from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright  # noqa: E402
@@ -34,7 +35,7 @@ expect.set_options(timeout=WAIT_MS)
 
 @pytest.fixture(scope="module")
 def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dev]:
-    if not (CONSOLE / "dist" / "index.html").is_file() or not AXE.is_file():
+    if not (DIST / "index.html").is_file() or not AXE.is_file():
         pytest.fail("the console is not built: run `make console` first", pytrace=False)
     if CHROMIUM is None:
         pytest.skip("chromium (Debian package) is not installed: make system-packages")

@@ -3,5 +3,7 @@ import { defineConfig } from "vite";
 
 export default defineConfig({
   base: "/console/",
-  build: { outDir: "dist", emptyOutDir: true, assetsDir: "assets" },
+  // Into the Python package (docproc_upload/console_dist, a wheel artifact): the built
+  // console ships inside docproc-upload, in a checkout and in the image alike.
+  build: { outDir: "../src/docproc_upload/console_dist", emptyOutDir: true, assetsDir: "assets" },
 });

@@ -23,8 +23,9 @@ from fastapi import APIRouter
 from fastapi.responses import FileResponse, RedirectResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-#: Where ``npm run build`` writes the console (``services/upload/console/dist``).
-DIST = Path(__file__).resolve().parents[2] / "console" / "dist"
+#: Where ``npm run build`` writes the console: inside this package, so a wheel built after
+#: ``make console`` (the images are) carries it (``artifacts`` in its pyproject).
+DIST = Path(__file__).resolve().parent / "console_dist"
 BUILD_HINT = (
     "The console is not built: run `make console` "
     "(npm ci && npm run build in services/upload/console)"
