@@ -260,6 +260,20 @@ def _audit_details(src: SyncSource, **extra: Any) -> dict[str, Any]:
 # -- sources ---------------------------------------------------------------------------------------
 
 
+async def _add_source(session: AsyncSession, principal: Principal, src: SyncSource) -> None:
+    """Insert ``src`` and its ``sync_source.created`` audit entry."""
+    session.add(src)
+    await session.flush()
+    await record(
+        session,
+        principal,
+        "sync_source.created",
+        target=str(src.id),
+        organization_id=src.organization_id,
+        details=_audit_details(src),
+    )
+
+
 async def create_source(
     session: AsyncSession, principal: Principal, kb_id: uuid.UUID, body: SourceCreate
 ) -> SourceOut:
@@ -283,16 +297,7 @@ async def create_source(
         active=True,
         created_by=principal.user_id,
     )
-    session.add(src)
-    await session.flush()
-    await record(
-        session,
-        principal,
-        "sync_source.created",
-        target=str(src.id),
-        organization_id=src.organization_id,
-        details=_audit_details(src),
-    )
+    await _add_source(session, principal, src)
     await session.refresh(src)
     return await source_out(session, principal, src, with_audience=True)
 
@@ -630,16 +635,7 @@ async def local_sync(session: AsyncSession, principal: Principal, body: LocalSyn
             active=True,
             created_by=principal.user_id,
         )
-        session.add(src)
-        await session.flush()
-        await record(
-            session,
-            principal,
-            "sync_source.created",
-            target=str(src.id),
-            organization_id=src.organization_id,
-            details=_audit_details(src),
-        )
+        await _add_source(session, principal, src)
     src.sync_mode = body.sync_mode
     src.active = True
     return await run(session, principal, src)
