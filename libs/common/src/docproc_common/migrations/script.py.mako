@@ -1,19 +1,10 @@
-"""${message}
-
-Revision ID: ${up_revision}
-Revises: ${down_revision | comma,n}
-Create Date: ${create_date}
-"""
-
-from collections.abc import Sequence
+"""${message}"""
 
 import sqlalchemy as sa
 from alembic import op
 ${imports if imports else ""}
-revision: str = ${repr(up_revision)}
-down_revision: str | None = ${repr(down_revision)}
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = ${repr(up_revision)}
+down_revision = ${repr(down_revision)}
 
 
 def upgrade() -> None:

@@ -1,19 +1,17 @@
-"""Sync: claims of sources on documents, run totals, lookup indexes for existing_document
-
-Revision ID: 0003
-Revises: 0001
-Create Date: 2026-12-01 10:00:00.000000
-"""
-
-from collections.abc import Sequence
+"""Sync: claims of sources on documents, run totals, lookup indexes for existing_document"""
 
 import sqlalchemy as sa
 from alembic import op
+from docproc_common.migrations.shapes import (
+    create_index,
+    create_table,
+    drop_index,
+    foreign_key,
+    stamp,
+)
 
-revision: str = "0003"
-down_revision: str | None = "0001"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0003"
+down_revision = "0001"
 
 
 def upgrade() -> None:
@@ -29,7 +27,7 @@ def upgrade() -> None:
         "sync_logs",
         sa.Column("bytes_fetched", sa.BigInteger(), server_default="0", nullable=False),
     )
-    op.create_table(
+    create_table(
         "rag_document_claims",
         sa.Column("source_id", sa.UUID(), nullable=False),
         sa.Column("address_hash", sa.String(length=64), nullable=False),
@@ -38,44 +36,16 @@ def upgrade() -> None:
         sa.Column("remote_version", sa.Text(), nullable=True),
         sa.Column("pending_document_id", sa.UUID(), nullable=True),
         sa.Column("pending_version", sa.Text(), nullable=True),
-        sa.Column(
-            "updated_at",
-            sa.DateTime(timezone=True),
-            server_default=sa.text("now()"),
-            nullable=False,
+        stamp("updated_at"),
+        foreign_key("rag_document_claims", "source_id", "sync_sources", ondelete="CASCADE"),
+        foreign_key("rag_document_claims", "document_id", "rag_documents", ondelete="SET NULL"),
+        foreign_key(
+            "rag_document_claims", "pending_document_id", "rag_documents", ondelete="SET NULL"
         ),
-        sa.ForeignKeyConstraint(
-            ["source_id"],
-            ["sync_sources.id"],
-            name=op.f("fk_rag_document_claims_source_id_sync_sources"),
-            ondelete="CASCADE",
-        ),
-        sa.ForeignKeyConstraint(
-            ["document_id"],
-            ["rag_documents.id"],
-            name=op.f("fk_rag_document_claims_document_id_rag_documents"),
-            ondelete="SET NULL",
-        ),
-        sa.ForeignKeyConstraint(
-            ["pending_document_id"],
-            ["rag_documents.id"],
-            name=op.f("fk_rag_document_claims_pending_document_id_rag_documents"),
-            ondelete="SET NULL",
-        ),
-        sa.PrimaryKeyConstraint("source_id", "address_hash", name=op.f("pk_rag_document_claims")),
+        key=("source_id", "address_hash"),
     )
-    op.create_index(
-        op.f("ix_rag_document_claims_document_id"),
-        "rag_document_claims",
-        ["document_id"],
-        unique=False,
-    )
-    op.create_index(
-        op.f("ix_rag_document_claims_pending_document_id"),
-        "rag_document_claims",
-        ["pending_document_id"],
-        unique=False,
-    )
+    create_index("rag_document_claims", "document_id")
+    create_index("rag_document_claims", "pending_document_id")
     for name, column in (
         ("ix_rag_documents_source_path_hash", "source_path"),
         ("ix_rag_documents_filename_hash", "filename"),
@@ -91,10 +61,8 @@ def downgrade() -> None:
         "ix_rag_documents_source_path_hash",
     ):
         op.drop_index(name, table_name="rag_documents")
-    op.drop_index(
-        op.f("ix_rag_document_claims_pending_document_id"), table_name="rag_document_claims"
-    )
-    op.drop_index(op.f("ix_rag_document_claims_document_id"), table_name="rag_document_claims")
+    drop_index("rag_document_claims", "pending_document_id")
+    drop_index("rag_document_claims", "document_id")
     op.drop_table("rag_document_claims")
     op.drop_column("sync_logs", "bytes_fetched")
     op.drop_column("sync_logs", "listing_complete")

@@ -1,23 +1,21 @@
-"""Chat attachments: what each rendering added to a prompt, replayed with the history
-
-Revision ID: 0004
-Revises: 0001
-Create Date: 2026-12-01 10:00:00.000000
-"""
-
-from collections.abc import Sequence
+"""Chat attachments: what each rendering added to a prompt, replayed with the history"""
 
 import sqlalchemy as sa
 from alembic import op
+from docproc_common.migrations.shapes import (
+    create_index,
+    create_table,
+    drop_index,
+    foreign_key,
+    stamp,
+)
 
-revision: str = "0004"
-down_revision: str | None = "0001"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0004"
+down_revision = "0001"
 
 
 def upgrade() -> None:
-    op.create_table(
+    create_table(
         "chat_attachment_renders",
         sa.Column("id", sa.UUID(), nullable=False),
         sa.Column("file_id", sa.UUID(), nullable=False),
@@ -29,38 +27,12 @@ def upgrade() -> None:
         sa.Column("workspace_path", sa.String(length=1024), nullable=True),
         sa.Column("workspace_bytes", sa.BigInteger(), nullable=False),
         sa.Column("history_text", sa.Text(), nullable=False),
-        sa.Column(
-            "created_at",
-            sa.DateTime(timezone=True),
-            server_default=sa.text("now()"),
-            nullable=False,
-        ),
-        sa.Column(
-            "updated_at",
-            sa.DateTime(timezone=True),
-            server_default=sa.text("now()"),
-            nullable=False,
-        ),
-        sa.ForeignKeyConstraint(
-            ["file_id"],
-            ["chat_files.id"],
-            name=op.f("fk_chat_attachment_renders_file_id_chat_files"),
-            ondelete="CASCADE",
-        ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_chat_attachment_renders")),
+        stamp("created_at"),
+        stamp("updated_at"),
+        foreign_key("chat_attachment_renders", "file_id", "chat_files", ondelete="CASCADE"),
     )
-    op.create_index(
-        op.f("ix_chat_attachment_renders_file_id"),
-        "chat_attachment_renders",
-        ["file_id"],
-        unique=False,
-    )
-    op.create_index(
-        op.f("ix_chat_attachment_renders_message_id"),
-        "chat_attachment_renders",
-        ["message_id"],
-        unique=False,
-    )
+    create_index("chat_attachment_renders", "file_id")
+    create_index("chat_attachment_renders", "message_id")
     op.create_index(
         "ix_chat_attachment_renders_target",
         "chat_attachment_renders",
@@ -78,8 +50,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index("ix_chat_attachment_renders_workspace", table_name="chat_attachment_renders")
     op.drop_index("ix_chat_attachment_renders_target", table_name="chat_attachment_renders")
-    op.drop_index(
-        op.f("ix_chat_attachment_renders_message_id"), table_name="chat_attachment_renders"
-    )
-    op.drop_index(op.f("ix_chat_attachment_renders_file_id"), table_name="chat_attachment_renders")
+    drop_index("chat_attachment_renders", "message_id")
+    drop_index("chat_attachment_renders", "file_id")
     op.drop_table("chat_attachment_renders")

@@ -1,18 +1,9 @@
-"""rag_documents.status holds only processing, done or error
-
-Revision ID: 0006
-Revises: 0005
-Create Date: 2026-11-30
-"""
-
-from collections.abc import Sequence
+"""rag_documents.status holds only processing, done or error"""
 
 from alembic import op
 
-revision: str = "0006"
-down_revision: str | Sequence[str] | None = "0005"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0006"
+down_revision = "0005"
 
 
 def upgrade() -> None:

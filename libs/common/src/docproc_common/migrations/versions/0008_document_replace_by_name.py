@@ -1,27 +1,11 @@
-"""rag_documents.replace_by_name: an upload that replaces the earlier documents of its name
-
-Revision ID: 0008
-Revises: 0007
-Create Date: 2026-12-01
-"""
-
-from collections.abc import Sequence
+"""rag_documents.replace_by_name: an upload that replaces the earlier documents of its name"""
 
 import sqlalchemy as sa
-from alembic import op
+from docproc_common.migrations.shapes import added_column
 
-revision: str = "0008"
-down_revision: str | Sequence[str] | None = "0007"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0008"
+down_revision = "0007"
 
-
-def upgrade() -> None:
-    op.add_column(
-        "rag_documents",
-        sa.Column("replace_by_name", sa.Boolean(), nullable=False, server_default="false"),
-    )
-
-
-def downgrade() -> None:
-    op.drop_column("rag_documents", "replace_by_name")
+upgrade, downgrade = added_column(
+    "rag_documents", "replace_by_name", sa.Boolean(), nullable=False, server_default="false"
+)

@@ -1,27 +1,11 @@
-"""knowledge_bases.text_search_config: the configuration a collection's keyword index reads with
-
-Revision ID: 0009
-Revises: 0008
-Create Date: 2026-12-01
-"""
-
-from collections.abc import Sequence
+"""knowledge_bases.text_search_config: the configuration a collection's keyword index reads with"""
 
 import sqlalchemy as sa
-from alembic import op
+from docproc_common.migrations.shapes import added_column
 
-revision: str = "0009"
-down_revision: str | Sequence[str] | None = "0008"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0009"
+down_revision = "0008"
 
-
-def upgrade() -> None:
-    op.add_column(
-        "knowledge_bases",
-        sa.Column("text_search_config", sa.String(63), nullable=False, server_default="simple"),
-    )
-
-
-def downgrade() -> None:
-    op.drop_column("knowledge_bases", "text_search_config")
+upgrade, downgrade = added_column(
+    "knowledge_bases", "text_search_config", sa.String(63), nullable=False, server_default="simple"
+)
