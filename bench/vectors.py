@@ -32,6 +32,10 @@
     uv run python bench/vectors.py --sizes 100000
     uv run python bench/vectors.py --sizes 100000 --insert-rows 0 --data islands
     uv run python bench/vectors.py --sizes 1000000 --insert-rows 0 --database URL --keep-tables
+    uv run python bench/vectors.py --sizes 100000 --insert-rows 0 --vector-types vector,halfvec
+
+``--vector-types`` builds each size once per storage type (``vector``, ``halfvec``: the
+collection's ``vector_type``) from the same rows, and searches each the same way.
 
 A fresh database (``create_test_database``) on the test server is used and dropped at the
 end. ``--database URL --keep-tables`` keeps the search tables in that database instead, and a
@@ -180,6 +184,7 @@ GENERATOR_ARGS = (
     "jitter",
     "seed",
     "chunks_per_doc",
+    "vector_type",
 )
 
 
@@ -368,6 +373,7 @@ class FilterIndexResult:
 @dataclass
 class SizeResult:
     size: int
+    vector_type: str
     rare_rows: int
     load_s: float
     build_s: float
@@ -492,7 +498,9 @@ async def bench_size(
     size: int,
     args: argparse.Namespace,
 ) -> SizeResult:
-    collection = f"bench_s_{args.data}_{size}"
+    collection = f"bench_s_{args.data}_{size}" + (
+        "" if args.vector_type == "vector" else f"_{args.vector_type}"
+    )
     table = vector_table_name(collection)
     tag = json.dumps({k: getattr(args, k) for k in GENERATOR_ARGS} | {"size": size}, sort_keys=True)
     raw = await raw_connect(url)
@@ -517,7 +525,7 @@ async def bench_size(
     else:
         async with sm() as s, s.begin():
             await vectorstore.drop_table(s, collection)
-            await vectorstore.ensure_table(s, collection, corpus.dim)
+            await vectorstore.ensure_table(s, collection, corpus.dim, vector_type=args.vector_type)
         raw = await raw_connect(url)
         definition = await index_def(raw, table)
         await raw.execute(f"DROP INDEX {table}_embedding_idx")
@@ -593,7 +601,7 @@ async def bench_size(
                     f"WHERE {where} OFFSET 0) s ORDER BY d LIMIT :k"
                 )
             plan_rows = (await s.execute(text(f"EXPLAIN {sql}"), params)).all()
-        plan = " / ".join(re.sub(r"'\[[^']*\]'::vector", "$q", r[0].strip()) for r in plan_rows[:4])
+        plan = " / ".join(re.sub(r"'\[[^']*\]'::\w+", "$q", r[0].strip()) for r in plan_rows[:4])
 
         exact_lat: list[float] = []
         agree = 0
@@ -643,6 +651,7 @@ async def bench_size(
             await vectorstore.drop_table(s, collection)
     return SizeResult(
         size=size,
+        vector_type=args.vector_type,
         rare_rows=int(rare.sum()),
         load_s=load_s,
         build_s=build_s,
@@ -732,7 +741,8 @@ def print_report(
             f"{r.build_s:.0f} s (maintenance_work_mem {args.maintenance_work_mem}) {r.build_notice}"
         )
         print(
-            f"Search, {args.data} data, {r.size:,} chunks ({r.rare_rows:,} rare): {built}; heap "
+            f"Search, {args.data} data, {r.size:,} chunks ({r.rare_rows:,} rare), stored as "
+            f"{r.vector_type}: {built}; heap "
             f"{r.table_mb:,.0f} MiB, TOAST {r.toast_mb:,.0f} MiB, HNSW {r.index_mb:,.0f} MiB\n"
         )
         print(
@@ -776,8 +786,10 @@ async def amain(args: argparse.Namespace) -> int:
                 url, sm, corpus, args.insert_rows, args.chunks_per_doc, args.seed
             )
         for size in args.sizes:
-            searches.append(await bench_size(url, sm, counter, corpus, size, args))
-            print_report(writes, searches[-1:], args)  # figures as they come
+            for vector_type in args.vector_types:  # the same rows, stored each way
+                args.vector_type = vector_type
+                searches.append(await bench_size(url, sm, counter, corpus, size, args))
+                print_report(writes, searches[-1:], args)  # figures as they come
     finally:
         await engine.dispose()
         if not args.database:
@@ -852,6 +864,12 @@ def main() -> None:
     )
     parser.add_argument("--jitter", type=float, default=0.1, help="isotropic noise (latent data)")
     parser.add_argument("--maintenance-work-mem", default="1GB")
+    parser.add_argument(
+        "--vector-types",
+        default="vector",
+        help="comma-separated: how the search tables store the embeddings (vector, halfvec); "
+        "each size is built and searched once per type, from the same rows",
+    )
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--json", help="write the figures here too")
     parser.add_argument(
@@ -866,6 +884,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    args.vector_types = [t.strip() for t in args.vector_types.split(",") if t.strip()]
+    args.vector_type = args.vector_types[0]
     sys.exit(asyncio.run(amain(args)))
 
 

@@ -375,3 +375,53 @@ async def test_a_collection_chooses_its_text_search_configuration(client: Client
     await wait_complete(c, kb["id"])
     r = await search(c, kb, query="job runs", mode="keyword")
     assert names(r) == {"jobs.txt"}  # english stems: jobs/job, running/runs
+
+
+async def test_a_collection_stores_its_embeddings_as_halfvec_when_asked(
+    client: Client, runtime: Runtime
+) -> None:
+    c = client("alice", "acme", (VIEW, EDIT))
+    name = uniq("half")
+    body: dict[str, Any] = {"name": name, "collection_name": name, **MODEL}
+    for bad in ("float16", "HALFVEC", "", 16):
+        r = await c.post("/kb", json={**body, "vector_type": bad})
+        assert r.status_code == 422, r.text
+        assert r.json()["error"]["details"]["fields"][0]["field"] == "vector_type"
+    r = await c.post(f"/rag/collections/{name}", json={"vector_type": "half"})
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["details"]["fields"][0]["field"] == "vector_type"
+    r = await c.post(f"/rag/collections/{name}", json={**MODEL, "vector_type": "halfvec"})
+    assert r.status_code == 201, r.text
+    kb = r.json()
+    assert kb["vector_type"] == "halfvec"
+    r = await c.post("/kb", json={**body, "name": "twin", "scope": "personal"})
+    assert r.status_code == 201, r.text
+    assert r.json()["vector_type"] == "halfvec"  # adopted from the name
+    r = await c.post("/kb", json={**body, "scope": "personal", "vector_type": "vector"})
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["details"]["fields"][0]["field"] == "vector_type"
+    r = await c.post(
+        f"/kb/{kb['id']}/documents",
+        files={"file": ("lighthouse.txt", b"The lighthouse keeper logs every passing ship.")},
+    )
+    assert r.status_code == 202, r.text
+    await wait_complete(c, kb["id"])
+    async with runtime.sessionmaker() as s:
+        column = await s.scalar(
+            text(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                "WHERE attrelid = to_regclass(:t) AND attname = 'embedding'"
+            ),
+            {"t": f"rag_{name}"},
+        )
+        index = await s.scalar(
+            text("SELECT indexdef FROM pg_indexes WHERE indexname = :i"),
+            {"i": f"rag_{name}_embedding_idx"},
+        )
+    assert column == "halfvec(384)"
+    assert "halfvec_cosine_ops" in index
+    for mode in ("vector", "hybrid"):
+        r = await search(c, kb, query="who records the ships?", mode=mode)
+        assert names(r) == {"lighthouse.txt"}
+    r = await c.get("/kb")
+    assert {k["vector_type"] for k in r.json() if k["collection_name"] != name} <= {"vector"}

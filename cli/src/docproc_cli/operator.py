@@ -60,6 +60,7 @@ from docproc_common.runtime import Runtime
 from docproc_common.splitters import split_text
 from docproc_common.vectorstore import (
     DEFAULT_TEXT_SEARCH_CONFIG,
+    DEFAULT_VECTOR_TYPE,
     ChunkStamp,
     add_keyword_index,
     delete_documents,
@@ -156,6 +157,7 @@ async def ingest_operator_files(
         kbs = await repository.kbs_named(session, collection)
         target = _operator_target(collection, kbs)
     text_search_config = _text_search_config(kbs)
+    vector_type = kbs[0].vector_type if kbs else DEFAULT_VECTOR_TYPE
     config = IngestionConfig()
     ingested = failed = 0
     for file in files:
@@ -211,7 +213,9 @@ async def ingest_operator_files(
             )
             session.add(row)
             await session.flush()
-            await ensure_table(session, collection, target.dimensions, text_search_config)
+            await ensure_table(
+                session, collection, target.dimensions, text_search_config, vector_type
+            )
             stamp = ChunkStamp(
                 knowledge_base_id=None,
                 organization_id=None,

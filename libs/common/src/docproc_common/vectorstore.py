@@ -113,6 +113,36 @@ async def table_exists(session: AsyncSession, collection: str) -> bool:
     return bool(row.scalar())
 
 
+VectorType = Literal["vector", "halfvec"]
+"""How a collection stores its embeddings: ``vector`` (4-byte floats) or ``halfvec``
+(2-byte floats: half the heap and index, docs/benchmarks.md "halfvec"). A property of the
+collection (``knowledge_bases.vector_type``), fixed at creation; every path that creates
+the table or builds its HNSW index reads it from there (``ensure_table``,
+``embedding_index_sql``). Writes and searches need nothing more: the binary COPY and the
+query's parameter take the column's type."""
+
+VECTOR_TYPES: tuple[VectorType, ...] = ("vector", "halfvec")
+DEFAULT_VECTOR_TYPE: VectorType = "vector"
+
+HNSW_MAX_DIMENSIONS: dict[str, int] = {"vector": 2000, "halfvec": 4000}
+"""The widest embedding pgvector's HNSW index takes, by vector type."""
+
+
+def _vector_type(vector_type: str) -> VectorType:
+    for known in VECTOR_TYPES:
+        if vector_type == known:
+            return known
+    raise ValueError(f"not a vector type: {vector_type!r}")
+
+
+def embedding_index_sql(table: str, vector_type: str, *, concurrently: bool = False) -> str:
+    """The HNSW cosine index on ``table``'s embeddings, with the operator class of its
+    vector type (``vector_cosine_ops``, ``halfvec_cosine_ops``)."""
+    how = "CONCURRENTLY " if concurrently else ""
+    ops = f"{_vector_type(vector_type)}_cosine_ops"
+    return f"CREATE INDEX {how}{table}_embedding_idx ON {table} USING hnsw (embedding {ops})"
+
+
 DEFAULT_TEXT_SEARCH_CONFIG = "simple"
 _TEXT_SEARCH_CONFIG = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -162,9 +192,12 @@ async def ensure_table(
     collection: str,
     dim: int,
     text_search_config: str = DEFAULT_TEXT_SEARCH_CONFIG,
+    vector_type: str = DEFAULT_VECTOR_TYPE,
 ) -> None:
-    """Create ``rag_<collection>`` and its indexes if missing, in the caller's transaction."""
+    """Create ``rag_<collection>`` and its indexes if missing, in the caller's transaction,
+    its embeddings stored as ``vector_type`` (the collection's, ``VectorType``)."""
     table = vector_table_name(collection)
+    column_type = _vector_type(vector_type)
     await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(table)})
     # Read pg_class under this statement's snapshot, not ``to_regclass``: its catalog cache
     # may still hold "no such table" from a look earlier in this transaction (the embedder's
@@ -184,7 +217,7 @@ async def ensure_table(
             document_id uuid NOT NULL,
             chunk_no integer NOT NULL,
             content text NOT NULL,
-            embedding vector({int(dim)}) NOT NULL,
+            embedding {column_type}({int(dim)}) NOT NULL,
             knowledge_base_id uuid,
             organization_id text,
             tracking_id uuid,
@@ -200,7 +233,7 @@ async def ensure_table(
             CONSTRAINT {table}_chunk_key UNIQUE (document_id, chunk_no)
         )""",
         _keyword_column_sql(table, text_search_config),
-        f"CREATE INDEX {table}_embedding_idx ON {table} USING hnsw (embedding vector_cosine_ops)",
+        embedding_index_sql(table, column_type),
         _keyword_index_sql(table),
         f"CREATE INDEX {table}_kb_idx ON {table} (knowledge_base_id)",
         f"CREATE INDEX {table}_path_idx ON {table} USING hash (source_path)",

@@ -17,8 +17,10 @@ from docproc_common.vectorstore import (
     EXACT_BELOW_ROWS,
     PlanCache,
     SearchFilters,
+    VectorType,
     drop_table,
     ef_search_for,
+    embedding_index_sql,
     ensure_table,
     search,
 )
@@ -54,10 +56,16 @@ def unit_vectors(n: int, seed: int) -> np.ndarray:
     return out
 
 
-async def fill(engine: AsyncEngine, name: str, rows: int, tagged_share: float = 0.0) -> None:
+async def fill(
+    engine: AsyncEngine,
+    name: str,
+    rows: int,
+    tagged_share: float = 0.0,
+    vector_type: VectorType = "vector",
+) -> None:
     """``rows`` one-chunk documents; ``tagged_share`` of them ``document_type`` 'tagged'."""
     async with create_sessionmaker(engine)() as s, s.begin():
-        await ensure_table(s, name, 384)
+        await ensure_table(s, name, 384, vector_type=vector_type)
         await s.execute(text(f"DROP INDEX rag_{name}_embedding_idx"))  # built after the load
     vectors = unit_vectors(rows, 1)
     rng = np.random.default_rng(2)
@@ -90,12 +98,7 @@ async def fill(engine: AsyncEngine, name: str, rows: int, tagged_share: float = 
             ],
         )
         await conn.commit()
-        await conn.execute(
-            text(
-                f"CREATE INDEX rag_{name}_embedding_idx ON rag_{name} "
-                "USING hnsw (embedding vector_cosine_ops)"
-            )
-        )
+        await conn.execute(text(embedding_index_sql(f"rag_{name}", vector_type)))
         await conn.execute(text(f"ANALYZE rag_{name}"))
         await conn.commit()
 
@@ -178,3 +181,53 @@ async def test_a_table_dropped_under_cached_estimates_is_found_empty(engine: Asy
         assert await search(conn, name, query, knowledge_base_ids=[KB], top_k=5, plans=plans) == []
         assert (await conn.execute(text("SELECT 1"))).scalar() == 1  # nothing left aborted
         assert await search(conn, name, query, knowledge_base_ids=[KB], top_k=5, plans=plans) == []
+
+
+async def test_a_halfvec_table_is_searched_as_a_vector_table_is(engine: AsyncEngine) -> None:
+    """The same rows stored as ``halfvec`` and as ``vector``: the halfvec table's column and
+    HNSW index are halfvec's, and on both the HNSW plan (a large table) and the exact scan
+    (a selective filter) find the chunk a query was drawn from first."""
+    rows = EXACT_BELOW_ROWS + 1000
+    names = {t: f"{t}_{uuid.uuid4().hex[:8]}" for t in ("vector", "halfvec")}
+    for vector_type, name in names.items():
+        await fill(engine, name, rows, tagged_share=0.01, vector_type=vector_type)
+    stored = unit_vectors(rows, 1)
+    statements = Statements(engine)
+    async with autocommit(engine) as conn:
+        column, opclass = (
+            await conn.execute(
+                text(
+                    "SELECT format_type(a.atttypid, a.atttypmod), o.opcname FROM pg_attribute a "
+                    "JOIN pg_index i ON i.indrelid = a.attrelid AND i.indexrelid = "
+                    "to_regclass(:i) JOIN pg_opclass o ON o.oid = i.indclass[0] "
+                    "WHERE a.attrelid = to_regclass(:t) AND a.attname = 'embedding'"
+                ),
+                {"t": f"rag_{names['halfvec']}", "i": f"rag_{names['halfvec']}_embedding_idx"},
+            )
+        ).one()
+        assert (column, opclass) == ("halfvec(384)", "halfvec_cosine_ops")
+        tagged = [
+            int(r[0].split()[1])
+            for r in await conn.execute(
+                text(f"SELECT content FROM rag_{names['halfvec']} WHERE document_type = 'tagged'")
+            )
+        ]
+        assert tagged
+        for name in names.values():
+            for i in (3, 700, 1400):
+                statements.sent.clear()
+                hits = await search(conn, name, stored[i], knowledge_base_ids=[KB], top_k=10)
+                assert len(hits) == 10
+                assert (hits[0].content, round(hits[0].score, 2)) == (f"chunk {i}", 1.0)
+                assert [s for s in statements.sent if "ORDER BY embedding <=>" in s]  # HNSW
+            statements.sent.clear()
+            hits = await search(
+                conn,
+                name,
+                stored[tagged[0]],
+                knowledge_base_ids=[KB],
+                top_k=5,
+                filters=SearchFilters(document_type=["tagged"]),
+            )
+            assert (hits[0].content, round(hits[0].score, 2)) == (f"chunk {tagged[0]}", 1.0)
+            assert [s for s in statements.sent if "OFFSET 0" in s]  # the exact scan answered

@@ -128,7 +128,11 @@ class EmbedderHandler:
                 return
             if not await table_exists(session, event.collection_name):
                 await ensure_table(
-                    session, event.collection_name, kb.embedding_dim, kb.text_search_config
+                    session,
+                    event.collection_name,
+                    kb.embedding_dim,
+                    kb.text_search_config,
+                    kb.vector_type,
                 )
             stamp = ChunkStamp(
                 knowledge_base_id=kb.id,

@@ -83,6 +83,7 @@ COLLECTION_NAMES = {
 NOT_FROM_REQUESTS = {
     # a closed set of values docproc names (a Literal or enum in the schema)
     "knowledge_bases.scope": "enum",
+    "knowledge_bases.vector_type": "enum",
     "secrets.kind": "enum",
     "secrets.visibility": "enum",
     "sync_sources.sync_mode": "enum",

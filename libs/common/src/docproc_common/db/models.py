@@ -88,6 +88,9 @@ class KnowledgeBase(Base):
     text_search_config: Mapped[str] = mapped_column(
         String(63), default="simple", server_default="simple"
     )
+    #: How the collection's table stores its embeddings (``vectorstore.VectorType``:
+    #: ``vector`` or ``halfvec``). Fixed at creation, adopted from the name's first base.
+    vector_type: Mapped[str] = mapped_column(String(16), default="vector", server_default="vector")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 

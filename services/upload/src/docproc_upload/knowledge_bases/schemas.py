@@ -14,6 +14,7 @@ from docproc_common.db.vector_tables import (
     model_table_names,
 )
 from docproc_common.ingestion import IngestionConfig
+from docproc_common.vectorstore import VectorType
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from docproc_upload.inputs import column_length
@@ -63,6 +64,10 @@ class KnowledgeBaseCreate(BaseModel):
     #: ``spanish``, ...) the keyword index reads with; ``simple`` for a new collection,
     #: adopted from the collection when the name exists. Fixed at creation.
     text_search_config: str | None = Field(default=None, max_length=TEXT_SEARCH_CONFIG_CHARS)
+    #: How the collection's table stores its embeddings: ``vector`` (4-byte floats) or
+    #: ``halfvec`` (2-byte floats, half the index); ``vector`` for a new collection, adopted
+    #: from the collection when the name exists. Fixed at creation.
+    vector_type: VectorType | None = None
     #: The organization's default base (emptied, not deleted); set by the app admin only.
     is_default: bool = False
 
@@ -106,6 +111,7 @@ class KnowledgeBaseOut(BaseModel):
     embedding_endpoint_id: uuid.UUID | None = None
     ingestion_config: dict[str, Any]
     text_search_config: str
+    vector_type: str
     created_at: datetime
 
 

@@ -41,6 +41,8 @@ from docproc_common.ingestion import ROOT, IngestionConfig, merge_config
 from docproc_common.settings import Settings
 from docproc_common.vectorstore import (
     DEFAULT_TEXT_SEARCH_CONFIG,
+    DEFAULT_VECTOR_TYPE,
+    VectorType,
     holds_unfiled_beyond,
     text_search_config_exists,
 )
@@ -120,6 +122,21 @@ async def _text_search_config(
     return given
 
 
+def _vector_type(given: VectorType | None, existing: Sequence[KnowledgeBase]) -> str:
+    """The new base's vector type: the collection's when the name exists (its table was
+    created with it), else ``given`` or ``vector``."""
+    if not existing:
+        return given or DEFAULT_VECTOR_TYPE
+    theirs = existing[0].vector_type
+    if given is not None and given != theirs:
+        raise InvalidInput(
+            f"The collection '{existing[0].collection_name}' stores its embeddings as "
+            f"'{theirs}'; a knowledge base on the same name adopts it",
+            fields=[FieldError("vector_type", "contradicts the existing collection")],
+        )
+    return theirs
+
+
 async def create_kb(
     session: AsyncSession, principal: Principal, body: KnowledgeBaseCreate, settings: Settings
 ) -> KnowledgeBase:
@@ -164,6 +181,7 @@ async def create_kb(
         existing=existing,
     )
     text_search_config = await _text_search_config(session, body.text_search_config, existing)
+    vector_type = _vector_type(body.vector_type, existing)
     kb = KnowledgeBase(
         name=body.name,
         collection_name=name,
@@ -178,6 +196,7 @@ async def create_kb(
         embedding_endpoint_id=choice.endpoint_id,
         ingestion_config=body.ingestion_config.model_dump(mode="json"),
         text_search_config=text_search_config,
+        vector_type=vector_type,
         is_default=body.is_default,
     )
     session.add(kb)

@@ -48,6 +48,7 @@ async def create_collection(
         embedding_endpoint_id=body.embedding_endpoint_id,
         ingestion_config=body.ingestion_config,
         text_search_config=body.text_search_config,
+        vector_type=body.vector_type,
     )
     async with db.begin():
         return kb_out(await create_kb(db, caller, create, runtime.settings))

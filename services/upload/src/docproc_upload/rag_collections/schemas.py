@@ -7,6 +7,7 @@ from datetime import date
 from typing import Annotated, Any, Literal
 
 from docproc_common.ingestion import IngestionConfig
+from docproc_common.vectorstore import VectorType
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from docproc_upload.knowledge_bases.schemas import (
@@ -34,6 +35,7 @@ class CollectionCreate(BaseModel):
     embedding_endpoint_id: uuid.UUID | None = None
     ingestion_config: IngestionConfig = IngestionConfig()
     text_search_config: str | None = Field(default=None, max_length=TEXT_SEARCH_CONFIG_CHARS)
+    vector_type: VectorType | None = None
 
 
 class CollectionInfo(IngestionStatus):
