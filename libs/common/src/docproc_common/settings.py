@@ -199,6 +199,19 @@ class EmbedderSettings(BaseModel):
     serve_openai_api: bool = False
     #: The bearer token that ``/v1/embeddings`` requires, when set.
     openai_api_token: SecretStr | None = None
+    #: Bulk mode (docs/decisions/0004-bulk-load.md): a collection enters it when at least
+    #: this many of its documents wait to be indexed, and at least ``bulk_enter_ratio`` x
+    #: the documents it has indexed; 0 turns the automatic entry off.
+    bulk_enter_backlog: int = Field(default=100, ge=0)
+    bulk_enter_ratio: float = Field(default=1.0, ge=0)
+    #: It leaves (the fold: index build, merge) once its backlog is at most this many.
+    bulk_leave_backlog: int = Field(default=0, ge=0)
+    #: How often the embedder looks at a collection's backlog (entry, and the fold).
+    bulk_check_interval_s: float = Field(default=10.0, gt=0)
+    #: ``maintenance_work_mem`` and ``max_parallel_maintenance_workers`` of a fold's index
+    #: builds (the HNSW graph is built in memory; past it the build slows down).
+    index_build_maintenance_work_mem: str = Field(default="1GB", pattern=r"^[0-9]+(kB|MB|GB)$")
+    index_build_parallel_workers: int = Field(default=2, ge=0, le=64)
 
 
 class OtelSettings(BaseModel):

@@ -105,6 +105,42 @@ def _lock_key(table: str) -> int:
     return int.from_bytes(uuid.uuid5(uuid.NAMESPACE_DNS, table).bytes[:8], "big", signed=True)
 
 
+BULK_SCHEMA = "docproc_bulk"
+"""Where a collection in bulk mode keeps its side table: ``docproc_bulk.rag_<collection>``,
+a child (``INHERITS``) of ``public.rag_<collection>`` without its HNSW index
+(``docproc_common.bulkload``, docs/decisions/0004-bulk-load.md)."""
+
+
+def side_table_name(collection: str) -> str:
+    return f"{BULK_SCHEMA}.{vector_table_name(collection)}"
+
+
+async def _relation_exists(session: AsyncSession, schema: str, table: str) -> bool:
+    # pg_class under this statement's snapshot, not ``to_regclass`` (see ``ensure_table``)
+    row = await session.execute(
+        text(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE n.nspname = :s AND c.relname = :t)"
+        ),
+        {"s": schema, "t": table},
+    )
+    return bool(row.scalar())
+
+
+async def lock_for_writing(session: AsyncSession, collection: str) -> str:
+    """Take the collection's lock shared for this transaction and say which table new chunks
+    go to: the side table while the collection is in bulk mode, else ``rag_<collection>``.
+
+    Every write and delete holds it shared; entering bulk mode, the fold's moves and swap
+    and the drop hold it exclusive, so a write never lands in a table being swapped away.
+    """
+    table = vector_table_name(collection)
+    await session.execute(text("SELECT pg_advisory_xact_lock_shared(:k)"), {"k": _lock_key(table)})
+    if await _relation_exists(session, BULK_SCHEMA, table):
+        return side_table_name(collection)
+    return table
+
+
 async def table_exists(session: AsyncSession, collection: str) -> bool:
     table = vector_table_name(collection)
     row = await session.execute(
@@ -325,14 +361,19 @@ async def write_chunks(
     """Replace the chunk set of ``document_id`` with these chunks (binary COPY), in the caller's tx.
 
     Deleting first makes a redelivered event rewrite the same set instead of
-    adding a second copy.
+    adding a second copy. In bulk mode the set goes to the side table (``lock_for_writing``).
     """
     table = vector_table_name(collection)
+    target = await lock_for_writing(session, collection)
+    # the parent's DELETE reaches its side table too (inheritance)
     await session.execute(text(f"DELETE FROM {table} WHERE document_id = :d"), {"d": document_id})
     records = chunk_records(document_id, chunks, embeddings, stamp)
     if records:
         conn = await driver_connection(session)
-        await conn.copy_records_to_table(table, records=records, columns=list(COLUMNS))
+        schema, _, name = target.rpartition(".")
+        await conn.copy_records_to_table(
+            name, records=records, columns=list(COLUMNS), schema_name=schema or None
+        )
     return len(records)
 
 
@@ -342,6 +383,7 @@ async def delete_documents(
     if not document_ids or not await table_exists(session, collection):
         return 0
     table = vector_table_name(collection)
+    await lock_for_writing(session, collection)
     result = await session.execute(
         text(f"DELETE FROM {table} WHERE document_id = ANY(:ids)"), {"ids": list(document_ids)}
     )
@@ -451,6 +493,7 @@ async def delete_knowledge_base_chunks(
     if not await table_exists(session, collection):
         return 0
     table = vector_table_name(collection)
+    await lock_for_writing(session, collection)
     result = await session.execute(
         text(f"DELETE FROM {table} WHERE knowledge_base_id = :kb"), {"kb": knowledge_base_id}
     )
@@ -460,6 +503,7 @@ async def delete_knowledge_base_chunks(
 async def drop_table(session: AsyncSession, collection: str) -> None:
     table = vector_table_name(collection)
     await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(table)})
+    await session.execute(text(f"DROP TABLE IF EXISTS {side_table_name(collection)}"))
     await session.execute(text(f"DROP TABLE IF EXISTS {table}"))
 
 

@@ -43,6 +43,7 @@ from docproc_common.vectorstore import (
 )
 
 from docproc_embedder import repository
+from docproc_embedder.bulk import BulkMode
 from docproc_embedder.metrics import CHUNKS, DOCUMENTS, PROVIDER_ERRORS, STAGE_SECONDS, TOKENS
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ class EmbedderHandler:
     def __init__(self, runtime: Runtime, clients: EmbeddingClients) -> None:
         self._runtime = runtime
         self._clients = clients
+        self.bulk = BulkMode(runtime)
 
     async def __call__(self, event: DocumentParsed, delivery: Delivery) -> None:
         runtime = self._runtime
@@ -103,6 +105,7 @@ class EmbedderHandler:
         except Exception as exc:
             PROVIDER_ERRORS.labels(type(exc).__name__).inc()
             raise
+        await self.bulk.maybe_enter(event.collection_name, kb)
         started = time.perf_counter()
         vdid = vector_document_id(event)
         async with runtime.sessionmaker() as session, session.begin():

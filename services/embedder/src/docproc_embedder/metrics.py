@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from docproc_common.observability import counter, histogram
+from docproc_common.observability import counter, gauge, histogram
 
 DOCUMENTS = counter(
     "docproc_embedder_documents_total", "Documents by stage and outcome", ("stage", "outcome")
@@ -16,4 +16,14 @@ PROVIDER_ERRORS = counter(
     "docproc_embedder_provider_errors_total",
     "Embedding provider failures by class",
     ("error_class",),
+)
+BULK_ROWS_PENDING = gauge(
+    "docproc_embedder_bulk_rows_pending",
+    "Rows of a collection in bulk mode not yet in its HNSW index (its side table)",
+    ("collection",),
+)
+FOLDS = counter(
+    "docproc_embedder_bulk_folds_total",
+    "Folds out of bulk mode by outcome (folded, merged, busy, not_bulk, gone)",
+    ("outcome",),
 )

@@ -1,0 +1,60 @@
+"""Bulk mode through the real ``EmbedderHandler``: a collection whose backlog reaches
+``bulk_enter_backlog`` enters it, the document's chunk set goes to the side table in the
+document's own transaction, a redelivery adds nothing, and the sweep folds the collection
+once its backlog has drained, the chunk set intact."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+
+import pytest
+from docproc_common import bulkload
+from docproc_common.embedding.client import EmbeddingClients
+from docproc_common.runtime import Runtime
+from docproc_embedder.bulk import BulkMode
+from docproc_embedder.handler import EmbedderHandler
+
+from .conftest import CHUNKS, assert_one_chunk_set, delivery, one, parsed_document, put_chunks
+
+pytestmark = pytest.mark.integration
+
+
+def bulk_at(runtime: Runtime, backlog: int) -> BulkMode:
+    embedder = runtime.settings.embedder.model_copy(update={"bulk_enter_backlog": backlog})
+    settings = runtime.settings.model_copy(update={"embedder": embedder})
+    return BulkMode(dataclasses.replace(runtime, settings=settings))
+
+
+async def test_a_backlog_puts_the_collection_in_bulk_mode_until_the_sweep_folds_it(
+    runtime: Runtime, clients: EmbeddingClients
+) -> None:
+    handler = EmbedderHandler(runtime, clients)
+    handler.bulk = bulk_at(runtime, backlog=1)
+    event = await parsed_document(runtime)
+    name = event.collection_name
+    event_id = uuid.uuid4()
+
+    await handler(event, delivery(event_id))
+    await assert_one_chunk_set(runtime, event)
+    (side,) = await one(runtime.sessionmaker, f"SELECT count(*) FROM ONLY docproc_bulk.rag_{name}")
+    assert side == len(CHUNKS)
+
+    await put_chunks(runtime, event)  # a redelivery after the commit
+    await handler(event, delivery(event_id, attempt=2))
+    await assert_one_chunk_set(runtime, event)
+
+    await handler.bulk.sweep()  # nothing pending any more: the fold
+    await assert_one_chunk_set(runtime, event)
+    async with runtime.sessionmaker() as s:
+        assert not await bulkload.in_bulk(s, name)
+
+
+async def test_no_backlog_no_bulk_mode(runtime: Runtime, clients: EmbeddingClients) -> None:
+    handler = EmbedderHandler(runtime, clients)
+    handler.bulk = bulk_at(runtime, backlog=2)
+    event = await parsed_document(runtime)
+    await handler(event, delivery(uuid.uuid4()))
+    await assert_one_chunk_set(runtime, event)
+    async with runtime.sessionmaker() as s:
+        assert not await bulkload.in_bulk(s, event.collection_name)
