@@ -131,7 +131,7 @@ async def test_searches_in_bulk_mode_find_the_side_tables_rows(
     assert set(await top(sessions, name, vectors[0])) == {f"indexed chunk {i}" for i in range(5)}
     keyword = await top(sessions, name, None, mode="keyword", text_query="pending")
     assert len(keyword) == 5 and all(c.startswith("pending") for c in keyword)
-    hybrid = await top(sessions, name, vectors[605], mode="hybrid", text_query="pending")
+    hybrid = await top(sessions, name, vectors[605], mode="hybrid", text_query="pending 5")
     assert hybrid[0] == "pending chunk 5"
     async with sessions() as s:
         assert await bulkload.index_state(s, name, [KB]) == ("loading", 800)
