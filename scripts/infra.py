@@ -400,9 +400,8 @@ def kafka_libs(version: str) -> Path:
     return libs
 
 
-def kafka_up(version: str) -> dict[str, Any]:
-    libs = kafka_libs(version)
-    home = INFRA / "kafka"
+def kafka_up(version: str, home: Path = INFRA / "kafka") -> dict[str, Any]:
+    """A fresh single-node KRaft broker whose configuration, data and logs are under ``home``."""
     shutil.rmtree(home, ignore_errors=True)
     (home / "data").mkdir(parents=True)
     (home / "logs").mkdir(parents=True)
@@ -438,8 +437,7 @@ def kafka_up(version: str) -> dict[str, Any]:
     }
     server_props = home / "server.properties"
     server_props.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-    log4j = home / "log4j2.properties"
-    log4j.write_text(
+    (home / "log4j2.properties").write_text(
         "status = error\n"
         "appender.file.type = File\n"
         "appender.file.name = FILE\n"
@@ -451,26 +449,10 @@ def kafka_up(version: str) -> dict[str, Any]:
         "logger.request.name = kafka.request.logger\n"
         "logger.request.level = WARN\n"
     )
-    java = [
-        "java",
-        "-Xms128m",
-        "-Xmx512m",
-        "-XX:+UseG1GC",
-        "-XX:MaxGCPauseMillis=20",
-        "-XX:+ExitOnOutOfMemoryError",
-        # C1 only: the broker is up in ~4 s instead of ~7 s on 2 cores; plenty for tests
-        "-XX:TieredStopAtLevel=1",
-        *shlex.split(os.environ.get("DOCPROC_KAFKA_JAVA_OPTS", "")),
-        "-Djava.awt.headless=true",
-        f"-Dlog4j2.configurationFile={log4j}",
-        f"-Dkafka.logs.dir={home / 'logs'}",
-        "-cp",
-        f"{libs}/*",
-    ]
     cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
     fmt = subprocess.run(
         [
-            *java,
+            *kafka_java(version, home),
             "kafka.tools.StorageTool",
             "format",
             "--standalone",
@@ -485,18 +467,40 @@ def kafka_up(version: str) -> dict[str, Any]:
     )
     if fmt.returncode != 0:
         raise RuntimeError(f"kafka storage format failed:\n{fmt.stdout}\n{fmt.stderr}")
+    info = kafka_start(version, home, port)
+    return {**info, "controller_port": cport, "cluster_id": cluster_id}
+
+
+def kafka_java(version: str, home: Path) -> list[str]:
+    """The JVM command line (before the main class) of the broker under ``home``."""
+    libs = kafka_libs(version)
+    return [
+        "java",
+        "-Xms128m",
+        "-Xmx512m",
+        "-XX:+UseG1GC",
+        "-XX:MaxGCPauseMillis=20",
+        "-XX:+ExitOnOutOfMemoryError",
+        # C1 only: the broker is up in ~4 s instead of ~7 s on 2 cores; plenty for tests
+        "-XX:TieredStopAtLevel=1",
+        *shlex.split(os.environ.get("DOCPROC_KAFKA_JAVA_OPTS", "")),
+        "-Djava.awt.headless=true",
+        f"-Dlog4j2.configurationFile={home / 'log4j2.properties'}",
+        f"-Dkafka.logs.dir={home / 'logs'}",
+        "-cp",
+        f"{libs}/*",
+    ]
+
+
+def kafka_start(version: str, home: Path, port: int) -> dict[str, Any]:
+    """Start the broker formatted under ``home`` (by ``kafka_up``; again after it was stopped,
+    on its port and log dirs) and wait until it serves on ``port``."""
     out = home / "kafka.out"
-    proc = spawn([*java, "kafka.Kafka", str(server_props)], out, cwd=home)
+    proc = spawn(
+        [*kafka_java(version, home), "kafka.Kafka", str(home / "server.properties")], out, cwd=home
+    )
     pid = proc.pid
     (home / "kafka.pid").write_text(f"{pid}\n")
-    info: dict[str, Any] = {
-        "pid": pid,
-        "port": port,
-        "controller_port": cport,
-        "version": version,
-        "cluster_id": cluster_id,
-        "log": str(home / "logs" / "server.log"),
-    }
     try:
         wait_until(
             f"kafka {version}",
@@ -509,7 +513,12 @@ def kafka_up(version: str) -> dict[str, Any]:
     except BaseException:
         stop_spawned(proc)
         raise
-    return info
+    return {
+        "pid": pid,
+        "port": port,
+        "version": version,
+        "log": str(home / "logs" / "server.log"),
+    }
 
 
 def kafka_wait_ready(bootstrap: str, timeout: float) -> None:
@@ -556,11 +565,14 @@ def _pg_user() -> str | None:
     return PG_SYSTEM_USER if os.geteuid() == 0 else None
 
 
-def postgres_up() -> dict[str, Any]:
+def postgres_up(
+    home: Path = INFRA / "pg", settings: dict[str, str] = PG_SETTINGS
+) -> dict[str, Any]:
+    """A fresh server (``initdb``) whose data and log are under ``home``, run with
+    ``settings``, with the ``docproc`` database and pgvector in it."""
     pgc = _pg_commands()
     bin_path: Path = pgc.POSTGRES_BIN_PATH
 
-    home = INFRA / "pg"
     data = home / "data"
     shutil.rmtree(home, ignore_errors=True)
     data.mkdir(parents=True)
@@ -592,19 +604,7 @@ def postgres_up() -> dict[str, Any]:
         user=user,
     )
     port = free_port()
-    opts = [f"-h {HOST}", f"-p {port}", "-k ''"] + [f"-c {k}={v}" for k, v in PG_SETTINGS.items()]
-    logfile = home / "postgres.log"
-    try:
-        pgc.pg_ctl(
-            ["-w", "-t", "60", "-l", str(logfile), "-o", " ".join(opts), "start"],
-            pgdata=data,
-            user=user,
-            start_new_session=True,
-            timeout=90,
-        )
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-        raise RuntimeError(f"postgres did not start: {exc}\n{logfile}:\n{tail(logfile)}") from exc
-    pid = int((data / "postmaster.pid").read_text().split()[0])
+    info = postgres_start(home, port, settings)
     psql = [
         str(bin_path / "psql"),
         "-X",
@@ -645,14 +645,28 @@ def postgres_up() -> dict[str, Any]:
         text=True,
         stdin=subprocess.DEVNULL,
     ).stdout.strip()
-    return {
-        "pid": pid,
-        "port": port,
-        "pgdata": str(data),
-        "log": str(logfile),
-        "pgvector": ver,
-        "server_version": server_ver,
-    }
+    return {**info, "pgvector": ver, "server_version": server_ver}
+
+
+def postgres_start(home: Path, port: int, settings: dict[str, str] = PG_SETTINGS) -> dict[str, Any]:
+    """Start the server initialised under ``home`` (by ``postgres_up``; again after it was
+    stopped, on its port and data) and wait until it accepts connections."""
+    pgc = _pg_commands()
+    data = home / "data"
+    opts = [f"-h {HOST}", f"-p {port}", "-k ''"] + [f"-c {k}={v}" for k, v in settings.items()]
+    logfile = home / "postgres.log"
+    try:
+        pgc.pg_ctl(
+            ["-w", "-t", "60", "-l", str(logfile), "-o", " ".join(opts), "start"],
+            pgdata=data,
+            user=_pg_user(),
+            start_new_session=True,
+            timeout=90,
+        )
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+        raise RuntimeError(f"postgres did not start: {exc}\n{logfile}:\n{tail(logfile)}") from exc
+    pid = int((data / "postmaster.pid").read_text().split()[0])
+    return {"pid": pid, "port": port, "pgdata": str(data), "log": str(logfile)}
 
 
 def postgres_down(info: dict[str, Any]) -> None:

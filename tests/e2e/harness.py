@@ -149,10 +149,19 @@ class Cluster:
 
 @contextmanager
 def running_cluster(
-    tmp: Path, *, storage: str = "s3", env_for: Mapping[str, Mapping[str, str]] | None = None
+    tmp: Path,
+    *,
+    storage: str = "s3",
+    env_for: Mapping[str, Mapping[str, str]] | None = None,
+    infra_env: Mapping[str, str] | None = None,
+    database_via: Mapping[str, int] | None = None,
 ) -> Iterator[Cluster]:
-    """The five services; ``env_for`` adds settings to some of them (``{"parser": {...}}``)."""
-    infra = load_infra_env()
+    """The five services; ``env_for`` adds settings to some of them (``{"parser": {...}}``);
+    ``infra_env`` replaces some of the shared infrastructure's (a broker or a database
+    server of the test's own: ``KAFKA__BOOTSTRAP_SERVERS``, ``DATABASE__URL``);
+    ``database_via`` names the port through which a service reaches the database server
+    (a fault proxy's in front of it), while ``Cluster.database_url`` reaches it directly."""
+    infra = {**load_infra_env(), **(infra_env or {})}
     database_url = create_test_database_sync(infra["DATABASE__URL"])
     root = find_repo_root()
     run = uuid.uuid4().hex[:8]
@@ -179,6 +188,9 @@ def running_cluster(
     for name in SERVICES:
         port = free_port()
         svc_env = {**env, **(env_for or {}).get(name, {}), "HTTP__PORT": str(port)}
+        if database_via and name in database_via:
+            url = httpx.URL(database_url)
+            svc_env["DATABASE__URL"] = str(url.copy_with(port=database_via[name]))
         cluster.services[name] = Service(name, port, svc_env, tmp / f"{name}.log")
     try:
         for svc in cluster.services.values():

@@ -10,7 +10,8 @@ chosen pattern (``b"COMMIT"``, ``b"INSERT INTO outbox"``), acts on that connecti
 - ``"call"``: ``on_match()`` runs first (a ``pg_terminate_backend`` from the side), then
   the bytes are forwarded.
 
-``reset_all()`` resets every open connection; ``refuse`` makes new ones be reset at once.
+``reset_all()`` resets every open connection; ``refuse`` makes new ones be reset at once;
+``upstream_ports()`` tells the server's backends of this proxy's clients from others.
 
 ``S3FaultProxy`` is an HTTP proxy in front of an S3 endpoint that answers a share of the
 requests (``fail_ratio``, drawn from a seeded generator) with S3's own 503 ``SlowDown``
@@ -87,6 +88,17 @@ class TcpFaultProxy:
     def disarm(self) -> None:
         with self._lock:
             self._rules.clear()
+
+    def upstream_ports(self) -> list[int]:
+        """The local ports of its open connections to the server: what Postgres shows as
+        ``pg_stat_activity.client_port`` of the backends serving this proxy's clients."""
+        with self._lock:
+            pairs = list(self._pairs)
+        ports = []
+        for _, upstream in pairs:
+            with contextlib.suppress(OSError):
+                ports.append(int(upstream.getsockname()[1]))
+        return ports
 
     def reset_all(self) -> None:
         with self._lock:
