@@ -36,6 +36,7 @@ from docproc_common.vectorstore import (
     BULK_SCHEMA,
     COLUMNS,
     DEFAULT_TEXT_SEARCH_CONFIG,
+    DEFAULT_VECTOR_TYPE,
     _lock_key,
     _relation_exists,
     ensure_table,
@@ -104,11 +105,12 @@ async def enter(
     collection: str,
     dim: int,
     text_search_config: str = DEFAULT_TEXT_SEARCH_CONFIG,
+    vector_type: str = DEFAULT_VECTOR_TYPE,
 ) -> bool:
     """Put the collection in bulk mode (create its table if missing, then its side table),
     in the caller's transaction. False when it already was."""
     table = vector_table_name(collection)
-    await ensure_table(session, collection, dim, text_search_config)  # takes the lock
+    await ensure_table(session, collection, dim, text_search_config, vector_type)  # the lock
     if await _relation_exists(session, BULK_SCHEMA, table):
         return False
     await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _SCHEMA_LOCK})

@@ -252,6 +252,37 @@ async def test_a_small_load_into_a_larger_collection_is_merged_into_it(
     assert await scalar(sessions, f"SELECT count(DISTINCT id) FROM rag_{name}") == 800
 
 
+async def test_a_halfvec_collection_enters_and_folds_as_halfvec(
+    sessions: async_sessionmaker[AsyncSession], engine: AsyncEngine
+) -> None:
+    name = f"half_{uuid.uuid4().hex[:8]}"
+    async with sessions() as s, s.begin():
+        assert await bulkload.enter(s, name, DIM, vector_type="halfvec")  # creates the table
+    vectors = clusters(10, seed=2)
+    await write_documents(sessions, name, vectors, "pending")
+    assert set(await top(sessions, name, vectors[20])) == {
+        f"pending chunk {i}" for i in range(20, 25)
+    }
+    assert await bulkload.fold(engine, name, BUILD) == "folded"
+    assert set(await top(sessions, name, vectors[20])) == {
+        f"pending chunk {i}" for i in range(20, 25)
+    }
+    assert (
+        await scalar(
+            sessions,
+            f"SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+            f"WHERE attrelid = 'rag_{name}'::regclass AND attname = 'embedding'",
+        )
+        == f"halfvec({DIM})"
+    )
+    assert "halfvec_cosine_ops" in str(
+        await scalar(
+            sessions,
+            f"SELECT indexdef FROM pg_indexes WHERE indexname = 'rag_{name}_embedding_idx'",
+        )
+    )
+
+
 def test_entry_needs_a_backlog_that_dominates() -> None:
     assert bulkload.should_enter(bulkload.Backlog(100, 0), min_pending=100, ratio=1.0)
     assert not bulkload.should_enter(bulkload.Backlog(99, 0), min_pending=100, ratio=1.0)

@@ -51,7 +51,9 @@ class BulkMode:
                 backlog, min_pending=s.bulk_enter_backlog, ratio=s.bulk_enter_ratio
             ) or await repository.reserved(session, collection):
                 return
-            await bulkload.enter(session, collection, kb.embedding_dim, kb.text_search_config)
+            await bulkload.enter(
+                session, collection, kb.embedding_dim, kb.text_search_config, kb.vector_type
+            )
             log.info("%s: %d documents pending, %d indexed", collection, *backlog.counts())
 
     async def sweep(self) -> None:
