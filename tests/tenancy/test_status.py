@@ -3,6 +3,8 @@
 * ``GET /kb/{id}/ingestion`` and ``GET /rag/collections/{name}/info`` derive
   ``indexing_status`` from the rows: ``indexing`` while any document is ``processing``,
   else ``complete``, with the processing / indexed / failed counts; a failure is terminal.
+* Both say what the collection's vector index is doing: ``ready``, ``loading`` (bulk mode,
+  with the base's chunks not yet in the HNSW index) or ``building`` (a fold running).
 * An upload has no address: its failure (or its success) retires no other row, not
   even an earlier failed upload of the same file name.
 """
@@ -13,10 +15,13 @@ import uuid
 from typing import Any
 
 import httpx
+import numpy as np
 import pytest
+from docproc_common import bulkload
 from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.runtime import Runtime
-from sqlalchemy import update
+from docproc_common.vectorstore import ChunkStamp, write_chunks
+from sqlalchemy import text, update
 
 from .conftest import Client
 from .test_tenancy import EDIT, VIEW, create, uniq, upload, wait_complete
@@ -107,3 +112,64 @@ async def test_an_upload_retires_no_other_row_not_even_a_failed_one_of_the_same_
     assert all(d["filename"] == "notes.txt" and d["source_path"] is None for d in items)
     ingestion, _ = await both_views(c, kb)
     assert counts(ingestion) == ("complete", 0, 1, 2, 3)
+
+
+def index(view: dict[str, Any]) -> tuple[Any, Any]:
+    return view["vector_index"], view["vector_rows_pending"]
+
+
+async def test_the_status_says_what_the_vector_index_is_doing(
+    client: Client, runtime: Runtime
+) -> None:
+    c = client("alice", "acme", (VIEW, EDIT))
+    kb = await create(c, uniq("bulkst"), "org")
+    name, kb_id = kb["collection_name"], uuid.UUID(kb["id"])
+    assert (await upload(c, kb["id"], "ok.txt", "The capybara is a rodent.")).status_code == 202
+    await wait_complete(c, kb["id"])
+    ingestion, info = await both_views(c, kb)
+    assert index(ingestion) == index(info) == ("ready", 0)
+    indexed = info["total_vectors"]
+
+    # bulk mode with a document still pending (so the embedder's sweep does not fold yet),
+    # and one chunk set written to the side table
+    async with runtime.sessionmaker() as s, s.begin():
+        inflight = RagDocument(
+            collection_name=name,
+            knowledge_base_id=kb_id,
+            organization_id="acme",
+            filename="inflight.txt",
+            filetype="txt",
+            status=DocumentStatus.PROCESSING,
+            attempt_id=uuid.uuid4(),
+        )
+        s.add(inflight)
+        assert await bulkload.enter(s, name, kb["embedding_dim"])
+        stamp = ChunkStamp(
+            kb_id,
+            "acme",
+            inflight.id,
+            "upload",
+            "txt",
+            None,
+            None,
+            None,
+            "inflight.txt",
+            None,
+            "document",
+        )
+        vectors = np.eye(2, kb["embedding_dim"], dtype=np.float32)
+        await write_chunks(s, name, uuid.uuid4(), ["one", "two"], vectors, stamp)
+    ingestion, info = await both_views(c, kb)
+    assert index(ingestion) == index(info) == ("loading", 2)
+    assert info["total_vectors"] == indexed + 2
+
+    async with runtime.engine.connect() as held:  # what a running fold holds
+        await held.execute(text("SELECT pg_advisory_lock(:k)"), {"k": bulkload.fold_lock_key(name)})
+        ingestion, info = await both_views(c, kb)
+        assert index(ingestion) == index(info) == ("building", 2)
+        await held.execute(text("SELECT pg_advisory_unlock_all()"))
+
+    assert await bulkload.fold(runtime.engine, name, bulkload.IndexBuild()) == "folded"
+    ingestion, info = await both_views(c, kb)
+    assert index(ingestion) == index(info) == ("ready", 0)
+    assert info["total_vectors"] == indexed + 2

@@ -74,8 +74,9 @@ class Backlog:
         return self.pending, self.indexed
 
 
-def _fold_key(table: str) -> int:
-    return _lock_key(f"fold {table}")
+def fold_lock_key(collection: str) -> int:
+    """The session advisory lock a fold of the collection holds (``pg_try_advisory_lock``)."""
+    return _lock_key(f"fold {vector_table_name(collection)}")
 
 
 async def in_bulk(session: AsyncSession, collection: str) -> bool:
@@ -145,7 +146,7 @@ async def index_state(
     table = vector_table_name(collection)
     if not await _relation_exists(session, BULK_SCHEMA, table):
         return "ready", 0
-    hi, lo = _advisory_parts(_fold_key(table))
+    hi, lo = _advisory_parts(fold_lock_key(collection))
     row = (
         await session.execute(
             text(
@@ -302,7 +303,7 @@ async def fold(engine: AsyncEngine, collection: str, build: IndexBuild) -> FoldO
     side = side_table_name(collection)
     async with engine.connect() as connection:
         conn = await connection.execution_options(isolation_level="AUTOCOMMIT")
-        key = _fold_key(table)
+        key = fold_lock_key(collection)
         if not (await conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key})).scalar():
             return "busy"
         try:

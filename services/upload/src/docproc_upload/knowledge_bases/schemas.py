@@ -121,6 +121,12 @@ class IngestionStatus(BaseModel):
     indexed_count: int
     failed_count: int
     document_count: int
+    #: The collection's vector index: ``ready``; ``loading`` (bulk mode: new chunks go to a
+    #: side table, found by an exact scan); ``building`` (its index being built and the
+    #: side table folded in). docs/search.md, "Bulk loads".
+    vector_index: Literal["ready", "loading", "building"] = "ready"
+    #: This base's chunks not yet in the HNSW index (searched exactly meanwhile).
+    vector_rows_pending: int = 0
 
 
 class ReindexOut(BaseModel):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from docproc_common.access import Access, resolve_kb
 from docproc_common.auth import EDIT, Principal
+from docproc_common.bulkload import index_state
 from docproc_common.bus.outbox import enqueue
 from docproc_common.db.models import (
     CollectionGrant,
@@ -298,11 +299,22 @@ def status_of(counts: dict[str, int]) -> IngestionStatus:
     )
 
 
+async def status_for(
+    session: AsyncSession, name: str, kbs: Sequence[KnowledgeBase]
+) -> IngestionStatus:
+    """The documents' counts (``status_of``) and the vector index's state, for these bases."""
+    status = status_of(await documents.status_counts(session, list(kbs)))
+    state, pending = await index_state(
+        session, name, [kb.id for kb in kbs], include_operator=repository.adopts_operator(kbs)
+    )
+    return status.model_copy(update={"vector_index": state, "vector_rows_pending": pending})
+
+
 async def ingestion_status(
     session: AsyncSession, principal: Principal, kb_id: uuid.UUID
 ) -> IngestionStatus:
     kb = await resolve_kb(session, principal, kb_id, Access.VIEW)
-    return status_of(await documents.status_counts(session, [kb]))
+    return await status_for(session, kb.collection_name, [kb])
 
 
 def _files(docs: Sequence[RagDocument]) -> list[str]:

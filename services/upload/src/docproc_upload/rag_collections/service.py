@@ -23,15 +23,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.knowledge_bases import repository as knowledge_bases
 from docproc_upload.knowledge_bases.schemas import CollectionDeletedOut
-from docproc_upload.knowledge_bases.service import status_of, tear_down
+from docproc_upload.knowledge_bases.service import status_for, tear_down
 from docproc_upload.rag_collections.schemas import CollectionInfo, SearchHit, SearchRequest
-from docproc_upload.rag_documents import repository as documents
 
 
 async def collection_info(session: AsyncSession, principal: Principal, name: str) -> CollectionInfo:
     validate_collection_name(name)
     kbs = await resolve_collection(session, principal, name, Access.VIEW)
-    status = status_of(await documents.status_counts(session, kbs))
+    status = await status_for(session, name, kbs)
     vectors = await count_vectors(
         session, name, [kb.id for kb in kbs], include_operator=knowledge_bases.adopts_operator(kbs)
     )
