@@ -37,9 +37,8 @@ def graph() -> Iterator[GraphStandIn]:
 
 @pytest.fixture(scope="module")
 def drive() -> Iterator[DriveStandIn]:
-    standin = DriveStandIn()
-    yield standin
-    standin.close()
+    with DriveStandIn() as standin:
+        yield standin
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +57,8 @@ def sync_cluster(
 
 @pytest.fixture(scope="module")
 def token_server() -> Iterator[TokenServer]:
-    server = TokenServer()
-    yield server
-    server.close()
+    with TokenServer() as server:
+        yield server
 
 
 def object_store(kind: str, cluster: Cluster, tokens: TokenServer) -> Store:

@@ -24,9 +24,8 @@ DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
 @pytest.fixture
 def drive() -> Iterator[DriveStandIn]:
-    standin = DriveStandIn()
-    yield standin
-    standin.close()
+    with DriveStandIn() as standin:
+        yield standin
 
 
 def settings(drive: DriveStandIn, tmp_path: Path) -> SyncSettings:

@@ -20,7 +20,7 @@ from docproc_common.vault import (
     unseal,
     validate_value,
 )
-from docproc_testing.stores import service_account_key
+from docproc_testing.service_accounts import service_account_key
 
 MASTER = base64.b64encode(os.urandom(32)).decode()
 OTHER = base64.urlsafe_b64encode(os.urandom(32)).decode().rstrip("=")

@@ -33,11 +33,10 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
-from docproc_testing.servers import serving
+from docproc_testing.servers import KeepAliveHandler, serving
 
 API = "/wiki/api/v2"
 LIST_PARAMS = {"ids", "keys", "id", "space-id", "status"}
@@ -459,9 +458,7 @@ def running_confluence(standin: ConfluenceStandIn | None = None) -> Iterator[Con
     """Serve ``standin`` on a free loopback port until exit."""
     s = standin or ConfluenceStandIn()
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
+    class Handler(KeepAliveHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             status, headers, body = s.answer(self.path, self.headers.get("authorization"))
             self.send_response(status)
@@ -471,9 +468,6 @@ def running_confluence(standin: ConfluenceStandIn | None = None) -> Iterator[Con
                 self.send_header(key, value)
             self.end_headers()
             self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            pass
 
     with serving(Handler, daemon_threads=True) as port:
         s.port = port

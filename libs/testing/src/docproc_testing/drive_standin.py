@@ -40,10 +40,10 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import jwt
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from docproc_testing.servers import ThreadedServer
+from docproc_testing.servers import KeepAliveHandler, ThreadedServer
+from docproc_testing.service_accounts import service_account_key
 
 FOLDER = "application/vnd.google-apps.folder"
 DOC = "application/vnd.google-apps.document"
@@ -375,22 +375,7 @@ class DriveStandIn(ThreadedServer):
         kid = secrets.token_hex(20)
         with self.lock:
             self.keys[kid] = key.public_key()
-        pem = key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        ).decode()
-        return {
-            "type": "service_account",
-            "project_id": "docproc-test",
-            "private_key_id": kid,
-            "private_key": pem,
-            "client_email": email,
-            "client_id": "1234567890",
-            "auth_uri": "https://accounts.google.com/o/oauth2/auth",
-            "token_uri": f"{self.url}token",
-            "universe_domain": "googleapis.com",
-        }
+        return service_account_key(f"{self.url}token", key=key, key_id=kid, email=email)
 
     def revoke(self, account: dict[str, Any]) -> None:
         """The key is deleted in the console: its grants are refused, its tokens stop working."""
@@ -860,12 +845,7 @@ class DriveStandIn(ThreadedServer):
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         standin = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *_args: Any) -> None:
-                pass
-
+        class Handler(KeepAliveHandler):
             def _serve(self, method: str) -> None:
                 parts = urlsplit(self.path)
                 length = int(self.headers.get("Content-Length") or 0)

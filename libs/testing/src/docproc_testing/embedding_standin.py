@@ -13,12 +13,11 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
 
-from docproc_testing.servers import serving
+from docproc_testing.servers import QuietHandler, serving
 
 
 def standin_vector(text: str, dims: int) -> list[float]:
@@ -73,7 +72,7 @@ def running_standin(standin: StandIn | None = None, **options: Any) -> Iterator[
     """Serve ``standin`` (or ``StandIn(**options)``) on a free loopback port until exit."""
     s = standin or StandIn(**options)
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def _serve(self, method: str) -> None:
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length) if length else b""
@@ -93,9 +92,6 @@ def running_standin(standin: StandIn | None = None, **options: Any) -> Iterator[
 
         def do_POST(self) -> None:  # noqa: N802
             self._serve("POST")
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            pass
 
     with serving(Handler) as port:
         s.port = port

@@ -43,6 +43,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from docproc_testing.servers import QuietHandler
+
 SCOPE = "https://graph.microsoft.com/.default"
 
 
@@ -657,10 +659,7 @@ class GraphStandIn:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         standin = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def _serve(self, method: str) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""

@@ -23,7 +23,6 @@ Both run on daemon threads of the test process, on 127.0.0.1 and a free port.
 from __future__ import annotations
 
 import contextlib
-import http.client
 import random
 import socket
 import struct
@@ -31,9 +30,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Literal
 from urllib.parse import urlsplit
+
+from docproc_testing.servers import KeepAliveHandler
 
 Action = Literal["reset_before", "reset_after", "call"]
 
@@ -197,14 +198,9 @@ class S3FaultProxy:
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         proxy = self
-        target = (parts.hostname, parts.port)
+        target = f"{parts.hostname}:{parts.port}"
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-                pass
-
+        class Handler(KeepAliveHandler):
             def _relay(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
@@ -221,23 +217,7 @@ class S3FaultProxy:
                     self.end_headers()
                     self.wfile.write(payload)
                     return
-                upstream = http.client.HTTPConnection(*target, timeout=60)
-                try:
-                    headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
-                    headers["Host"] = f"{target[0]}:{target[1]}"
-                    upstream.request(self.command, self.path, body=body, headers=headers)
-                    answer = upstream.getresponse()
-                    data = answer.read()
-                    self.send_response(answer.status)
-                    for key, value in answer.getheaders():
-                        if key.lower() not in {"content-length", "transfer-encoding", "connection"}:
-                            self.send_header(key, value)
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    if self.command != "HEAD":
-                        self.wfile.write(data)
-                finally:
-                    upstream.close()
+                self.relay(target, body, timeout=60)
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _relay
 

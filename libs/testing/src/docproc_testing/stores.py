@@ -19,24 +19,20 @@ unauthenticated, never the connector's) and says how a source names it (``config
 from __future__ import annotations
 
 import datetime as dt
-import http.client
 import json
 import threading
 import uuid
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler
-from typing import Any
 from urllib.parse import urlsplit
 
 import boto3
 from azure.core.credentials import AzureNamedKeyCredential
 from azure.storage.blob import BlobServiceClient, ContainerSasPermissions, generate_container_sas
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import storage
 
-from docproc_testing.servers import ThreadedServer
+from docproc_testing.servers import KeepAliveHandler, ThreadedServer
+from docproc_testing.service_accounts import service_account_key
 
 #: ``fault(method, path)``: None passes the request on; ``(status, headers)`` answers instead.
 Fault = Callable[[str, str], "tuple[int, dict[str, str]] | None"]
@@ -50,12 +46,7 @@ class TokenServer(ThreadedServer):
         self.exchanged = 0
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *_args: Any) -> None:
-                pass
-
+        class Handler(KeepAliveHandler):
             def do_POST(self) -> None:  # noqa: N802
                 form = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
                 body: dict[str, object]
@@ -80,25 +71,6 @@ class TokenServer(ThreadedServer):
         return service_account_key(f"{self.url}/token", project)
 
 
-def service_account_key(token_uri: str, project: str = "docproc-test") -> dict[str, str]:
-    """A service-account JSON key as Google issues one, with a fresh RSA key."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
-    return {
-        "type": "service_account",
-        "project_id": project,
-        "private_key_id": uuid.uuid4().hex,
-        "private_key": pem,
-        "client_email": f"docproc-reader@{project}.iam.gserviceaccount.com",
-        "client_id": str(uuid.uuid4().int)[:21],
-        "token_uri": token_uri,
-    }
-
-
 class FaultProxy(ThreadedServer):
     """An HTTP proxy in front of ``upstream`` (``http://host:port``) that can answer for it."""
 
@@ -111,12 +83,7 @@ class FaultProxy(ThreadedServer):
         target = urlsplit(upstream)
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *_args: Any) -> None:
-                pass
-
+        class Handler(KeepAliveHandler):
             def _relay(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))
                 with owner._lock:
@@ -133,27 +100,7 @@ class FaultProxy(ThreadedServer):
                         self.send_header("Content-Length", "0")
                         self.end_headers()
                         return
-                    upstream = http.client.HTTPConnection(target.netloc, timeout=30)
-                    try:
-                        headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
-                        headers["Host"] = target.netloc
-                        upstream.request(self.command, self.path, body=body, headers=headers)
-                        response = upstream.getresponse()
-                        data = response.read()
-                        self.send_response(response.status)
-                        for name, value in response.getheaders():
-                            if name.lower() not in {
-                                "transfer-encoding",
-                                "content-length",
-                                "connection",
-                            }:
-                                self.send_header(name, value)
-                        self.send_header("Content-Length", str(len(data)))
-                        self.end_headers()
-                        if self.command != "HEAD":
-                            self.wfile.write(data)
-                    finally:
-                        upstream.close()
+                    self.relay(target.netloc, body, timeout=30)
                 finally:
                     with owner._lock:
                         owner.in_flight -= 1

@@ -186,9 +186,8 @@ def emulators() -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def token_server() -> Iterator[TokenServer]:
-    server = TokenServer()
-    yield server
-    server.close()
+    with TokenServer() as server:
+        yield server
 
 
 @dataclass

@@ -33,9 +33,8 @@ ADVICE = "check the source's configuration and credential, then run the sync aga
 
 @pytest.fixture
 def drive() -> Iterator[DriveStandIn]:
-    standin = DriveStandIn()
-    yield standin
-    standin.close()
+    with DriveStandIn() as standin:
+        yield standin
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 from docproc_common.connectors.base import RemoteFile
 from docproc_sync.connectors.git import GitConfig, GitConnector
 from docproc_sync.testing import SyncBed
-from docproc_testing.servers import ThreadedServer
+from docproc_testing.servers import KeepAliveHandler, ThreadedServer
 
 from .conftest import RebindingDns, checked_options
 
@@ -54,12 +54,7 @@ class GitServer(ThreadedServer):
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         bridge = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *_args: Any) -> None:
-                pass
-
+        class Handler(KeepAliveHandler):
             def _body(self) -> bytes:
                 if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
                     out = b""
@@ -169,9 +164,8 @@ def repo(tmp_path: Path) -> Repo:
 
 @pytest.fixture
 def served(repo: Repo) -> Iterator[GitServer]:
-    server = GitServer(repo.root, TOKEN)
-    yield server
-    server.close()
+    with GitServer(repo.root, TOKEN) as server:
+        yield server
 
 
 async def git_source(bed: SyncBed, server: GitServer, *, token: bool = True) -> tuple[Any, Any]:

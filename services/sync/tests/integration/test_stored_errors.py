@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from docproc_common.db.models import DocumentStatus, KnowledgeBase, SyncSource
 from docproc_sync.testing import SyncBed
-from docproc_testing.servers import ThreadedServer
+from docproc_testing.servers import KeepAliveHandler, ThreadedServer
 
 from .conftest import Client
 from .test_git_sync import TOKEN, GitServer, Repo
@@ -51,12 +51,7 @@ class BrokenStore(ThreadedServer):
 
     @staticmethod
     def _handler() -> type[BaseHTTPRequestHandler]:
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *_args: Any) -> None:
-                pass
-
+        class Handler(KeepAliveHandler):
             def do_GET(self) -> None:  # noqa: N802
                 if "list-type=2" in self.path:
                     body = LISTING.encode()
@@ -80,9 +75,8 @@ class BrokenStore(ThreadedServer):
 
 @pytest.fixture
 def store() -> Iterator[BrokenStore]:
-    server = BrokenStore()
-    yield server
-    server.close()
+    with BrokenStore() as server:
+        yield server
 
 
 async def s3_source(bed: SyncBed, endpoint: str) -> tuple[KnowledgeBase, SyncSource]:

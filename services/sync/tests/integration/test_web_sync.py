@@ -13,7 +13,7 @@ import pytest
 from docproc_common.connectors.errors import NetworkRefusedError
 from docproc_sync.connectors.web import WebConfig, WebConnector
 from docproc_sync.testing import SyncBed
-from docproc_testing.servers import ThreadedServer
+from docproc_testing.servers import QuietHandler, ThreadedServer
 
 from .conftest import RebindingDns, checked_options
 
@@ -40,10 +40,7 @@ class Site(ThreadedServer):
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         site = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:  # noqa: N802
                 site.hits.append(self.path)
                 site.hosts.add(self.headers.get("Host"))
@@ -74,9 +71,8 @@ class Site(ThreadedServer):
 
 @pytest.fixture
 def site() -> Iterator[Site]:
-    s = Site()
-    yield s
-    s.close()
+    with Site() as s:
+        yield s
 
 
 def html(title: str, body: str) -> str:

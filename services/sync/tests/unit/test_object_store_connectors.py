@@ -13,7 +13,7 @@ from docproc_common.connectors.errors import ConnectorError, NetworkRefusedError
 from docproc_common.errors import InvalidInput
 from docproc_sync.connectors.azure_blob import AzureBlobConfig, AzureBlobConnector, credential_of
 from docproc_sync.connectors.gcs import READ_ONLY, GcsConfig, GcsConnector
-from docproc_testing.stores import service_account_key
+from docproc_testing.service_accounts import service_account_key
 from google.oauth2 import service_account
 
 STRICT = ConnectorOptions()
