@@ -60,7 +60,7 @@ from docproc_common.connectors.specs.confluence import (
 from pydantic import BaseModel, ConfigDict
 
 from docproc_sync.connectors.html_text import parse_storage
-from docproc_sync.connectors.http_retry import RetryPolicy, send
+from docproc_sync.connectors.http_retry import RetryPolicy, read_capped, send
 
 T = TypeVar("T")
 
@@ -221,7 +221,7 @@ class ConfluenceConnector(ConfluenceSpec, BaseSyncConnector[ConfluenceConfig]):
         async with self._slots:
             response = await self._send(self.origin + path, params, subject, download=False)
             try:
-                data = await _read_capped(response, MAX_ANSWER_BYTES)
+                data = await read_capped(response, MAX_ANSWER_BYTES)
             except httpx.HTTPError as exc:
                 raise UnansweredError("Confluence: answer cut short", subject=subject) from exc
             finally:
@@ -412,18 +412,6 @@ class ConfluenceConnector(ConfluenceSpec, BaseSyncConnector[ConfluenceConfig]):
 
 class ListingLimitError(ConnectorError):
     """The listing reached ``MAX_LISTING_REQUESTS``: what it has is incomplete."""
-
-
-async def _read_capped(response: httpx.Response, cap: int) -> bytes | None:
-    """The body of a streamed answer, or None when it is longer than ``cap``."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > cap:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 async def _each(items: Iterable[T], fn: Callable[[T], Coroutine[Any, Any, None]]) -> None:

@@ -5,6 +5,9 @@ as an HTTP date); without it the wait doubles from ``base_delay_s`` with jitter.
 wait longer than ``max_delay_s`` is not waited out: the last answer is returned, and
 the caller decides what an unanswered request means (a listing that stops there is
 incomplete and deletes nothing; a file that cannot be read is that file's failure).
+
+``read_capped`` reads a streamed answer's body up to a bound, for a source whose answer
+size is the remote's to choose (a crawled page, a REST answer).
 """
 
 from __future__ import annotations
@@ -84,3 +87,15 @@ async def send(
         await response.aclose()
         await sleep(delay)
         attempt += 1
+
+
+async def read_capped(response: httpx.Response, cap: int) -> bytes | None:
+    """The body of a streamed answer, or None when it is longer than ``cap``."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > cap:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)

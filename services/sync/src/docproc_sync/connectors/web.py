@@ -42,6 +42,7 @@ from docproc_common.connectors.specs.web import (
 )
 
 from docproc_sync.connectors.html_text import parse_html
+from docproc_sync.connectors.http_retry import read_capped
 
 USER_AGENT = "docproc-sync"
 MAX_PAGE_BYTES = 10 * 1024 * 1024
@@ -201,14 +202,8 @@ class WebConnector(WebSpec, BaseSyncConnector[WebConfig]):
             declared = headers.get("content-length", "")
             if declared.isdigit() and int(declared) > MAX_PAGE_BYTES:
                 return None
-            chunks: list[bytes] = []
-            size = 0
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > MAX_PAGE_BYTES:
-                    return None
-                chunks.append(chunk)
-            return 200, headers, b"".join(chunks)
+            body = await read_capped(response, MAX_PAGE_BYTES)
+            return None if body is None else (200, headers, body)
 
     def _cached(self, url: str, name: str, data: bytes, version: str | None) -> RemoteFile:
         path = self.cache / f"page-{next(self._names)}"

@@ -7,7 +7,11 @@ import re
 from pydantic import BaseModel, ConfigDict, Field
 
 from docproc_common.connectors.base import ConfigRefusal, ConnectorOptions
-from docproc_common.connectors.specs.object_store import ObjectStoreSpec, endpoint_refusal
+from docproc_common.connectors.specs.object_store import (
+    ObjectStoreSpec,
+    endpoint_refusal,
+    prefix_field,
+)
 
 #: 3-63 lowercase letters, digits and single hyphens, starting and ending with a letter or digit.
 CONTAINER_NAME = re.compile(r"^(?!.*--)[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
@@ -24,10 +28,8 @@ class AzureBlobConfig(BaseModel):
         ),
     )
     container: str = Field(description="The container's name")
-    prefix: str = Field(
-        default="",
-        max_length=1024,
-        description="Only blobs whose names start with this prefix are synced (a literal prefix)",
+    prefix: str = prefix_field(
+        "Only blobs whose names start with this prefix are synced (a literal prefix)"
     )
 
 

@@ -7,7 +7,12 @@ import re
 from pydantic import BaseModel, ConfigDict, Field
 
 from docproc_common.connectors.base import ConfigRefusal, ConnectorOptions
-from docproc_common.connectors.specs.object_store import ObjectStoreSpec, endpoint_refusal
+from docproc_common.connectors.specs.object_store import (
+    ObjectStoreSpec,
+    endpoint_field,
+    endpoint_refusal,
+    prefix_field,
+)
 
 #: 3-63 lowercase letters, digits, dots, hyphens and underscores, a letter or digit at each end.
 BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$")
@@ -17,15 +22,11 @@ class GcsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", title="Google Cloud Storage")
 
     bucket: str = Field(description="The bucket's name")
-    prefix: str = Field(
-        default="",
-        max_length=1024,
-        description="Only objects whose names start with this prefix are synced (a literal prefix)",
+    prefix: str = prefix_field(
+        "Only objects whose names start with this prefix are synced (a literal prefix)"
     )
-    endpoint_url: str | None = Field(
-        default=None,
-        max_length=500,
-        description="A GCS-compatible JSON API endpoint; empty for Google itself",
+    endpoint_url: str | None = endpoint_field(
+        "A GCS-compatible JSON API endpoint; empty for Google itself"
     )
 
 

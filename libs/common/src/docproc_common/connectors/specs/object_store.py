@@ -1,4 +1,5 @@
-"""What S3, Azure Blob and GCS share before they run: the change signal and the endpoint rule.
+"""What S3, Azure Blob and GCS share before they run: the change signal, the endpoint rule and
+the ``prefix`` / ``endpoint_url`` fields.
 
 The listing loop and the retries are the sync service's (``docproc_sync.connectors.object_store``).
 """
@@ -6,10 +7,23 @@ The listing loop and the retries are the sync service's (``docproc_sync.connecto
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import urlsplit
+
+from pydantic import Field
 
 from docproc_common.connectors.base import ConfigRefusal, ConnectorOptions, ConnectorSpec
 from docproc_common.connectors.network import literal_refusal
+
+
+def prefix_field(description: str) -> Any:
+    """A store's ``prefix``: a literal name prefix (empty: the whole container)."""
+    return Field(default="", max_length=1024, description=description)
+
+
+def endpoint_field(description: str) -> Any:
+    """A store's optional ``endpoint_url`` (empty: the provider itself)."""
+    return Field(default=None, max_length=500, description=description)
 
 
 def endpoint_refusal(url: str, field: str, options: ConnectorOptions) -> ConfigRefusal | None:

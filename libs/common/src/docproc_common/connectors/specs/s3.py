@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from docproc_common.connectors.base import (
-    ConfigRefusal,
-    ConnectorOptions,
+from docproc_common.connectors.base import ConfigRefusal, ConnectorOptions
+from docproc_common.connectors.specs.object_store import (
+    ObjectStoreSpec,
+    endpoint_field,
+    endpoint_refusal,
+    prefix_field,
 )
-from docproc_common.connectors.network import literal_refusal
-
-if TYPE_CHECKING:
-    pass
-
-from docproc_common.connectors.specs.object_store import ObjectStoreSpec
 
 BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
 
@@ -26,16 +21,12 @@ class S3Config(BaseModel):
     model_config = ConfigDict(extra="forbid", title="Amazon S3 (or an S3-compatible store)")
 
     bucket: str = Field(description="The bucket's name")
-    prefix: str = Field(
-        default="",
-        max_length=1024,
-        description="Only keys starting with this prefix are synced (a literal prefix, not a pattern)",
+    prefix: str = prefix_field(
+        "Only keys starting with this prefix are synced (a literal prefix, not a pattern)"
     )
     region: str | None = Field(default=None, max_length=64, pattern=r"^[a-z0-9-]+$")
-    endpoint_url: str | None = Field(
-        default=None,
-        max_length=500,
-        description="An S3-compatible endpoint (MinIO, Ceph); empty for AWS itself",
+    endpoint_url: str | None = endpoint_field(
+        "An S3-compatible endpoint (MinIO, Ceph); empty for AWS itself"
     )
 
 
@@ -54,13 +45,5 @@ class S3Spec(ObjectStoreSpec):
                 "A bucket name is 3-63 lowercase letters, digits, dots and hyphens", "bucket"
             )
         if config.endpoint_url:
-            if not re.match(r"^https?://", config.endpoint_url) or (
-                config.endpoint_url.startswith("http://") and not options.allow_plain_http
-            ):
-                return ConfigRefusal("The endpoint must be an https:// URL", "endpoint_url")
-            if urlsplit(config.endpoint_url)[3:] != ("", ""):
-                return ConfigRefusal("The endpoint URL has no query or fragment", "endpoint_url")
-            reason = literal_refusal(config.endpoint_url)
-            if reason and not options.allow_private_networks:
-                return ConfigRefusal(f"The endpoint is refused: {reason}", "endpoint_url")
+            return endpoint_refusal(config.endpoint_url, "endpoint_url", options)
         return None
