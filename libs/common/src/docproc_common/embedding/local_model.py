@@ -236,6 +236,17 @@ def build_plain_graph(source: Path | None = None) -> onnx.ModelProto:
         weight = g.const(f"{name}.w", w(f"{prefix}.weight").T)  # torch stores [out, in]
         return g.op("Add", g.op("MatMul", inp, weight), g.const(f"{name}.b", w(f"{prefix}.bias")))
 
+    def add_norm(out: str, residual: str, prefix: str, name: str) -> str:
+        """LayerNorm(out + residual), BERT's post-norm around each sub-layer."""
+        return g.op(
+            "LayerNormalization",
+            g.op("Add", out, residual),
+            g.const(f"{name}.w", w(f"{prefix}.weight")),
+            g.const(f"{name}.b", w(f"{prefix}.bias")),
+            axis=-1,
+            epsilon=eps,
+        )
+
     for layer in range(int(config["num_hidden_layers"])):
         p = f"encoder.layer.{layer}"
         n = f"l{layer}"
@@ -250,26 +261,12 @@ def build_plain_graph(source: Path | None = None) -> onnx.ModelProto:
         context = g.op("Transpose", g.op("MatMul", probs, v), perm=[0, 2, 1, 3])
         context = g.op("Reshape", context, merge_heads)
         attn_out = linear(context, f"{p}.attention.output.dense", f"{n}.o")
-        x = g.op(
-            "LayerNormalization",
-            g.op("Add", attn_out, x),
-            g.const(f"{n}.ln1.w", w(f"{p}.attention.output.LayerNorm.weight")),
-            g.const(f"{n}.ln1.b", w(f"{p}.attention.output.LayerNorm.bias")),
-            axis=-1,
-            epsilon=eps,
-        )
+        x = add_norm(attn_out, x, f"{p}.attention.output.LayerNorm", f"{n}.ln1")
         inter = linear(x, f"{p}.intermediate.dense", f"{n}.ffn1")
         erf = g.op("Erf", g.op("Div", inter, sqrt2))
         gelu = g.op("Mul", g.op("Mul", inter, g.op("Add", erf, one)), half)
         ffn_out = linear(gelu, f"{p}.output.dense", f"{n}.ffn2")
-        x = g.op(
-            "LayerNormalization",
-            g.op("Add", ffn_out, x),
-            g.const(f"{n}.ln2.w", w(f"{p}.output.LayerNorm.weight")),
-            g.const(f"{n}.ln2.b", w(f"{p}.output.LayerNorm.bias")),
-            axis=-1,
-            epsilon=eps,
-        )
+        x = add_norm(ffn_out, x, f"{p}.output.LayerNorm", f"{n}.ln2")
 
     # Mean pooling over the attention mask.
     mask_f = g.op("Cast", "attention_mask", to=TensorProto.FLOAT)

@@ -7,7 +7,7 @@ of that :func:`~.archives.check_container` refuses any part declaring a DTD or e
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import docx
@@ -45,11 +45,18 @@ def _docx_blocks(document: Any) -> Iterator[str]:
                 yield _cells_line(row.cells)
 
 
-def parse_docx(data: bytes, limits: ParseLimits) -> ParsedText:
-    check_container(data, limits.archive, "Word document")
+def _open(data: bytes, limits: ParseLimits, what: str, load: Callable[[io.BytesIO], Any]) -> Any:
+    """``load`` over a checked container, or None when the library cannot read it."""
+    check_container(data, limits.archive, what)
     try:
-        document = docx.Document(io.BytesIO(data))
+        return load(io.BytesIO(data))
     except Exception:
+        return None
+
+
+def parse_docx(data: bytes, limits: ParseLimits) -> ParsedText:
+    document = _open(data, limits, "Word document", docx.Document)
+    if document is None:
         return ParsedText(text=None, note="The Word document could not be read")
     budget = TextBudget(limits.max_chars)
     for block in _docx_blocks(document):
@@ -73,10 +80,8 @@ def _shape_texts(shapes: Iterable[Any]) -> Iterator[str]:
 
 
 def parse_pptx(data: bytes, limits: ParseLimits) -> ParsedText:
-    check_container(data, limits.archive, "PowerPoint presentation")
-    try:
-        presentation = pptx.Presentation(io.BytesIO(data))
-    except Exception:
+    presentation = _open(data, limits, "PowerPoint presentation", pptx.Presentation)
+    if presentation is None:
         return ParsedText(text=None, note="The PowerPoint presentation could not be read")
     budget = TextBudget(limits.max_chars)
     slides = list(presentation.slides)
