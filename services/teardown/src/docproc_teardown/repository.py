@@ -5,8 +5,9 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
+from docproc_common.db.engine import backlog
 from docproc_common.db.models import CollectionTeardown, DocumentStatus, RagDocument
-from sqlalchemy import delete, func, or_, select, text, update
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 
@@ -42,15 +43,7 @@ async def overdue(session: AsyncSession, older_than: timedelta) -> list[uuid.UUI
 
 
 async def pending(session: AsyncSession) -> tuple[int, float]:
-    row = (
-        await session.execute(
-            text(
-                "SELECT count(*), COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0) "
-                "FROM collection_teardowns"
-            )
-        )
-    ).one()
-    return int(row[0]), float(row[1])
+    return await backlog(session, "collection_teardowns")
 
 
 async def keeps_files(session: AsyncSession, collection_name: str) -> bool:

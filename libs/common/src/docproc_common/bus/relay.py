@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from docproc_common.db.engine import backlog
 from docproc_common.faultpoints import crash_point
 from docproc_common.periodic import FailureStreak, sleep_unless_stopped
 
@@ -96,12 +97,4 @@ class OutboxRelay:
 
 async def outbox_backlog(session: AsyncSession) -> tuple[int, float]:
     """Unpublished rows and the age in seconds of the oldest one (for metrics and alerts)."""
-    row = (
-        await session.execute(
-            text(
-                "SELECT count(*), COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0) "
-                "FROM outbox WHERE published_at IS NULL"
-            )
-        )
-    ).one()
-    return int(row[0]), float(row[1])
+    return await backlog(session, "outbox", "published_at IS NULL")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from pgvector.asyncpg import register_vector
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -55,3 +55,11 @@ async def driver_connection(session: AsyncSession) -> Any:
     conn = await session.connection()
     raw = await conn.get_raw_connection()
     return raw.driver_connection
+
+
+async def backlog(session: AsyncSession, table: str, where: str = "") -> tuple[int, float]:
+    """A queue table's depth and lag: its rows (those matching ``where``) and the age in
+    seconds of the oldest by ``created_at``, for metrics and alerts."""
+    sql = f"SELECT count(*), COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0) FROM {table}"
+    row = (await session.execute(text(f"{sql} WHERE {where}" if where else sql))).one()
+    return int(row[0]), float(row[1])
