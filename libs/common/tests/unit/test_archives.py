@@ -43,6 +43,7 @@ from docproc_testing.archives import (
     BILLION_LAUGHS,
     make_tgz,
     make_zip,
+    rewrite_member,
     tar_dir,
     tar_file,
     tar_special,
@@ -463,17 +464,6 @@ def _docx(text: str = "Body") -> bytes:
     document.add_paragraph(text)
     out = io.BytesIO()
     document.save(out)
-    return out.getvalue()
-
-
-def rewrite_member(data: bytes, name: str, transform: object) -> bytes:
-    assert callable(transform)
-    source = zipfile.ZipFile(io.BytesIO(data))
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for info in source.infolist():
-            body = source.read(info)
-            target.writestr(info.filename, transform(body) if info.filename == name else body)
     return out.getvalue()
 
 

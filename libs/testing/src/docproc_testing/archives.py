@@ -7,7 +7,7 @@ import io
 import tarfile
 import warnings
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 
 def make_zip(members: Sequence[tuple[str | zipfile.ZipInfo, bytes]], level: int = 6) -> bytes:
@@ -53,13 +53,17 @@ def tar_dir(name: str) -> tuple[tarfile.TarInfo, None]:
     return tar_special(name, tarfile.DIRTYPE)
 
 
-def rewrite_member(data: bytes, name: str, body: bytes) -> bytes:
-    """The zip ``data`` (an Office file, say) with member ``name``'s bytes replaced by ``body``."""
+def rewrite_member(data: bytes, name: str, body: bytes | Callable[[bytes], bytes]) -> bytes:
+    """The zip ``data`` (an Office file, say) with member ``name``'s bytes replaced by ``body``
+    (or by ``body(old bytes)``)."""
     source = zipfile.ZipFile(io.BytesIO(data))
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
         for info in source.infolist():
-            target.writestr(info.filename, body if info.filename == name else source.read(info))
+            old = source.read(info)
+            if info.filename == name:
+                old = body(old) if callable(body) else body
+            target.writestr(info.filename, old)
     return out.getvalue()
 
 

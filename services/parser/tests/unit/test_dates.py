@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pptx
 import pymupdf
 import pytest
 from docproc_parser.engine.dates import FORMATS, MAX_METADATA_BYTES, own_date
+from docproc_testing.archives import rewrite_member
 from docproc_testing.office import SOFFICE, soffice_convert
 from odf.dc import Date as DcDate
 from odf.meta import CreationDate
@@ -45,18 +45,8 @@ def docx_dated(created: dt.datetime | None, modified: dt.datetime | None = None)
         document.core_properties.modified = modified
     data = saved(document)
     if created is None:  # python-docx keeps its template's date: take the element out
-        data = rewrite(data, "docProps/core.xml", lambda xml: _drop(xml, b"dcterms:created"))
+        data = rewrite_member(data, "docProps/core.xml", lambda xml: _drop(xml, b"dcterms:created"))
     return data
-
-
-def rewrite(data: bytes, name: str, change: Any) -> bytes:
-    source = zipfile.ZipFile(io.BytesIO(data))
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for info in source.infolist():
-            body = source.read(info)
-            target.writestr(info.filename, change(body) if info.filename == name else body)
-    return out.getvalue()
 
 
 def _drop(xml: bytes, tag: bytes) -> bytes:
@@ -159,7 +149,9 @@ def test_hostile_metadata_parts_are_not_read() -> None:
         b'<cp:coreProperties xmlns:cp="x" xmlns:dcterms="http://purl.org/dc/terms/">'
         b"<dcterms:created>&b;2020-01-01</dcterms:created></cp:coreProperties>"
     )
-    assert own_date(rewrite(base, "docProps/core.xml", lambda _: bomb), "docx") is None
+    assert own_date(rewrite_member(base, "docProps/core.xml", lambda _: bomb), "docx") is None
     huge = b"<x>" + b" " * (MAX_METADATA_BYTES + 1) + b"</x>"
-    assert own_date(rewrite(base, "docProps/core.xml", lambda _: huge), "docx") is None
-    assert own_date(rewrite(base, "docProps/core.xml", lambda _: b"<unclosed"), "docx") is None
+    assert own_date(rewrite_member(base, "docProps/core.xml", lambda _: huge), "docx") is None
+    assert (
+        own_date(rewrite_member(base, "docProps/core.xml", lambda _: b"<unclosed"), "docx") is None
+    )
