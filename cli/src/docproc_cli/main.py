@@ -248,6 +248,25 @@ def _operator(work: Callable[[Runtime], Awaitable[T]]) -> T:
     return asyncio.run(go())
 
 
+def _operator_ingest(
+    collection: str, ingest: Callable[[Runtime, EmbeddingClients], Awaitable[tuple[int, int]]]
+) -> None:
+    """An operator ingest with the deployment's embedding clients: its totals, and exit 2 when
+    a file failed."""
+
+    async def work(rt: Runtime) -> tuple[int, int]:
+        clients = _embedding_clients(rt)
+        try:
+            return await ingest(rt, clients)
+        finally:
+            await clients.aclose()
+
+    ingested, failed = _operator(work)
+    console.print(f"{ingested} ingested, {failed} failed into [bold]{collection}[/bold]")
+    if failed:
+        raise typer.Exit(2)
+
+
 dlq_app = typer.Typer(
     help="Dead letters on Kafka: list them, and re-drive a fixed one once.", no_args_is_help=True
 )
@@ -360,17 +379,9 @@ def rag_ingest(
     def show(path: Path, outcome: str) -> None:
         console.print(f"{path}: {outcome}")
 
-    async def work(rt: Runtime) -> tuple[int, int]:
-        clients = _embedding_clients(rt)
-        try:
-            return await operator.rag_ingest(rt, clients, files, collection, show)
-        finally:
-            await clients.aclose()
-
-    ingested, failed = _operator(work)
-    console.print(f"{ingested} ingested, {failed} failed into [bold]{collection}[/bold]")
-    if failed:
-        raise typer.Exit(2)
+    _operator_ingest(
+        collection, lambda rt, clients: operator.rag_ingest(rt, clients, files, collection, show)
+    )
 
 
 @app.command("rag-sync-gdrive")
@@ -423,8 +434,7 @@ def rag_sync_gdrive(
         "export_format": export_format,
     }
 
-    async def work(rt: Runtime) -> tuple[int, int]:
-        clients = _embedding_clients(rt)
+    async def ingest(rt: Runtime, clients: EmbeddingClients) -> tuple[int, int]:
         try:
             return await operator.rag_sync_gdrive(
                 rt,
@@ -438,13 +448,8 @@ def rag_sync_gdrive(
         except ConnectorError as exc:
             console.print(f"[red]failed[/red] {exc.message}")
             raise typer.Exit(1) from exc
-        finally:
-            await clients.aclose()
 
-    ingested, failed = _operator(work)
-    console.print(f"{ingested} ingested, {failed} failed into [bold]{collection}[/bold]")
-    if failed:
-        raise typer.Exit(2)
+    _operator_ingest(collection, ingest)
 
 
 @app.command("rag-drop")
