@@ -25,6 +25,7 @@ import httpx
 from aiokafka.admin import AIOKafkaAdminClient
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
 from docproc_common.bus.topics import all_topics, ensure_topics
+from docproc_common.faultpoints import CONTROL_ENV
 from docproc_common.settings import AuthSettings, KafkaSettings
 from docproc_testing.db import create_test_database_sync, plain_dsn
 from docproc_testing.infra import find_repo_root, free_port, load_infra_env
@@ -123,13 +124,15 @@ class Cluster:
         if key not in self.services:
             first = self.services[name]
             port = free_port()
-            env = {**first.env, "HTTP__PORT": str(port)}
+            control = Path(first.env[CONTROL_ENV]).with_name(key)
+            env = {**first.env, "HTTP__PORT": str(port), CONTROL_ENV: str(control)}
             self.services[key] = Service(name, port, env, first.log_path.with_name(f"{key}.log"))
             self.services[key].start()
         self.services[key].wait_ready()
         return self.services[key]
 
     def restart(self, name: str, **env: str) -> None:
+        """Stop ``name`` (unless it has ended) and start it again, with ``env`` added."""
         svc = self.services[name]
         svc.stop()
         svc.env = {**svc.env, **env}
@@ -185,9 +188,15 @@ def running_cluster(
         "LOG_LEVEL": "INFO",
     }
     cluster = Cluster(env=env, database_url=database_url)
+    (tmp / "faults").mkdir(exist_ok=True)
     for name in SERVICES:
         port = free_port()
-        svc_env = {**env, **(env_for or {}).get(name, {}), "HTTP__PORT": str(port)}
+        svc_env = {
+            **env,
+            CONTROL_ENV: str(tmp / "faults" / name),
+            **(env_for or {}).get(name, {}),
+            "HTTP__PORT": str(port),
+        }
         if database_via and name in database_via:
             url = httpx.URL(database_url)
             svc_env["DATABASE__URL"] = str(url.copy_with(port=database_via[name]))

@@ -6,7 +6,9 @@ exist, and an event whose work always fails (its chunk set is not in storage). E
 dead-lettered with its origin, failure, attempts and trace context, or (the missing
 document) consumed as a no-op; the document whose work always fails ends ``error`` after
 its bounded attempts; the partitions keep flowing; and the unknown version's document,
-waiting meanwhile, is indexed once its corrected message is replayed, once.
+waiting meanwhile, is indexed once its corrected message is replayed, once. Then a file
+whose parse always kills the parse child: tried again after the bus's delay, never in place,
+then dead-lettered, its row ``error``, the files after it indexed.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaProducer
+from docproc_common.bus.delivery import retry_topic
 from docproc_common.events import DocumentAccepted, DocumentParsed
 
 from tests.e2e.harness import Cluster, wait_for
 from tests.e2e.test_pipeline import create_kb, wait_complete
+from tests.faults.conftest import CRASHING_FILE
 from tests.faults.invariants import (
     DLQ_HEADERS,
     assert_invariants,
@@ -220,3 +224,57 @@ def test_f7_poison_messages_are_dead_lettered_and_a_fixed_one_replayed_once(
 
 def accepted_since(cluster: Cluster) -> Any:
     return cluster.query("SELECT min(created_at) FROM outbox")[0][0]
+
+
+def test_f7_a_file_whose_parse_always_crashes_is_retried_then_dead_lettered(
+    cluster: Cluster,
+) -> None:
+    """The parse child dies on every attempt (``CRASHING_FILE``): each attempt after the bus's
+    delay, none in place; past the last, the row ends ``error`` saying so and the event is
+    dead-lettered with its origin, failure, attempts and trace; the files after it are
+    indexed meanwhile."""
+    logged = len(cluster.services["parser"].log_path.read_text(errors="replace"))
+    with cluster.admin() as client:
+        kb = create_kb(client)
+        r = client.post(
+            f"/kb/{kb['id']}/documents",
+            files={"file": (CRASHING_FILE, b"The okapi is a forest giraffe.")},
+            headers={"traceparent": TRACEPARENT},
+        )
+        assert r.status_code == 202, r.text
+        doomed = uuid.UUID(r.json()["tracking_id"])
+        for i in range(2):
+            r = client.post(f"/kb/{kb['id']}/documents", files={"file": (f"a{i}.txt", b"Tapir.")})
+            assert r.status_code == 202
+        state = wait_complete(client, kb["id"], timeout=300)
+    assert (state["indexed_count"], state["failed_count"]) == (2, 1), state
+    ((status, message),) = cluster.query(
+        "SELECT status, error_message FROM rag_documents WHERE id = $1", doomed
+    )
+    assert status == "error"
+    assert message.startswith("The document could not be parsed (ParserCrashed) - "), message
+    ((event_id, headers),) = cluster.query(
+        "SELECT event_id, headers FROM outbox WHERE topic = $1 AND payload->>'document_id' = $2",
+        DocumentAccepted.TOPIC,
+        str(doomed),
+    )
+    sent = dict(json.loads(headers) if isinstance(headers, str) else headers)
+
+    def letter() -> dict[str, Any] | None:
+        found = [d for d in dead_letters(cluster) if d["headers"]["event-id"] == str(event_id)]
+        return found[0] if found else None
+
+    dead = wait_for(letter, timeout=120, interval=2, what="the dead letter")
+    assert dead["service"] == "parser"
+    headers = dead["headers"]
+    assert all(h in headers for h in DLQ_HEADERS), headers
+    assert headers["x-attempt"] == "5"  # KAFKA__MAX_ATTEMPTS, none of them in place
+    assert headers["x-error-class"] == "ParserCrashed"
+    kafka = cluster_kafka(cluster.env)
+    assert headers["x-original-topic"] == kafka.on_broker(
+        retry_topic(DocumentAccepted.TOPIC, "parser")
+    )
+    assert headers.get("traceparent") == sent.get("traceparent")
+    log = cluster.services["parser"].log_path.read_text(errors="replace")[logged:]
+    assert log.count("fault point parser.child reached") == 5
+    assert_invariants(cluster)

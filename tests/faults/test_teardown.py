@@ -6,7 +6,8 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from docproc_common.faultpoints import ENV, FAULT_EXIT
+from docproc_common.faultpoints import FAULT_EXIT
+from docproc_testing import faults
 
 from tests.e2e.harness import Cluster, wait_for
 from tests.e2e.test_pipeline import create_kb, wait_complete
@@ -25,7 +26,7 @@ def test_f9_a_base_deleted_while_embedding_then_teardown_killed_mid_drop(cluster
         assert r.status_code == 202
         wait_complete(client, kb["id"])
         assert table_exists(cluster, name)
-        cluster.restart("teardown", **{ENV: "teardown.mid_drop"})
+        faults.arm(cluster, "teardown", "teardown.mid_drop")
 
         r = client.post(
             f"/kb/{kb['id']}/documents", files={"file": ("big.txt", text_of("axolotl", 40))}
@@ -50,7 +51,7 @@ def test_f9_a_base_deleted_while_embedding_then_teardown_killed_mid_drop(cluster
     # went with the base, and the embedder is done with its event
     assert cluster.query("SELECT count(*) FROM rag_documents WHERE id = $1", big)[0][0] == 0
 
-    cluster.restart("teardown", **{ENV: ""})
+    cluster.restart("teardown")
     wait_for(lambda: not table_exists(cluster, name), timeout=300, what="the drop to finish")
     assert cluster.query(reserved, name)[0][0] == 0
     # no late write re-creates the table, nothing of the base is left, every event consumed

@@ -15,6 +15,7 @@ whether a message is worth another attempt or belongs in the dead-letter topic.
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -121,6 +122,12 @@ class InsufficientStorage(AppError):
     code = "INSUFFICIENT_STORAGE"
 
 
+#: An ``OSError`` of a disk with no room: full, over quota, past a file-size limit.
+NO_ROOM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+#: An ``OSError`` of a disk that refuses writes: read-only, permissions.
+NOT_WRITABLE_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+
+
 class CollectionNotFound(NotFound):
     """Absence and denial of a collection look the same, so the API is no oracle."""
 
@@ -130,6 +137,12 @@ class CollectionNotFound(NotFound):
 
 class RetryableError(DocprocError):
     """A transient failure (timeout, 5xx, broker hiccup): try the message again."""
+
+
+class RetryLater(RetryableError):
+    """Try the message again after the transport's delay, never at once in place: a retry
+    at once would most likely fail the same way, and each try is costly (a parse child that
+    died). The message's attempts bound it as any other."""
 
 
 class PermanentError(DocprocError):

@@ -8,7 +8,9 @@ call therefore runs in its own child process that
 * starts its own session (``os.setsid``), so the end of the call kills the whole
   group, LibreOffice's ``soffice.bin`` included, with one ``killpg``;
 * caps its address space with ``RLIMIT_AS`` (an allocation past it fails inside
-  the child: a ``MemoryError``, or an abort in native code, never the service);
+  the child: a ``MemoryError``, or an abort in native code, never the service), and
+  optionally each file it writes with ``RLIMIT_FSIZE`` (``max_file_mb``: a write past
+  it fails with ``EFBIG``, as on a full disk, instead of filling the host's);
 * optionally runs at a lower scheduling priority (``niceness``: chat parses give way
   to the API process on a busy host) and
 * optionally counts its deadline in CPU time (``cpu_limit``: ``RLIMIT_CPU``, SIGXCPU at
@@ -34,7 +36,10 @@ service itself is not safe (its threads hold locks a child would inherit held) a
 The child reports through a pipe: the function's result, or a :class:`ChildFailure`
 (exception type name and message; the caller decides what to store). A child that
 dies without reporting is :class:`ChildCrashed`; one past its deadline is killed (or
-stopped by SIGXCPU) and reported as :class:`ChildTimeout`.
+stopped by SIGXCPU) and reported as :class:`ChildTimeout`. A temporary directory that is
+full or read-only (the parent's ``mkdtemp``, or a write in the child) is
+:class:`ChildNoRoom`: the host's trouble, not the file's. Whatever the child wrote goes
+with its directory.
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ from multiprocessing import forkserver, popen_forkserver, spawn, util
 from multiprocessing.context import reduction, set_spawning_popen  # type: ignore[attr-defined]
 from typing import Any, Generic, TypeVar
 
-from docproc_common.errors import AppError, Busy
+from docproc_common.errors import NO_ROOM_ERRNOS, NOT_WRITABLE_ERRNOS, AppError, Busy
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +87,8 @@ class ChildFailure:
     #: True for a refusal docproc wrote itself (an ``AppError``): its message is safe to show.
     refusal: bool
     status_code: int = 400
+    #: An ``OSError``'s errno.
+    errno: int | None = None
 
 
 class ChildError(Exception):
@@ -112,6 +119,16 @@ class ChildCrashed(ChildError):
         self.memory_mb = memory_mb
 
 
+class ChildNoRoom(ChildError):
+    """The call's temporary directory is full or read-only (``no_room`` says which)."""
+
+    def __init__(self, error: str, *, no_room: bool) -> None:
+        super().__init__(
+            f"the temporary directory is {'full' if no_room else 'read-only'}: {error}"
+        )
+        self.no_room = no_room
+
+
 class ChildRaised(ChildError):
     def __init__(self, failure: ChildFailure) -> None:
         super().__init__(f"{failure.type_name}: {failure.message}")
@@ -126,6 +143,7 @@ class _Call(Generic[J]):
     workdir: str
     niceness: int
     cpu_seconds: int | None
+    file_bytes: int = 0
 
 
 def _limit(kind: int, soft: int, hard: int | None = None) -> None:
@@ -172,6 +190,8 @@ def _child_main(conn: multiprocessing.connection.Connection, call: _Call[Any]) -
             os.nice(call.niceness)
     if call.memory_bytes > 0:
         _limit(resource.RLIMIT_AS, call.memory_bytes)
+    if call.file_bytes > 0:
+        _limit(resource.RLIMIT_FSIZE, call.file_bytes)
     if call.cpu_seconds is not None:
         # SIGXCPU at the soft limit is the answer; the hard limit (SIGKILL) is only a
         # fallback far enough above it that a late timer tick on a busy host never
@@ -189,6 +209,7 @@ def _child_main(conn: multiprocessing.connection.Connection, call: _Call[Any]) -
                 exc.message if isinstance(exc, AppError) else str(exc)[:2000],
                 refusal,
                 exc.status_code if isinstance(exc, AppError) else 500,
+                exc.errno if isinstance(exc, OSError) else None,
             ),
         )
     try:
@@ -246,6 +267,7 @@ class Isolation:
         self,
         *,
         memory_mb: int = 2048,
+        max_file_mb: int = 0,
         max_concurrent: int = 2,
         max_queue: int | None = None,
         cpu_limit: bool = False,
@@ -257,6 +279,7 @@ class Isolation:
         retry_after_s: int = 5,
     ) -> None:
         self.memory_mb = max(0, memory_mb)
+        self.max_file_mb = max(0, max_file_mb)
         self.max_concurrent = max(1, max_concurrent)
         self.max_queue = None if max_queue is None else max(0, max_queue)
         self.cpu_limit = cpu_limit
@@ -301,11 +324,24 @@ class Isolation:
 
     async def _run(self, fn: Callable[[J], R], job: J, timeout_s: float) -> R:
         loop = asyncio.get_running_loop()
-        workdir = tempfile.mkdtemp(prefix=f"docproc-{self.name}-")
+        try:
+            workdir = tempfile.mkdtemp(prefix=f"docproc-{self.name}-")
+        except OSError as exc:
+            if exc.errno in NO_ROOM_ERRNOS | NOT_WRITABLE_ERRNOS:
+                raise ChildNoRoom(str(exc), no_room=exc.errno in NO_ROOM_ERRNOS) from exc
+            raise
         receiver, sender = self._ctx.Pipe(duplex=False)
         cpu_seconds = max(1, math.ceil(timeout_s)) if self.cpu_limit else None
         wall_s = timeout_s * self.wall_factor if self.cpu_limit else timeout_s
-        call = _Call(fn, job, self.memory_mb * 2**20, workdir, self.niceness, cpu_seconds)
+        call = _Call(
+            fn,
+            job,
+            self.memory_mb * 2**20,
+            workdir,
+            self.niceness,
+            cpu_seconds,
+            self.max_file_mb * 2**20,
+        )
         process = _Child(target=_child_main, args=(sender, call), daemon=True)
         try:
             await loop.run_in_executor(self._executor, process.start)
@@ -335,6 +371,8 @@ class Isolation:
                 raise ChildCrashed(process.exitcode, self.memory_mb) from None
             if status == "ok":
                 return value  # type: ignore[no-any-return]
+            if value.errno in NO_ROOM_ERRNOS | NOT_WRITABLE_ERRNOS:
+                raise ChildNoRoom(value.message, no_room=value.errno in NO_ROOM_ERRNOS)
             raise ChildRaised(value)
         finally:
             self._kill_session(process)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import logging
 import re
 import unicodedata
@@ -31,7 +30,13 @@ from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from docproc_common.blocking import BlockingPool
-from docproc_common.errors import InsufficientStorage, InvalidInput, RetryableError
+from docproc_common.errors import (
+    NO_ROOM_ERRNOS,
+    NOT_WRITABLE_ERRNOS,
+    InsufficientStorage,
+    InvalidInput,
+    RetryableError,
+)
 from docproc_common.settings import StorageBackend, StorageSettings
 
 if TYPE_CHECKING:
@@ -112,8 +117,6 @@ class StorageFull(InsufficientStorage, RetryableError):
         self.no_room = no_room
 
 
-_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
-_NOT_WRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 _S3_BUSY_CODES = {"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout"}
 
 
@@ -122,8 +125,8 @@ def _disk_errors() -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        if exc.errno in _NO_ROOM | _NOT_WRITABLE:
-            raise StorageFull(no_room=exc.errno in _NO_ROOM) from exc
+        if exc.errno in NO_ROOM_ERRNOS | NOT_WRITABLE_ERRNOS:
+            raise StorageFull(no_room=exc.errno in NO_ROOM_ERRNOS) from exc
         raise
 
 

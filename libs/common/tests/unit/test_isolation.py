@@ -6,6 +6,7 @@ leaves a grandchild behind, writes temporary files, and calls waiting past the q
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 from docproc_common.errors import InvalidInput, Unavailable
 from docproc_common.isolation import (
     ChildCrashed,
+    ChildNoRoom,
     ChildRaised,
     ChildTimeout,
     Isolation,
@@ -69,6 +71,12 @@ def write_temp_files(_: object) -> list[str]:
     for name in written[1:]:
         Path(name).write_bytes(b"x" * 1024)
     return written
+
+
+def write_big_file(size: int) -> None:
+    """A first file that fits, then one of ``size`` bytes, in the child's directory."""
+    Path("first.bin").write_bytes(b"x" * 1024)
+    Path("big.bin").write_bytes(b"x" * size)
 
 
 def niceness(_: object) -> int:
@@ -184,6 +192,38 @@ async def test_temporary_files_go_with_the_child(isolation: Isolation) -> None:
     assert len({str(Path(name).parent) for name in written}) == 1  # all in its work directory
     assert not any(Path(name).exists() for name in written)
     assert not Path(written[0]).parent.exists()
+
+
+async def test_a_write_past_the_file_limit_is_no_room_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #14 F12: ``max_file_mb`` (RLIMIT_FSIZE) fails the write as a full disk does;
+    the caller learns the temporary space had no room, and the half-written files go with
+    the child's directory."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the runner makes it
+    runner = Isolation(memory_mb=512, max_file_mb=1, max_concurrent=1)
+    try:
+        with pytest.raises(ChildNoRoom) as raised:
+            await runner.run(write_big_file, 2 * 2**20, timeout_s=60)
+        assert raised.value.no_room
+        assert await runner.run(write_big_file, 2**19, timeout_s=60) is None
+    finally:
+        runner.close()
+    assert list(tmp_path.iterdir()) == []
+
+
+async def test_a_temporary_directory_that_cannot_be_made_is_no_room(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolation: Isolation
+) -> None:
+    """A read-only or full ``TMPDIR`` is the host's trouble, said as such (not an OSError)."""
+
+    def read_only(*_: object, **__: object) -> str:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", read_only)
+    with pytest.raises(ChildNoRoom) as raised:
+        await isolation.run(square, 3, timeout_s=60)
+    assert not raised.value.no_room
 
 
 async def test_a_niceness_lowers_the_childs_priority() -> None:

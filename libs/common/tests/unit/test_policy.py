@@ -9,7 +9,7 @@ from docproc_common.bus.policy import (
     RetryPolicy,
     handle_with_retries,
 )
-from docproc_common.errors import PermanentError
+from docproc_common.errors import PermanentError, RetryLater
 from docproc_common.events import CollectionDeleted
 
 FAST = RetryPolicy(in_place_retries=2, backoff_s=0, delay_s=0, max_attempts=3)
@@ -46,6 +46,21 @@ class TestHandleWithRetries:
         )
         assert calls == 3
         assert result.outcome is Outcome.RETRY
+
+    async def test_retry_later_is_handed_back_at_once_then_dead_lettered(self) -> None:
+        calls = 0
+
+        async def handler(_e: object, _d: Delivery) -> None:
+            nonlocal calls
+            calls += 1
+            raise RetryLater("the parse child died")
+
+        sub = Subscription(CollectionDeleted.TOPIC, handler)
+        assert (await handle_with_retries(sub, PAYLOAD, delivery(), FAST)).outcome is Outcome.RETRY
+        assert calls == 1  # not in place
+        last = await handle_with_retries(sub, PAYLOAD, delivery(attempt=3), FAST)
+        assert last.outcome is Outcome.DLQ and isinstance(last.error, RetryLater)
+        assert calls == 2
 
     async def test_recovers_within_in_place_retries(self) -> None:
         calls = 0

@@ -20,7 +20,9 @@ NAME = "parser"
 
 
 def processor_for(settings: ParserSettings) -> DocumentProcessor:
-    isolation = parse_isolation(settings.memory_limit_mb, settings.max_concurrent)
+    isolation = parse_isolation(
+        settings.memory_limit_mb, settings.max_concurrent, settings.max_temp_file_mb
+    )
     http = httpx.AsyncClient(
         timeout=httpx.Timeout(
             settings.http_read_timeout_s, connect=settings.http_connect_timeout_s

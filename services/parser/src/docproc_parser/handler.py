@@ -10,8 +10,12 @@ What ends a document, and what is tried again:
   past its deadline or its memory limit, a refusal by the collection's parser or its
   credential): the row turns ``error`` with the three-part message at once; the same
   bytes would fail the same way;
+* a parse child that died without a word, or a full or read-only temporary directory
+  (``errors.ParseRetried``), is tried again by the bus after its delay, never in place,
+  since the host may be to blame; past the last attempt the row turns ``error`` with its
+  own three-part message and the event is dead-lettered;
 * anything else (storage, database, a cloud parser's 5xx) is retried by the bus; on
-  the last attempt the row turns ``error`` instead of dead-lettering the event, so no
+  the last attempt the row turns ``error`` and the event is dead-lettered, so no
   document stays ``processing`` forever.
 """
 
@@ -267,8 +271,13 @@ class ParserHandler:
     async def give_up(
         self, event: DocumentAccepted, delivery: Delivery, exc: BaseException
     ) -> None:
-        """Every attempt failed on something other than the file: the document ends ``error``."""
-        await self._fail(event, delivery, GaveUp(Stage.PARSE, exc, delivery.attempt))
+        """Every attempt failed: the document ends ``error``, saying what its parse child's
+        crash or full temporary space means, or how often it failed on something other than
+        the file."""
+        if isinstance(exc, errors.ParseRetried):
+            await self._fail(event, delivery, exc.final)
+        else:
+            await self._fail(event, delivery, GaveUp(Stage.PARSE, exc, delivery.attempt))
 
     async def _fail(self, event: DocumentAccepted, delivery: Delivery, exc: BaseException) -> None:
         async with self._runtime.sessionmaker() as session, session.begin():

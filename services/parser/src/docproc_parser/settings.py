@@ -13,6 +13,9 @@ class ParserSettings(BaseSettings):
 
     #: Address-space cap of each parse child (RLIMIT_AS), in MiB. LibreOffice runs under it too.
     memory_limit_mb: int = Field(default=2048, ge=256)
+    #: The largest file a parse child may write (RLIMIT_FSIZE), in MiB, LibreOffice's too: a
+    #: document that would write more fails as on a full disk instead of filling the host's.
+    max_temp_file_mb: int = Field(default=4096, ge=1)
     #: Documents parsed at once by one process (each in its own child).
     max_concurrent: int = Field(default=2, ge=1, le=64)
     #: Where LlamaParse is reached (the EU region is https://api.cloud.eu.llamaindex.ai).

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 import threading
 import time
 import uuid
@@ -18,6 +19,7 @@ from typing import Any
 import chat_inputs as gen
 import pytest
 from chat_support import ChatApi, auth, chat_api, hooked
+from docproc_testing.disk import file_size_limit
 from docproc_upload.chat.attachments import human_size
 
 pytestmark = pytest.mark.integration
@@ -340,6 +342,30 @@ async def test_a_full_workspace_falls_back_to_inline(
     assert "workspace is full" in z_text
     assert listing == [f"uploads/{uuid.UUID(small['id']).hex[:8]}-s.txt"]
     assert out["notices"] == []
+
+
+async def test_a_disk_full_mid_unpack_leaves_no_half_unpacked_archive(
+    database_url: str, infra: dict[str, str], tmp_path: Path, user: str
+) -> None:
+    """Issue #14 F12: the local store's disk refuses a member's write mid-archive (this
+    process's ``RLIMIT_FSIZE``, as a full disk): the members written so far are removed
+    with their folder, no partial file remains, and the archive is reported not written."""
+    members = [
+        ("a.bin", os.urandom(4000)),
+        ("b.bin", os.urandom(4000)),
+        ("c.bin", os.urandom(200_000)),
+    ]
+    async with chat_api(database_url, infra, "local", tmp_path) as app:
+        z = await upload(app, user, "z.zip", gen.make_zip(members), "application/zip")
+        agent = workspace_agent()
+        with file_size_limit(64 * 1024):
+            out = await render(app, user, [z["id"]], agent)
+        listing = app.workspace(user, "coder", agent["conversation_id"])
+        media = Path(app.runtime.storage.sync.root)  # type: ignore[attr-defined]
+    assert [f["mode"] for f in out["files"]] == ["not_written"]
+    assert "workspace is full" in texts(out)[0]
+    assert listing == []
+    assert [p for p in media.rglob("*") if p.name.endswith(".tmp")] == []
 
 
 async def test_a_refused_workspace_write_is_said_once(api: ChatApi, user: str) -> None:

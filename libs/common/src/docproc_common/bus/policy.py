@@ -2,9 +2,9 @@
 
 A ``PermanentError`` (a payload that will never validate, a document that can
 never be processed) goes straight to the dead-letter destination. Anything else
-is retried in place with backoff, bounded; after that the message is handed
-back to the transport for a delayed retry, and past ``max_attempts`` it is
-dead-lettered. ``DlqGuard`` stops a consumer that starts dead-lettering
+is retried in place with backoff, bounded (a ``RetryLater`` is not: it goes back at
+once); after that the message is handed back to the transport for a delayed retry,
+and past ``max_attempts`` it is dead-lettered. ``DlqGuard`` stops a consumer that starts dead-lettering
 everything (a bad deploy), instead of quietly draining a topic into the DLQ.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from docproc_common.bus.delivery import Delivery, Subscription
-from docproc_common.errors import PermanentError
+from docproc_common.errors import PermanentError, RetryLater
 from docproc_common.events import Event
 
 log = logging.getLogger(__name__)
@@ -99,6 +99,8 @@ async def handle_with_retries(
                 delivery.topic,
                 exc,
             )
+            if isinstance(exc, RetryLater):
+                break
             if retry < policy.in_place_retries:
                 await asyncio.sleep(policy.backoff_s * 2**retry)
     if delivery.attempt >= policy.max_attempts:

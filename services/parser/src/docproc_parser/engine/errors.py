@@ -8,7 +8,7 @@ them whole; they never carry a client's text (hosts, URLs, paths).
 
 from __future__ import annotations
 
-from docproc_common.errors import InvalidInput
+from docproc_common.errors import InvalidInput, RetryLater
 
 
 class DocumentUnreadable(InvalidInput):
@@ -65,13 +65,49 @@ def timed_out(seconds: float) -> DocumentUnreadable:
     )
 
 
-def crashed(exitcode: int | None, memory_mb: int) -> DocumentUnreadable:
-    return DocumentUnreadable(
-        "ParserCrashed",
-        f"the parser process stopped (exit {exitcode}), most often because the document needs "
-        f"more than the parser's {memory_mb} MB memory limit; split the document, then retry the upload",
-        logged=True,
-    )
+class ParseRetried(RetryLater):
+    """A parse that failed in a way the host may be to blame for: not final at once, the bus
+    tries the document again after its delay (never in place: each try is a whole parse), up
+    to its attempts; then the document ends ``error`` with ``final``'s three-part message and
+    the event is dead-lettered."""
+
+    def __init__(self, reason: str, final: DocumentUnreadable) -> None:
+        super().__init__(reason)
+        self.final = final
+
+
+class ParserCrashed(ParseRetried):
+    """The parse child died without a word: a native crash, the memory limit, the host's OOM
+    killer."""
+
+    def __init__(self, exitcode: int | None, memory_mb: int) -> None:
+        super().__init__(
+            f"the parse child stopped (exit {exitcode}) without a result",
+            DocumentUnreadable(
+                "ParserCrashed",
+                f"the parser process stopped (exit {exitcode}), most often because the document "
+                f"needs more than the parser's {memory_mb} MB memory limit; split the document, "
+                "then retry the upload",
+                logged=True,
+            ),
+        )
+
+
+class ParseSpaceFull(ParseRetried):
+    """The parse's temporary directory was full or read-only (its files are removed with it)."""
+
+    def __init__(self, *, no_room: bool) -> None:
+        state = "full" if no_room else "read-only"
+        super().__init__(
+            f"the parser's temporary space is {state}",
+            DocumentUnreadable(
+                "TemporarySpaceFull",
+                f"the parser's temporary space was {state} at every attempt (not the file's "
+                "fault); free space where the parser writes its temporary files, then retry "
+                "the upload",
+                logged=True,
+            ),
+        )
 
 
 def out_of_memory(memory_mb: int) -> DocumentUnreadable:

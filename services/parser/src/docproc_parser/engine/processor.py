@@ -20,7 +20,13 @@ from typing import TypeVar
 import httpx
 from docproc_common.formats import Capabilities, check_supported, route_of, supported_formats
 from docproc_common.ingestion import IngestionConfig
-from docproc_common.isolation import ChildCrashed, ChildRaised, ChildTimeout, Isolation
+from docproc_common.isolation import (
+    ChildCrashed,
+    ChildNoRoom,
+    ChildRaised,
+    ChildTimeout,
+    Isolation,
+)
 
 from docproc_parser.engine import dates, errors, liteparse, llamaparse
 from docproc_parser.engine.jobs import (
@@ -49,10 +55,15 @@ PROBE_TIMEOUT_S = 60.0
 PRELOAD = ("docproc_parser.engine.forkserver_preload",)
 
 
-def parse_isolation(memory_mb: int, max_concurrent: int) -> Isolation:
+def parse_isolation(memory_mb: int, max_concurrent: int, max_file_mb: int = 0) -> Isolation:
     """The parser's runner: a wall-clock deadline (the collection's ``parse_timeout_seconds``)
     at normal priority, and callers wait their turn (the consumer's pace, not a queue)."""
-    return Isolation(memory_mb=memory_mb, max_concurrent=max_concurrent, preload=PRELOAD)
+    return Isolation(
+        memory_mb=memory_mb,
+        max_file_mb=max_file_mb,
+        max_concurrent=max_concurrent,
+        preload=PRELOAD,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +128,7 @@ class DocumentProcessor:
             return None
         try:
             return await self.isolation.run(OWN_DATE, (data, ext), timeout_s=PROBE_TIMEOUT_S)
-        except (ChildCrashed, ChildRaised, ChildTimeout) as exc:
+        except (ChildCrashed, ChildNoRoom, ChildRaised, ChildTimeout) as exc:
             log.warning("reading the document's date from its metadata failed: %r", exc)
             return None
 
@@ -191,7 +202,10 @@ class DocumentProcessor:
             raise errors.timed_out(timeout_s) from exc
         except ChildCrashed as exc:
             log.warning("parse child crashed: %s", exc)
-            raise errors.crashed(exc.exitcode, exc.memory_mb) from exc
+            raise errors.ParserCrashed(exc.exitcode, exc.memory_mb) from exc
+        except ChildNoRoom as exc:
+            log.warning("parse found no room: %s", exc)
+            raise errors.ParseSpaceFull(no_room=exc.no_room) from exc
         except ChildRaised as exc:
             failure = exc.failure
             if failure.refusal:

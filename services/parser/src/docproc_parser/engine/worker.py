@@ -24,6 +24,7 @@ import tempfile  # noqa: E402
 from datetime import date  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from docproc_common.faultpoints import crash_point  # noqa: E402
 from docproc_common.parsing import ParseLimits, ParsingRefused, detect, parse  # noqa: E402
 from docproc_common.parsing.errors import EncryptedDocument  # noqa: E402
 
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 
 
 def run(job: ParseJob) -> WorkerOutput:
+    crash_point("parser.child", job.filename)
     if job.route == "builtin":
         return _builtin(job)
     if job.route == "pymupdf":

@@ -31,6 +31,7 @@ from __future__ import annotations
 from docproc_common.isolation import (
     WALL_FACTOR,
     ChildCrashed,
+    ChildNoRoom,
     ChildRaised,
     ChildTimeout,
     Isolation,
@@ -93,7 +94,8 @@ class IsolatedParser:
     async def parse(self, data: bytes, detected: Detected, limits: ParseLimits) -> ParsedText:
         """The parse's result; a ParsingRefused from the child is raised here.
 
-        A child that crashes, runs out of memory or misses its deadline is killed; its
+        A child that crashes, runs out of memory or misses its deadline is killed (or finds
+        its temporary space full or read-only); its
         file's text is reported unavailable, except for an archive, whose parse *is* its
         safety check: that upload is refused. A full queue raises ``Unavailable`` (503).
         """
@@ -118,6 +120,8 @@ class IsolatedParser:
             )
         except ChildCrashed as exc:
             reason = f"the parser stopped (exit code {exc.exitcode})"
+        except ChildNoRoom as exc:
+            reason = f"the server's temporary space is {'full' if exc.no_room else 'read-only'}"
         if detected.file_type is FileType.ARCHIVE:
             raise ArchiveRefused(f"The archive could not be checked: {reason}")
         return ParsedText(text=None, note=f"The file could not be read: {reason}")
