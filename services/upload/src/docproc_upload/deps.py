@@ -13,6 +13,7 @@ after. ``Session`` is closed when the route returns, before the answer is sent.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -24,8 +25,13 @@ from docproc_common.vectorstore import PlanCache
 from fastapi import Depends, Header, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from docproc_upload.chat.service import ChatFiles
+from docproc_upload.chat.service import ChatParser
 from docproc_upload.intake import IntakeGuard
+
+# anyio's asyncio backend, which FastAPI's cleanup scope around ``session`` needs, is
+# loaded with the app: imported by a first request it held that request's event loop for
+# a few hundred milliseconds (tests/integration/test_chat_first_upload.py).
+importlib.import_module("anyio._backends._asyncio")
 
 #: The key of ``Upload`` in the ASGI scope's ``state``.
 STATE_KEY = "docproc_upload"
@@ -37,7 +43,8 @@ class Upload:
 
     runtime: Runtime
     clients: EmbeddingClients
-    chat: ChatFiles
+    #: How chat uploads are parsed (its child processes).
+    chat: ChatParser
     intake: IntakeGuard
     #: The planner's estimates between searches (``vectorstore.search``).
     plans: PlanCache
@@ -47,7 +54,7 @@ class Upload:
         return cls(
             runtime,
             EmbeddingClients(runtime.settings),
-            ChatFiles(runtime),
+            ChatParser(runtime.settings.limits),
             IntakeGuard(runtime),
             PlanCache(),
         )

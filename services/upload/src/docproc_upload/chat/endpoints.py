@@ -1,13 +1,16 @@
-"""The chat-attachment API under ``/api/v1``: thin handlers over ``ChatFiles``."""
+"""The chat-attachment API under ``/api/v1``: each route owns its transactions (``deps``)
+over ``service``, and holds none while a file is parsed, stored or read."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Annotated
 
 from docproc_common.errors import PayloadTooLarge
 from fastapi import APIRouter, Query, Request, Response, status
 
+from docproc_upload.chat import service
 from docproc_upload.chat.schemas import (
     AttachOut,
     AttachRequest,
@@ -17,14 +20,13 @@ from docproc_upload.chat.schemas import (
     RenderOut,
     RenderRequest,
 )
-from docproc_upload.chat.service import MAX_UNIT_CHARS, MiB
-from docproc_upload.deps import Caller, UploadDep
+from docproc_upload.deps import Caller, RuntimeDep, Session, UploadDep
 from docproc_upload.downloads import download_headers
 from docproc_upload.metrics import REJECTIONS
 from docproc_upload.multipart import multipart_openapi, read_upload_form
 
 _UPLOAD_BODY = multipart_openapi(
-    {"organizational_unit": {"type": "string", "maxLength": MAX_UNIT_CHARS}}
+    {"organizational_unit": {"type": "string", "maxLength": service.MAX_UNIT_CHARS}}
 )
 CHAT_TEXT_FIELDS = frozenset({"organizational_unit"})
 
@@ -38,27 +40,42 @@ router = APIRouter(prefix="/api/v1", tags=["chat files"])
     response_model=ChatFileOut,
     openapi_extra=_UPLOAD_BODY,
 )
-async def upload_chat_file(request: Request, caller: Caller, upload: UploadDep) -> ChatFileOut:
-    """Upload one chat attachment (multipart ``file``, optional ``organizational_unit``)."""
-    limit_mb = upload.runtime.settings.limits.chat_max_upload_size_mb
+async def upload_chat_file(
+    request: Request, caller: Caller, db: Session, upload: UploadDep
+) -> ChatFileOut:
+    """Upload one chat attachment (multipart ``file``, optional ``organizational_unit``).
+
+    Checked and parsed, then stored, then recorded in one short transaction; the file is
+    removed again when the row is not committed."""
+    runtime = upload.runtime
+    limit_mb = runtime.settings.limits.chat_max_upload_size_mb
     try:
         form = await read_upload_form(
             request.headers.get("content-type"),
             request.stream(),
-            limit_mb * MiB,
+            limit_mb * service.MiB,
             too_large=f"The file is larger than the {limit_mb} MB limit for chat attachments",
             text_fields=CHAT_TEXT_FIELDS,
         )
     except PayloadTooLarge:
         REJECTIONS.labels("too_large").inc()
         raise
-    return await upload.chat.upload(caller, form)
+    checked = await service.check_upload(runtime, upload.chat, form)
+    path = await service.store(runtime, caller, checked)
+    try:
+        async with db.begin():
+            answer = await service.add_file(db, caller, checked, path)
+    except BaseException:
+        await asyncio.shield(runtime.storage.delete(path))
+        raise
+    service.uploaded(checked)
+    return answer
 
 
 @router.get("/files/{file_id:uuid}/info", response_model=ChatFileInfo)
-async def chat_file_info(file_id: uuid.UUID, caller: Caller, upload: UploadDep) -> ChatFileInfo:
+async def chat_file_info(file_id: uuid.UUID, caller: Caller, db: Session) -> ChatFileInfo:
     """The file's record, to its owner only; anyone else gets the same 404 as for no file."""
-    return await upload.chat.info(caller, file_id)
+    return await service.info(db, caller, file_id)
 
 
 @router.get(
@@ -66,9 +83,15 @@ async def chat_file_info(file_id: uuid.UUID, caller: Caller, upload: UploadDep) 
     response_class=Response,
     responses={200: {"description": "The file's bytes", "content": {"*/*": {}}}},
 )
-async def download_chat_file(file_id: uuid.UUID, caller: Caller, upload: UploadDep) -> Response:
-    """The file's bytes, to its owner only; anyone else gets the same 404 as for no file."""
-    found = await upload.chat.download(caller, file_id)
+async def download_chat_file(
+    file_id: uuid.UUID, caller: Caller, db: Session, runtime: RuntimeDep
+) -> Response:
+    """The file's bytes, to its owner only; anyone else gets the same 404 as for no file.
+
+    The transaction ends before the bytes are read: a slow store holds no connection."""
+    async with db.begin():
+        row = await service.own_file(db, caller, file_id)
+    found = await service.download(runtime, row)
     return Response(
         content=found.data,
         media_type=found.mime_type,
@@ -78,33 +101,44 @@ async def download_chat_file(file_id: uuid.UUID, caller: Caller, upload: UploadD
 
 @router.post("/messages/{message_id}/attachments", response_model=AttachOut)
 async def attach_chat_files(
-    message_id: uuid.UUID, body: AttachRequest, caller: Caller, upload: UploadDep
+    message_id: uuid.UUID, body: AttachRequest, caller: Caller, db: Session
 ) -> AttachOut:
     """Link the caller's own unlinked files to a message: all of them, or none (400)."""
-    return await upload.chat.attach(caller, message_id, body.file_ids)
+    async with db.begin():
+        return await service.attach(db, caller, message_id, body.file_ids)
 
 
 @router.get("/messages/{message_id}/attachments", response_model=MessageAttachmentsOut)
 async def message_attachments(
     message_id: uuid.UUID,
     caller: Caller,
-    upload: UploadDep,
+    db: Session,
     agent_id: Annotated[str | None, Query(max_length=128)] = None,
     conversation_id: Annotated[str | None, Query(max_length=128)] = None,
 ) -> MessageAttachmentsOut:
     """The caller's files on a message with what each added to the prompt (history replay)."""
-    return await upload.chat.message_attachments(caller, message_id, agent_id, conversation_id)
+    return await service.message_attachments(db, caller, message_id, agent_id, conversation_id)
 
 
 @router.post("/files/render", response_model=RenderOut)
 async def render_chat_files(
     body: RenderRequest,
     caller: Caller,
-    upload: UploadDep,
+    db: Session,
+    runtime: RuntimeDep,
     dry_run: Annotated[
         bool,
         Query(description="Answer the parts and references, write nothing (input guardrail)"),
     ] = False,
 ) -> RenderOut:
-    """Route the caller's files for one agent's turn: inline parts or workspace references."""
-    return await upload.chat.render(caller, body, dry_run=dry_run)
+    """Route the caller's files for one agent's turn: inline parts or workspace references.
+
+    Two short units around the rendering's storage I/O: the files read, then (unless a dry
+    run) the render rows written."""
+    async with db.begin():
+        files = await service.files_to_render(db, caller, body)
+    rendered = await service.render(runtime, caller, body, files, dry_run=dry_run)
+    if not dry_run:
+        async with db.begin():
+            await service.save_renders(db, caller, body, files, rendered)
+    return service.rendered_out(files, rendered, dry_run=dry_run)

@@ -1,5 +1,10 @@
 """Chat attachments: validate, classify, parse, store, record; serve, link, render for an agent.
 
+The routes (``endpoints``) own the transactions; the functions here take the session and
+never begin or commit. A route opens none while an upload is parsed or its file stored,
+nor while a rendering reads and writes the file store: a render is two short units, the
+files read, then the rows written.
+
 Every refusal of an upload happens before anything is stored: the bytes are detected
 against the allow-list and the declared type, then parsed (an archive's parse is its
 safety check), and only then written to the file store and recorded. A failure after
@@ -22,6 +27,7 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 from docproc_common.auth import Principal
+from docproc_common.blocking import BlockingPool
 from docproc_common.db.models import ChatFile
 from docproc_common.errors import (
     FieldError,
@@ -44,6 +50,7 @@ from docproc_common.parsing.text import parse_text
 from docproc_common.runtime import Runtime
 from docproc_common.settings import LimitSettings
 from docproc_common.storage import clean_filename, new_storage_path
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.chat import repository
 from docproc_upload.chat.attachments import (
@@ -159,14 +166,13 @@ class Download:
         return self.mime_type in INLINE_TYPES
 
 
-class ChatFiles:
-    """The chat-attachment API's logic, built once per process by ``app.build``."""
+class ChatParser:
+    """How a chat upload is parsed, built once per process by ``Upload.create``: the
+    limits, and the isolated child processes (``isolation``) that parse binary formats."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
-        limits = runtime.settings.limits
-        self.parse_limits = parse_limits(limits)
-        self.render_limits = render_limits(limits)
+    def __init__(self, limits: LimitSettings) -> None:
+        self.limits = parse_limits(limits)
+        self.max_inline_pages = limits.chat_tiff_max_inline_pages
         # chat_parse_workers = 0 parses binary formats in this process's file-I/O threads:
         # no isolation, no deadline, and the GIL shared with the event loop (the
         # benchmark's baseline, docs/benchmarks.md); never the default.
@@ -185,278 +191,325 @@ class ChatFiles:
         if self.isolated is not None:
             await asyncio.to_thread(self.isolated.close)
 
-    @property
-    def max_bytes(self) -> int:
-        return self.runtime.settings.limits.chat_max_upload_size_mb * MiB
-
-    # --- upload -----------------------------------------------------------------------
-
-    async def _parse(self, data: bytes, detected: Detected) -> ParsedText:
+    async def parse(self, pool: BlockingPool, data: bytes, detected: Detected) -> ParsedText:
+        """Off the event loop, and never with a transaction open (the caller holds none)."""
         if detected.file_type in (FileType.IMAGE, FileType.TIFF):
-            pages = self.runtime.settings.limits.chat_tiff_max_inline_pages
-            await self.runtime.pool.run(_check_pages, data, detected, pages)
+            await pool.run(_check_pages, data, detected, self.max_inline_pages)
             return ParsedText(text=None)
         if detected.file_type is FileType.TEXT:
             # decoding only: cheap, in a file-I/O thread, and no parser library is loaded
-            return await self.runtime.pool.run(
-                parse_text, data, detected.extension, self.parse_limits
-            )
+            return await pool.run(parse_text, data, detected.extension, self.limits)
         if self.isolated is None:
-            return await self.runtime.pool.run(_parse_here, data, detected, self.parse_limits)
-        return await self.isolated.parse(data, detected, self.parse_limits)
+            return await pool.run(_parse_here, data, detected, self.limits)
+        return await self.isolated.parse(data, detected, self.limits)
 
-    async def upload(self, principal: Principal, form: UploadForm) -> ChatFileOut:
-        runtime = self.runtime
-        if len(form.data) > self.max_bytes:
-            REJECTIONS.labels("too_large").inc()
-            raise PayloadTooLarge(
-                f"The file is larger than the {runtime.settings.limits.chat_max_upload_size_mb} "
-                "MB limit for chat attachments",
-                fields=[FieldError("file", "too large")],
-                details={"rule": "too_large"},
-            )
-        if not form.data:
-            REJECTIONS.labels("empty_file").inc()
-            raise InvalidInput(
-                "The file is empty",
-                fields=[FieldError("file", "empty")],
-                details={"rule": "empty_file"},
-            )
-        filename = clean_filename(form.filename)
-        unit = clean_unit(form.organizational_unit)
-        try:
-            detected = await runtime.pool.run(detect, form.data, filename, form.content_type)
-            parsed = await self._parse(form.data, detected)
-        except ParsingRefused as exc:
-            raise refuse(exc) from None
-        except Unavailable:
-            REJECTIONS.labels("parse_busy").inc()
+
+# --- upload -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedUpload:
+    """An upload that passed every check and was parsed: what is stored and recorded."""
+
+    filename: str
+    unit: str | None
+    detected: Detected
+    data: bytes
+    text: str | None
+
+
+async def check_upload(runtime: Runtime, parser: ChatParser, form: UploadForm) -> CheckedUpload:
+    """Every refusal, before anything is stored or a transaction opened: size, detection
+    against the allow-list and the declared type, then the parse (an archive's is its
+    safety check)."""
+    limit_mb = runtime.settings.limits.chat_max_upload_size_mb
+    if len(form.data) > limit_mb * MiB:
+        REJECTIONS.labels("too_large").inc()
+        raise PayloadTooLarge(
+            f"The file is larger than the {limit_mb} MB limit for chat attachments",
+            fields=[FieldError("file", "too large")],
+            details={"rule": "too_large"},
+        )
+    if not form.data:
+        REJECTIONS.labels("empty_file").inc()
+        raise InvalidInput(
+            "The file is empty",
+            fields=[FieldError("file", "empty")],
+            details={"rule": "empty_file"},
+        )
+    filename = clean_filename(form.filename)
+    unit = clean_unit(form.organizational_unit)
+    try:
+        detected = await runtime.pool.run(detect, form.data, filename, form.content_type)
+        parsed = await parser.parse(runtime.pool, form.data, detected)
+    except ParsingRefused as exc:
+        raise refuse(exc) from None
+    except Unavailable:
+        REJECTIONS.labels("parse_busy").inc()
+        raise
+    return CheckedUpload(filename, unit, detected, form.data, storable(parsed.text))
+
+
+async def store(runtime: Runtime, principal: Principal, upload: CheckedUpload) -> str:
+    """Write the file under its owner; a cancelled write removes what it wrote."""
+    path = new_storage_path(owner_segment(principal.user_id), upload.filename)
+    await runtime.storage.put(path, upload.data, upload.detected.mime_type)
+    return path
+
+
+async def add_file(
+    session: AsyncSession, principal: Principal, upload: CheckedUpload, storage_path: str
+) -> ChatFileOut:
+    """The file's row, in the caller's transaction."""
+    row = ChatFile(
+        user_id=principal.user_id,
+        filename=upload.filename,
+        mime_type=upload.detected.mime_type,
+        size=len(upload.data),
+        storage_path=storage_path,
+        organizational_unit=upload.unit,
+        file_type=upload.detected.file_type.value,
+        parsed_content=upload.text,
+    )
+    session.add(row)
+    await session.flush()
+    return ChatFileOut(
+        id=row.id,
+        filename=upload.filename,
+        mime_type=upload.detected.mime_type,
+        size=len(upload.data),
+        file_type=upload.detected.file_type.value,
+        preview=preview(upload.text),
+    )
+
+
+def uploaded(upload: CheckedUpload) -> None:
+    """Count an upload once its row is committed."""
+    CHAT_UPLOADS.labels(upload.detected.file_type.value).inc()
+    UPLOAD_BYTES.labels("chat").observe(len(upload.data))
+
+
+# --- download -----------------------------------------------------------------------------
+
+
+async def own_file(session: AsyncSession, principal: Principal, file_id: uuid.UUID) -> ChatFile:
+    """The caller's file; anyone else gets the same 404 as for no file."""
+    row = await repository.own_file(session, principal.user_id, file_id)
+    if row is None:
+        raise NotFound("File not found")
+    return row
+
+
+async def info(session: AsyncSession, principal: Principal, file_id: uuid.UUID) -> ChatFileInfo:
+    row = await own_file(session, principal, file_id)
+    return ChatFileInfo(
+        id=row.id,
+        filename=row.filename,
+        mime_type=row.mime_type,
+        size=row.size,
+        file_type=row.file_type,
+        preview=preview(row.parsed_content),
+        organizational_unit=row.organizational_unit,
+        message_id=row.message_id,
+        has_parsed_content=row.parsed_content is not None,
+        created_at=row.created_at,
+    )
+
+
+async def download(runtime: Runtime, row: ChatFile) -> Download:
+    """The file's bytes (read with no transaction open); a row whose object is gone is 404."""
+    try:
+        data = await runtime.storage.get(row.storage_path)
+    except (FileNotFoundError, ClientError) as exc:
+        if isinstance(exc, ClientError) and exc.response.get("Error", {}).get("Code") not in {
+            "404",
+            "NoSuchKey",
+            "NotFound",
+        }:
             raise
-        text = storable(parsed.text)
-        path = new_storage_path(owner_segment(principal.user_id), filename)
-        await runtime.storage.put(path, form.data, detected.mime_type)
-        try:
-            async with runtime.sessionmaker() as session, session.begin():
-                row = ChatFile(
-                    user_id=principal.user_id,
-                    filename=filename,
-                    mime_type=detected.mime_type,
-                    size=len(form.data),
-                    storage_path=path,
-                    organizational_unit=unit,
-                    file_type=detected.file_type.value,
-                    parsed_content=text,
-                )
-                session.add(row)
-                await session.flush()
-                file_id = row.id
-        except BaseException:
-            await asyncio.shield(runtime.storage.delete(path))
-            raise
-        CHAT_UPLOADS.labels(detected.file_type.value).inc()
-        UPLOAD_BYTES.labels("chat").observe(len(form.data))
-        return ChatFileOut(
-            id=file_id,
-            filename=filename,
-            mime_type=detected.mime_type,
-            size=len(form.data),
-            file_type=detected.file_type.value,
-            preview=preview(text),
-        )
+        log.warning("chat file %s has no bytes at %s", row.id, row.storage_path)
+        raise NotFound("File not found") from None
+    return Download(row.filename, row.mime_type, data)
 
-    # --- download -----------------------------------------------------------------------
 
-    async def info(self, principal: Principal, file_id: uuid.UUID) -> ChatFileInfo:
-        async with self.runtime.sessionmaker() as session:
-            row = await repository.own_file(session, principal.user_id, file_id)
+# --- link to a message ----------------------------------------------------------------------
+
+
+async def attach(
+    session: AsyncSession, principal: Principal, message_id: uuid.UUID, file_ids: list[uuid.UUID]
+) -> AttachOut:
+    """All or nothing, under row locks held to the caller's commit: only the caller's own
+    files not on another message."""
+    unique = list(dict.fromkeys(file_ids))
+    found = await repository.lock_own_files(session, principal.user_id, unique)
+    reasons: dict[uuid.UUID, str] = {}
+    for file_id in unique:
+        row = found.get(file_id)
         if row is None:
-            raise NotFound("File not found")
-        return ChatFileInfo(
-            id=row.id,
-            filename=row.filename,
-            mime_type=row.mime_type,
-            size=row.size,
-            file_type=row.file_type,
-            preview=preview(row.parsed_content),
-            organizational_unit=row.organizational_unit,
-            message_id=row.message_id,
-            has_parsed_content=row.parsed_content is not None,
-            created_at=row.created_at,
+            reasons[file_id] = "not found"
+        elif row.message_id is not None and row.message_id != message_id:
+            reasons[file_id] = "already attached to another message"
+    if reasons:
+        raise _unknown_files(file_ids, reasons, "attached")
+    await repository.link(session, [i for i in unique if found[i].message_id is None], message_id)
+    return AttachOut(message_id=message_id, file_ids=unique)
+
+
+# --- rendering for an agent -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToRender:
+    """The caller's files for one turn, in request order, and the workspace's used bytes."""
+
+    files: dict[uuid.UUID, ChatFile]
+    workspace_used: int
+
+
+async def files_to_render(
+    session: AsyncSession, principal: Principal, request: RenderRequest
+) -> ToRender:
+    unique = list(dict.fromkeys(request.file_ids))
+    found = await repository.own_files(session, principal.user_id, unique)
+    missing = {i: "not found" for i in unique if i not in found}
+    if missing:
+        raise _unknown_files(request.file_ids, missing, "rendered")
+    agent = request.agent
+    used = 0
+    if agent.has_workspace:
+        used = await repository.workspace_usage(
+            session, principal.user_id, agent.agent_id, agent.conversation_id
         )
+    return ToRender({i: found[i] for i in unique}, used)
 
-    async def download(self, principal: Principal, file_id: uuid.UUID) -> Download:
-        async with self.runtime.sessionmaker() as session:
-            row = await repository.own_file(session, principal.user_id, file_id)
-        if row is None:
-            raise NotFound("File not found")
-        try:
-            data = await self.runtime.storage.get(row.storage_path)
-        except (FileNotFoundError, ClientError) as exc:
-            if isinstance(exc, ClientError) and exc.response.get("Error", {}).get("Code") not in {
-                "404",
-                "NoSuchKey",
-                "NotFound",
-            }:
-                raise
-            log.warning("chat file %s has no bytes at %s", row.id, row.storage_path)
-            raise NotFound("File not found") from None
-        return Download(row.filename, row.mime_type, data)
 
-    # --- link to a message ----------------------------------------------------------------
-
-    async def attach(
-        self, principal: Principal, message_id: uuid.UUID, file_ids: list[uuid.UUID]
-    ) -> AttachOut:
-        """All or nothing, under row locks: only the caller's own files not on another message."""
-        unique = list(dict.fromkeys(file_ids))
-        async with self.runtime.sessionmaker() as session, session.begin():
-            found = await repository.lock_own_files(session, principal.user_id, unique)
-            reasons: dict[uuid.UUID, str] = {}
-            for file_id in unique:
-                row = found.get(file_id)
-                if row is None:
-                    reasons[file_id] = "not found"
-                elif row.message_id is not None and row.message_id != message_id:
-                    reasons[file_id] = "already attached to another message"
-            if reasons:
-                raise _unknown_files(file_ids, reasons, "attached")
-            await repository.link(
-                session, [i for i in unique if found[i].message_id is None], message_id
-            )
-        return AttachOut(message_id=message_id, file_ids=unique)
-
-    # --- rendering for an agent ------------------------------------------------------------
-
-    async def render(
-        self, principal: Principal, request: RenderRequest, *, dry_run: bool = False
-    ) -> RenderOut:
-        """Route the files for one turn. ``dry_run``: the same parts and references, with
-        nothing written (no workspace object, no render row), for the input guardrail."""
-        runtime = self.runtime
-        agent_in = request.agent
-        unique = list(dict.fromkeys(request.file_ids))
-        async with runtime.sessionmaker() as session:
-            found = await repository.own_files(session, principal.user_id, unique)
-            missing = {i: "not found" for i in unique if i not in found}
-            if missing:
-                raise _unknown_files(request.file_ids, missing, "rendered")
-            used = 0
-            if agent_in.has_workspace:
-                used = await repository.workspace_usage(
-                    session, principal.user_id, agent_in.agent_id, agent_in.conversation_id
-                )
-        files = [found[i] for i in unique]
-        workspace: StorageWorkspace | DryRunWorkspace | None = None
-        if agent_in.has_workspace:
-            root = workspace_root(
-                owner_segment(principal.user_id), agent_in.agent_id, agent_in.conversation_id
-            )
-            quota = runtime.settings.limits.workspace_max_bytes
-            workspace = StorageWorkspace(runtime.storage, root, quota, used)
-            if dry_run:
-                workspace = DryRunWorkspace(workspace)
-
-        async def load(f: AttachmentFile) -> bytes:
-            return await runtime.storage.get(f.storage_path)
-
-        rendered = await render_attachments(
-            [
-                AttachmentFile(
-                    id=f.id,
-                    filename=f.filename,
-                    mime_type=f.mime_type,
-                    size=f.size,
-                    file_type=f.file_type,
-                    parsed_content=f.parsed_content,
-                    storage_path=f.storage_path,
-                )
-                for f in files
-            ],
-            _agent(agent_in),
-            self.render_limits,
-            load=load,
-            pool=runtime.pool,
-            workspace=workspace,
+async def render(
+    runtime: Runtime,
+    principal: Principal,
+    request: RenderRequest,
+    files: ToRender,
+    *,
+    dry_run: bool,
+) -> Rendered:
+    """Route the files for one turn (storage I/O only, no transaction). ``dry_run``: the
+    same parts and references with no workspace object written, for the input guardrail."""
+    agent_in = request.agent
+    workspace: StorageWorkspace | DryRunWorkspace | None = None
+    if agent_in.has_workspace:
+        root = workspace_root(
+            owner_segment(principal.user_id), agent_in.agent_id, agent_in.conversation_id
         )
+        quota = runtime.settings.limits.workspace_max_bytes
+        workspace = StorageWorkspace(runtime.storage, root, quota, files.workspace_used)
         if dry_run:
-            return self._render_out(rendered, found, dry_run=True)
-        async with runtime.sessionmaker() as session, session.begin():
-            await repository.save_renders(
-                session,
-                principal.user_id,
-                agent_in.agent_id,
-                agent_in.conversation_id,
-                [
-                    repository.RenderRow(
-                        file_id=o.file_id,
-                        message_id=found[o.file_id].message_id,
-                        mode=o.mode.value,
-                        workspace_path=o.workspace_path,
-                        workspace_bytes=o.workspace_bytes,
-                        history_text=o.history,
-                    )
-                    for o in rendered.files
-                ],
+            workspace = DryRunWorkspace(workspace)
+
+    async def load(f: AttachmentFile) -> bytes:
+        return await runtime.storage.get(f.storage_path)
+
+    return await render_attachments(
+        [
+            AttachmentFile(
+                id=f.id,
+                filename=f.filename,
+                mime_type=f.mime_type,
+                size=f.size,
+                file_type=f.file_type,
+                parsed_content=f.parsed_content,
+                storage_path=f.storage_path,
             )
+            for f in files.files.values()
+        ],
+        _agent(agent_in),
+        render_limits(runtime.settings.limits),
+        load=load,
+        pool=runtime.pool,
+        workspace=workspace,
+    )
+
+
+async def save_renders(
+    session: AsyncSession,
+    principal: Principal,
+    request: RenderRequest,
+    files: ToRender,
+    rendered: Rendered,
+) -> None:
+    """One render row per file, in the caller's transaction (a dry run writes none)."""
+    await repository.save_renders(
+        session,
+        principal.user_id,
+        request.agent.agent_id,
+        request.agent.conversation_id,
+        [
+            repository.RenderRow(
+                file_id=o.file_id,
+                message_id=files.files[o.file_id].message_id,
+                mode=o.mode.value,
+                workspace_path=o.workspace_path,
+                workspace_bytes=o.workspace_bytes,
+                history_text=o.history,
+            )
+            for o in rendered.files
+        ],
+    )
+
+
+def rendered_out(files: ToRender, rendered: Rendered, *, dry_run: bool) -> RenderOut:
+    """The answer; a real render's modes are counted (its rows are committed)."""
+    if not dry_run:
         for o in rendered.files:
             CHAT_RENDERS.labels(o.mode.value).inc()
-        return self._render_out(rendered, found, dry_run=False)
-
-    @staticmethod
-    def _render_out(
-        rendered: Rendered, found: dict[uuid.UUID, ChatFile], *, dry_run: bool
-    ) -> RenderOut:
-        return RenderOut(
-            parts=[
-                BinaryPartOut(
-                    media_type=p.media_type, data=p.base64(), file_id=p.file_id, name=p.name
-                )
-                if isinstance(p, BinaryPart)
-                else TextPartOut(text=p.text)
-                for p in rendered.parts
-            ],
-            files=[
-                RenderedFileOut(
-                    file_id=o.file_id,
-                    filename=found[o.file_id].filename,
-                    file_type=found[o.file_id].file_type,
-                    mode=o.mode.value,
-                    workspace_path="/" + o.workspace_path if o.workspace_path else None,
-                    sibling_path="/" + o.sibling_path if o.sibling_path else None,
-                )
-                for o in rendered.files
-            ],
-            notices=rendered.notices,
-            dry_run=dry_run,
-        )
-
-    async def message_attachments(
-        self,
-        principal: Principal,
-        message_id: uuid.UUID,
-        agent_id: str | None,
-        conversation_id: str | None,
-    ) -> MessageAttachmentsOut:
-        async with self.runtime.sessionmaker() as session:
-            rows = await repository.message_files(
-                session, principal.user_id, message_id, agent_id, conversation_id
+    found = files.files
+    return RenderOut(
+        parts=[
+            BinaryPartOut(media_type=p.media_type, data=p.base64(), file_id=p.file_id, name=p.name)
+            if isinstance(p, BinaryPart)
+            else TextPartOut(text=p.text)
+            for p in rendered.parts
+        ],
+        files=[
+            RenderedFileOut(
+                file_id=o.file_id,
+                filename=found[o.file_id].filename,
+                file_type=found[o.file_id].file_type,
+                mode=o.mode.value,
+                workspace_path="/" + o.workspace_path if o.workspace_path else None,
+                sibling_path="/" + o.sibling_path if o.sibling_path else None,
             )
-        return MessageAttachmentsOut(
-            message_id=message_id,
-            files=[
-                HistoryFileOut(
-                    file_id=f.id,
-                    filename=f.filename,
-                    mime_type=f.mime_type,
-                    size=f.size,
-                    file_type=f.file_type,
-                    mode=r.mode if r else None,
-                    workspace_path=("/" + r.workspace_path) if r and r.workspace_path else None,
-                    history=r.history_text if r else None,
-                )
-                for f, r in rows
-            ],
-        )
+            for o in rendered.files
+        ],
+        notices=rendered.notices,
+        dry_run=dry_run,
+    )
+
+
+async def message_attachments(
+    session: AsyncSession,
+    principal: Principal,
+    message_id: uuid.UUID,
+    agent_id: str | None,
+    conversation_id: str | None,
+) -> MessageAttachmentsOut:
+    rows = await repository.message_files(
+        session, principal.user_id, message_id, agent_id, conversation_id
+    )
+    return MessageAttachmentsOut(
+        message_id=message_id,
+        files=[
+            HistoryFileOut(
+                file_id=f.id,
+                filename=f.filename,
+                mime_type=f.mime_type,
+                size=f.size,
+                file_type=f.file_type,
+                mode=r.mode if r else None,
+                workspace_path=("/" + r.workspace_path) if r and r.workspace_path else None,
+                history=r.history_text if r else None,
+            )
+            for f, r in rows
+        ],
+    )
 
 
 def _parse_here(data: bytes, detected: Detected, limits: ParseLimits) -> ParsedText:
