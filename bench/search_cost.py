@@ -14,10 +14,13 @@ query by query (so a loaded host slows both sides alike):
    holds the estimates), unfiltered and with a 1% filter.
 4. **Modes**: ``vector``, ``keyword`` (two words of a chunk) and ``hybrid``, same table.
 5. **POST /rag/search** in-process (ASGI, the upload service's app) on a ``--http-chunks``
-   collection, broken down: token verification, the resolution transaction, the query's
-   embedding (local model), ``vectorstore.search``, the raw pgvector query alone; the
-   service's search as it was before (resolution, embedding and search in one transaction,
-   the old store) swapped in on every other request.
+   collection, broken down: the framework's floor (the same route refused at validation),
+   token verification (signature, and kept), a pool checkout, the resolution (in a
+   transaction, and on an autocommit connection), the query's embedding (the client, and
+   the model alone), ``vectorstore.search``, the raw pgvector query, the response's
+   serialisation; and the route as it was before (the resolution in a session
+   transaction, the token's signature checked on every request) swapped in on every
+   other request.
 
     uv run python bench/search_cost.py --size 100000
 """
@@ -42,7 +45,7 @@ from typing import Any
 import asyncpg
 import httpx
 import numpy as np
-from docproc_common import vectorstore
+from docproc_common import auth, vectorstore
 from docproc_common.auth import mint_token, principal_from_header
 from docproc_common.db.vector_tables import vector_table_name
 from docproc_common.embedding.client import EmbeddingClients
@@ -50,11 +53,11 @@ from docproc_common.runtime import Runtime, build_app
 from docproc_common.settings import AuthSettings, BusMode
 from docproc_common.vectorstore import ChunkStamp, PlanCache, SearchFilters
 from docproc_testing.runtime import fresh_runtime
+from docproc_upload import deps
 from docproc_upload.app import build as build_upload
-from docproc_upload.knowledge_bases import repository as knowledge_bases
 from docproc_upload.rag_collections import service as upload_service
-from docproc_upload.rag_collections.schemas import SearchHit, SearchRequest
-from sqlalchemy.ext.asyncio import AsyncConnection
+from docproc_upload.rag_collections.schemas import SearchHit, SearchRequest, SearchResponse
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 sys.path.insert(0, str(Path(__file__).parent))
 import vectors  # noqa: E402  (bench/vectors.py: the corpus, the load, the index build)
@@ -328,54 +331,29 @@ async def bench_store(
         )
 
 
-def old_service_search(before: ModuleType) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """The search route's two service calls (``plan_search`` in the route's transaction,
-    then ``search``) doing what ``service.search`` did before: resolution, the query's
-    embedding and the old store's search all inside the route's transaction."""
-
-    async def plan_search(
-        session: Any, clients: EmbeddingClients, principal: Any, req: SearchRequest
-    ) -> list[SearchHit]:
-        filters = upload_service._filters(req)
-        hits = []
-        for name, kbs in await upload_service._searched_bases(session, principal, req):
-            client = await clients.for_collection(
-                upload_service.billing_kb(principal, kbs), session
-            )
-            query = (await client.embed([req.query]))[0]
-            for h in await before.search(
-                session,
-                name,
-                query,
-                knowledge_base_ids=[kb.id for kb in kbs],
-                top_k=req.top_k,
-                filters=filters,
-                include_operator=knowledge_bases.adopts_operator(kbs),
-            ):
-                hits.append(
-                    SearchHit(
-                        collection_name=name,
-                        document_id=h.tracking_id,
-                        vector_document_id=h.document_id,
-                        chunk_no=h.chunk_no,
-                        filename=h.filename,
-                        content=h.content,
-                        score=h.score,
-                        metadata=h.metadata,
-                    )
-                )
-        hits.sort(key=lambda h: h.score, reverse=True)
-        return hits[: req.top_k]
-
-    async def search(_runtime: Any, hits: list[SearchHit], _req: Any, _plans: Any) -> Any:
-        return hits
-
-    return plan_search, search
+async def search_before(
+    runtime: Runtime,
+    clients: EmbeddingClients,
+    principal: Any,
+    req: SearchRequest,
+    plans: PlanCache | None = None,
+) -> list[SearchHit]:
+    """``service.search`` as the route ran it before the resolution left its transaction
+    (main at 80243c4): ``plan_search`` in a session transaction (checkout, ``BEGIN``, the
+    statements, ``COMMIT``), then the same ``search_plan``."""
+    async with runtime.sessionmaker() as db, db.begin():
+        plan = await upload_service.plan_search(db, clients, principal, req)
+    return await upload_service.search_plan(runtime, plan, req, plans)
 
 
-async def bench_http(
-    runtime: Runtime, before: ModuleType, corpus: vectors.Corpus, chunks: int, n: int
-) -> None:
+def verify_uncached(settings: AuthSettings, authorization: str | None) -> Any:
+    """``principal_from_header`` as it was before verified tokens were kept: every request
+    checks the signature."""
+    assert authorization
+    return auth._verify(settings, authorization[7:].strip())[0]
+
+
+async def bench_http(runtime: Runtime, corpus: vectors.Corpus, chunks: int, n: int) -> None:
     print(f"\n### POST /rag/search on {chunks:,} chunks, broken down ({n} requests each)\n")
     spec = build_upload(runtime)
     app = build_app(runtime, [spec], [], "bench")
@@ -428,32 +406,53 @@ async def bench_http(
         local = await clients.for_collection(kb_row[0], s)
     texts = [" ".join(corpus.contents(rng, 1)[0].split()[:8]) for _ in range(n + 5)]
     body = lambda t: {"query": t, "collections": [name], "top_k": 5}  # noqa: E731
-    new_calls = (upload_service.plan_search, upload_service.search)
-    old_calls = old_service_search(before)
+    after = (upload_service.search, deps.principal_from_header)
     plans = PlanCache()
     holder, reader = await autocommit(runtime)
     kb_ids = [kb]
+    model = clients.local()._model  # noqa: SLF001 (the model alone, without the client)
 
     async def http(t: str) -> None:
         r = await client.post("/rag/search", json=body(t))
         assert r.status_code == 200, r.text
 
     async def http_before(t: str) -> None:
-        upload_service.plan_search, upload_service.search = old_calls  # type: ignore[assignment]
+        upload_service.search, deps.principal_from_header = search_before, verify_uncached  # type: ignore[assignment]
         try:
             await http(t)
         finally:
-            upload_service.plan_search, upload_service.search = new_calls  # type: ignore[assignment]
+            upload_service.search, deps.principal_from_header = after  # type: ignore[assignment]
 
-    async def auth(_t: str) -> None:
+    async def floor(t: str) -> None:
+        r = await client.post("/rag/search", json={**body(t), "top_k": 0})
+        assert r.status_code == 422, r.text
+
+    async def auth_uncached(_t: str) -> None:
+        verify_uncached(runtime.settings.auth, headers["Authorization"])
+
+    async def auth_cached(_t: str) -> None:
         principal_from_header(runtime.settings.auth, headers["Authorization"])
 
-    async def resolve(t: str) -> None:
+    async def checkout(_t: str) -> None:
+        async with runtime.engine.connect():
+            pass
+
+    async def resolve_before(t: str) -> None:
         async with runtime.sessionmaker() as s, s.begin():
+            await upload_service.plan_search(s, clients, principal, SearchRequest(**body(t)))
+
+    async def resolve_after(t: str) -> None:
+        async with (
+            runtime.engine.connect() as c,
+            AsyncSession(bind=await c.execution_options(isolation_level="AUTOCOMMIT")) as s,
+        ):
             await upload_service.plan_search(s, clients, principal, SearchRequest(**body(t)))
 
     async def embed(t: str) -> None:
         await local.embed([t])
+
+    async def embed_model(t: str) -> None:
+        await asyncio.to_thread(model.embed, [t])
 
     vecs = {t: (await local.embed([t]))[0] for t in texts}
 
@@ -469,14 +468,26 @@ async def bench_http(
             f"SELECT id, content FROM {table} ORDER BY embedding <=> $1 LIMIT 5", vecs[t]
         )
 
+    sample = SearchRequest(**body(texts[0]))
+    hits = await upload_service.search(runtime, clients, principal, sample, plans)
+
+    async def serialise(_t: str) -> None:
+        SearchResponse(results=hits).model_dump_json()
+
     cases: list[tuple[str, Callable[[str], Awaitable[None]]]] = [
-        ("HTTP search, before", http_before),
+        ("HTTP search, before (resolution transaction, token checked each time)", http_before),
         ("HTTP search, after", http),
-        ("token verification", auth),
-        ("resolution transaction", resolve),
-        ("query embedding", embed),
+        ("HTTP floor: the same route refused at validation (422)", floor),
+        ("token verification (signature)", auth_uncached),
+        ("token verification (kept)", auth_cached),
+        ("pool checkout (pre-ping)", checkout),
+        ("resolution, before (transaction)", resolve_before),
+        ("resolution, after (autocommit)", resolve_after),
+        ("query embedding (client)", embed),
+        ("query embedding (model alone, in a thread)", embed_model),
         ("vectorstore.search", store),
         ("raw pgvector query", raw_query),
+        ("response serialisation (5 hits)", serialise),
     ]
     results: dict[str, list[float]] = {c[0]: [] for c in cases}
     try:
@@ -490,20 +501,30 @@ async def bench_http(
         await holder.close()
         await raw.close()
         await client.aclose()
+        await clients.aclose()
     print("| step | latency |")
     print("|---|---|")
     for label, values in results.items():
         print(f"| {label} | {ms(values)} |")
     bound = [
         a + b
-        for a, b in zip(results["query embedding"], results["raw pgvector query"], strict=True)
+        for a, b in zip(
+            results["query embedding (client)"], results["raw pgvector query"], strict=True
+        )
     ]
     print(f"| query embedding + raw query (per request) | {ms(bound)} |")
-    for label in ("HTTP search, before", "HTTP search, after"):
+    for label in list(results)[:2]:
         print(
-            f"\n{label} p95 / (embedding + raw query) p95: "
-            f"{vectors.pct(results[label], 95) / vectors.pct(bound, 95):.2f}"
+            f"\n{label}: p95 / (embedding + raw query) p95 = "
+            f"{vectors.pct(results[label], 95) / vectors.pct(bound, 95):.2f}, "
+            f"p50 / (embedding + raw query) p50 = "
+            f"{vectors.pct(results[label], 50) / vectors.pct(bound, 50):.2f}"
         )
+    b, a = list(results)[:2]
+    print(
+        f"\nafter / before: p50 {vectors.pct(results[a], 50) / vectors.pct(results[b], 50):.2f}, "
+        f"p95 {vectors.pct(results[a], 95) / vectors.pct(results[b], 95):.2f}"
+    )
 
 
 async def amain(args: argparse.Namespace) -> None:
@@ -523,7 +544,7 @@ async def amain(args: argparse.Namespace) -> None:
                 if args.small:
                     await bench_small(raw, corpus, args.small, args.queries)
                 if args.http_chunks:
-                    await bench_http(runtime, before, corpus, args.http_chunks, args.queries)
+                    await bench_http(runtime, corpus, args.http_chunks, args.queries)
                 if args.size:
                     collection = f"cost_{args.size}"
                     table = vector_table_name(collection)

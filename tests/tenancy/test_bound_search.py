@@ -7,7 +7,9 @@ from typing import Any
 
 import httpx
 import pytest
+from docproc_common.runtime import Runtime
 from docproc_upload.rag_collections import service
+from sqlalchemy import event
 
 from .conftest import Client
 from .test_tenancy import EDIT, MODEL, NOT_FOUND, VIEW, create, uniq, upload, wait_complete
@@ -122,3 +124,22 @@ async def test_a_bad_selection_is_422_naming_knowledge_base_ids(
     [error] = r.json()["error"]["details"]["fields"]
     assert error["field"] == field
     assert message in error["message"]
+
+
+async def test_the_bound_bases_are_resolved_in_one_statement(
+    twins: dict[str, Any], runtime: Runtime
+) -> None:
+    sent: list[str] = []
+
+    def seen(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
+        sent.append(statement)
+
+    kbs = twins["kbs"]
+    ids = [kbs["first"]["id"], kbs["second"]["id"], kbs["personal"]["id"]]
+    event.listen(runtime.engine.sync_engine, "before_cursor_execute", seen)
+    try:
+        r = await search(twins["alice"], knowledge_base_ids=ids)
+    finally:
+        event.remove(runtime.engine.sync_engine, "before_cursor_execute", seen)
+    assert files(r) == {"first.txt", "second.txt", "personal.txt"}
+    assert len([s for s in sent if "FROM knowledge_bases" in s]) == 1

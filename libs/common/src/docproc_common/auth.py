@@ -7,7 +7,9 @@ trusts a raw header.
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import jwt
@@ -62,7 +64,57 @@ def mint_token(
     )
 
 
+class _Verified:
+    """Tokens this process verified, each kept with its principal until the token expires
+    (bounded, least recently used out first): a caller's next request with the same token
+    costs a dictionary lookup instead of a signature check. Keyed by everything the check
+    read (the token, the key, the algorithm, the audience, the issuer), so a changed
+    setting verifies again."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._entries: OrderedDict[tuple[str | None, ...], tuple[Principal, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str | None, ...]) -> Principal | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            if time.time() >= entry[1]:  # expired since: verified (and refused) again
+                del self._entries[key]
+                return None
+            self._entries.move_to_end(key)
+            return entry[0]
+
+    def put(self, key: tuple[str | None, ...], principal: Principal, expires: float) -> None:
+        with self._lock:
+            self._entries[key] = (principal, expires)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+
+_VERIFIED = _Verified()
+
+
 def verify_token(settings: AuthSettings, token: str) -> Principal:
+    key = (
+        token,
+        settings.jwt_secret.get_secret_value(),
+        settings.jwt_algorithm,
+        settings.jwt_audience,
+        settings.jwt_issuer,
+    )
+    known = _VERIFIED.get(key)
+    if known is not None:
+        return known
+    principal, expires = _verify(settings, token)
+    _VERIFIED.put(key, principal, expires)
+    return principal
+
+
+def _verify(settings: AuthSettings, token: str) -> tuple[Principal, float]:
     try:
         claims = jwt.decode(
             token,
@@ -81,12 +133,13 @@ def verify_token(settings: AuthSettings, token: str) -> Principal:
     org = claims.get("org")
     if org not in (None, "") and not _usable_id(org):
         raise Unauthorized("Invalid or expired token")
-    return Principal(
+    principal = Principal(
         user_id=sub,
         organization_id=org if isinstance(org, str) and org else None,
         permissions=frozenset(str(p) for p in permissions),
         app_admin=claims.get("app_admin") is True,
     )
+    return principal, float(claims["exp"])
 
 
 def _usable_id(value: object) -> bool:

@@ -1,4 +1,10 @@
+import datetime
+import time
+
+import jwt
+import jwt.api_jwt
 import pytest
+from docproc_common import auth
 from docproc_common.auth import mint_token, principal_from_header, verify_token
 from docproc_common.errors import Unauthorized
 from docproc_common.settings import AuthSettings
@@ -66,3 +72,48 @@ class TestTokens:
             RagDocument.organization_id,
         ):
             assert column.type.length == MAX_ID_LENGTH, column  # type: ignore[attr-defined]
+
+
+class TestVerifiedTokens:
+    """A verified token's principal is kept for the token's lifetime, and only for it."""
+
+    def test_a_token_is_verified_once_while_it_lives(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        settings = AuthSettings()
+        token = mint_token(settings, user_id="once", permissions=["collections:view"])
+        decoded: list[str] = []
+        real = jwt.decode
+
+        def counting(*args: object, **kwargs: object) -> object:
+            decoded.append(str(args[0]))
+            return real(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(auth.jwt, "decode", counting)
+        first = principal_from_header(settings, f"Bearer {token}")
+        again = principal_from_header(settings, f"Bearer {token}")
+        assert first == again
+        assert again.has("collections:view")
+        assert decoded == [token]
+
+    def test_an_expired_token_is_refused_although_it_was_verified(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        settings = AuthSettings()
+        token = mint_token(settings, user_id="late", ttl_s=60)
+        assert verify_token(settings, token).user_id == "late"
+        later = time.time() + 61
+
+        class Later(datetime.datetime):
+            @classmethod
+            def now(cls, tz: datetime.tzinfo | None = None) -> datetime.datetime:
+                return cls.fromtimestamp(later, tz)
+
+        monkeypatch.setattr(auth.time, "time", lambda: later)  # the cache's clock
+        monkeypatch.setattr(jwt.api_jwt, "datetime", Later)  # and PyJWT's
+        with pytest.raises(Unauthorized):
+            verify_token(settings, token)
+
+    def test_another_key_verifies_again(self) -> None:
+        token = mint_token(AuthSettings(), user_id="u")
+        assert verify_token(AuthSettings(), token).user_id == "u"
+        with pytest.raises(Unauthorized):
+            verify_token(AuthSettings(jwt_secret=SecretStr("y" * 40)), token)

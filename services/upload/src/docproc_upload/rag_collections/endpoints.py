@@ -79,10 +79,7 @@ async def delete_collection(
 
 
 @search_router.post("/rag/search", response_model=SearchResponse)
-async def search(
-    body: SearchRequest, caller: Caller, db: Session, upload: UploadDep
-) -> SearchResponse:
-    async with db.begin():
-        plan = await service.plan_search(db, upload.clients, caller, body)
-    # the query is embedded, and the collections read, after the transaction ends
-    return SearchResponse(results=await service.search(upload.runtime, plan, body, upload.plans))
+async def search(body: SearchRequest, caller: Caller, upload: UploadDep) -> SearchResponse:
+    # reads only, each statement its own transaction (service.search)
+    hits = await service.search(upload.runtime, upload.clients, caller, body, upload.plans)
+    return SearchResponse(results=hits)

@@ -7,9 +7,11 @@ caller reaches nothing on is "Collection not found", as a denial is.
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from docproc_common.access import Access, resolve_collection, resolve_kb
+from docproc_common.access import Access, resolve_collection, resolve_kbs
 from docproc_common.auth import Principal
 from docproc_common.db.models import KnowledgeBase, Scope
 from docproc_common.db.vector_tables import validate_collection_name
@@ -19,7 +21,7 @@ from docproc_common.runtime import Runtime
 from docproc_common.vectorstore import PlanCache, SearchFilters, count_vectors
 from docproc_common.vectorstore import filter_values as vector_filter_values
 from docproc_common.vectorstore import search as vector_search
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from docproc_upload.knowledge_bases import repository as knowledge_bases
 from docproc_upload.knowledge_bases.schemas import CollectionDeletedOut
@@ -116,8 +118,7 @@ async def _searched_bases(
     """
     if req.knowledge_base_ids is not None:
         by_name: dict[str, list[KnowledgeBase]] = {}
-        for kb_id in dict.fromkeys(req.knowledge_base_ids):
-            kb = await resolve_kb(session, principal, kb_id, Access.VIEW)
+        for kb in await resolve_kbs(session, principal, req.knowledge_base_ids, Access.VIEW):
             by_name.setdefault(kb.collection_name, []).append(kb)
         return list(by_name.items())
     resolved: list[tuple[str, list[KnowledgeBase]]] = []
@@ -129,7 +130,7 @@ async def _searched_bases(
 
 @dataclass(frozen=True, slots=True)
 class SearchPlan:
-    """What a search reads, resolved in the request's transaction (``plan_search``): each
+    """What a search reads, resolved before anything is embedded (``plan_search``): each
     collection with its bases, the base that bills its query and the client that embeds it
     (none for a keyword search)."""
 
@@ -153,20 +154,41 @@ async def plan_search(
     return SearchPlan(filters, collections)
 
 
+@asynccontextmanager
+async def _autocommit(runtime: Runtime) -> AsyncIterator[AsyncConnection]:
+    """A connection on which each statement is its own transaction: no ``BEGIN``/``COMMIT``."""
+    async with runtime.engine.connect() as connection:
+        yield await connection.execution_options(isolation_level="AUTOCOMMIT")
+
+
 async def search(
+    runtime: Runtime,
+    clients: EmbeddingClients,
+    principal: Principal,
+    req: SearchRequest,
+    plans: PlanCache | None = None,
+) -> list[SearchHit]:
+    """``POST /rag/search``: the bases resolved (``plan_search``) on an autocommit
+    connection, a statement per name and no ``BEGIN``/``COMMIT`` (reads that need no
+    transaction), then ``search_plan`` (docs/benchmarks.md, "Search cost and hybrid
+    search")."""
+    async with _autocommit(runtime) as reader, AsyncSession(bind=reader) as session:
+        plan = await plan_search(session, clients, principal, req)
+    return await search_plan(runtime, plan, req, plans)
+
+
+async def search_plan(
     runtime: Runtime, plan: SearchPlan, req: SearchRequest, plans: PlanCache | None = None
 ) -> list[SearchHit]:
     """The query embedded with no connection held, then each collection searched on one
-    autocommit connection, a statement per collection once ``plans`` holds its estimates
-    (docs/benchmarks.md, "Search cost and hybrid search")."""
+    autocommit connection, a statement per collection once ``plans`` holds its estimates."""
     queries = {
         name: (await client.embed([req.query]))[0]
         for name, _, _, client in plan.collections
         if client is not None
     }
     hits: list[SearchHit] = []
-    async with runtime.engine.connect() as connection:
-        reader = await connection.execution_options(isolation_level="AUTOCOMMIT")
+    async with _autocommit(runtime) as reader:
         for name, kbs, billed, _ in plan.collections:
             for h in await vector_search(
                 reader,
