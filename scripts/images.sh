@@ -28,7 +28,7 @@ MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 CACHE="$ROOT/.cache/images"
 UV="${UV:-uv}"
 # the uv version every Dockerfile pins (they are kept in step; tests/chart checks it)
-UV_VERSION="$(sed -n 's|^ARG UV_IMAGE=ghcr.io/astral-sh/uv:\(.*\)$|\1|p' "$ROOT/services/upload/Dockerfile")"
+UV_VERSION="$(sed -n 's|^ARG UV_IMAGE=ghcr.io/astral-sh/uv:\(.*\)$|\1|p' "$ROOT/Dockerfile")"
 LOCAL_PYTHON="localhost/docproc-python:3.11-bookworm"
 LOCAL_UV="localhost/docproc-uv:$UV_VERSION"
 
@@ -140,8 +140,8 @@ build() {
   log "building localhost/docproc-$svc:$TAG"
   # shellcheck disable=SC2046 # limits and uv_cache print one flag per line on purpose
   engine build --network host $(limits) $(uv_cache) \
-    --build-arg "PYTHON_IMAGE=$PYTHON_IMAGE" --build-arg "UV_IMAGE=$UV_IMAGE" \
-    -f "$ROOT/services/$svc/Dockerfile" -t "localhost/docproc-$svc:$TAG" "$ROOT" \
+    --build-arg "SERVICE=$svc" --build-arg "PYTHON_IMAGE=$PYTHON_IMAGE" --build-arg "UV_IMAGE=$UV_IMAGE" \
+    -f "$ROOT/Dockerfile" -t "localhost/docproc-$svc:$TAG" "$ROOT" \
     >"$CACHE/build-$svc.log" 2>&1 || {
     tail -30 "$CACHE/build-$svc.log" >&2
     log "docproc-$svc failed; the whole log is $CACHE/build-$svc.log"

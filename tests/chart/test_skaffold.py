@@ -102,7 +102,8 @@ def check_build(build: dict[str, Any]) -> None:
         assert art["context"] == ".", "the lock lives at the root"
         assert set(art["docker"]) <= DOCKER_KEYS
         dockerfile = art["docker"]["dockerfile"]
-        assert dockerfile == f"services/{svc}/Dockerfile"
+        assert dockerfile == "Dockerfile", "one Dockerfile for every service"
+        assert art["docker"]["buildArgs"] == {"SERVICE": svc}
         assert (ROOT / dockerfile).is_file()
 
 
