@@ -134,14 +134,41 @@ uv_cache() {
   printf '%s\n' --volume "$dir:/uv-cache" --build-arg UV_CACHE_DIR=/uv-cache
 }
 
+# What an image is built from, as one digest: the Dockerfile, the base images, the workspace
+# metadata and the sources this service's context sends (what .dockerignore keeps of
+# libs/common and services/<svc>, the built console included). The image carries it as a
+# label, so an image built from the same inputs is not built again.
+fingerprint() {
+  local svc=$1
+  {
+    printf '%s\n' "$svc" "$PYTHON_IMAGE" "$UV_IMAGE"
+    engine image inspect --format '{{.Id}}' "$PYTHON_IMAGE" "$UV_IMAGE"
+    cd "$ROOT" && find Dockerfile .dockerignore pyproject.toml uv.lock cli/pyproject.toml \
+      libs/*/pyproject.toml services/*/pyproject.toml libs/common "services/$svc" -type f \
+      -not -path '*/tests/*' -not -path '*/node_modules/*' -not -path '*/__pycache__/*' \
+      -not -path '*/.venv/*' -not -path '*/.*_cache/*' -not -path '*.egg-info/*' \
+      -not -name '*.py[cod]' -not -name '.env' -not -name '.env.*' -print0 |
+      sort -z | xargs -0 sha256sum
+  } | sha256sum | cut -c1-32
+}
+
+built_from() {
+  engine image inspect --format '{{index .Labels "org.docproc.inputs"}}' "$1" 2>/dev/null || true
+}
+
 build() {
-  local svc=$1 started
+  local svc=$1 image="localhost/docproc-$svc:$TAG" started inputs
   started=$(date +%s)
-  log "building localhost/docproc-$svc:$TAG"
+  inputs=$(fingerprint "$svc")
+  if [ -z "${REBUILD:-}" ] && [ "$(built_from "$image")" = "$inputs" ]; then
+    log "$image is up to date (same Dockerfile, bases and sources; REBUILD=1 builds it anyway)"
+    return
+  fi
+  log "building $image"
   # shellcheck disable=SC2046 # limits and uv_cache print one flag per line on purpose
-  engine build --network host $(limits) $(uv_cache) \
-    --build-arg "SERVICE=$svc" --build-arg "PYTHON_IMAGE=$PYTHON_IMAGE" --build-arg "UV_IMAGE=$UV_IMAGE" \
-    -f "$ROOT/Dockerfile" -t "localhost/docproc-$svc:$TAG" "$ROOT" \
+  engine build --network host $(limits) $(uv_cache) --label "org.docproc.inputs=$inputs" \
+    --build-arg "SERVICE=$svc" --build-arg "PYTHON_IMAGE=$PYTHON_IMAGE" \
+    --build-arg "UV_IMAGE=$UV_IMAGE" -f "$ROOT/Dockerfile" -t "$image" "$ROOT" \
     >"$CACHE/build-$svc.log" 2>&1 || {
     tail -30 "$CACHE/build-$svc.log" >&2
     log "docproc-$svc failed; the whole log is $CACHE/build-$svc.log"
