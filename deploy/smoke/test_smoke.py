@@ -22,10 +22,9 @@ import pymupdf
 import pytest
 import yaml
 from aiokafka import AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.coordinator.protocol import ConsumerProtocolMemberMetadata
 from docproc_testing.stores import S3Store
 
+from deploy.smoke import broker
 from deploy.smoke.conftest import CHART, VALUES, Stack, render
 from deploy.smoke.pods import Release, component, run_hooks
 
@@ -108,13 +107,23 @@ def search(client: httpx.Client, kb: dict[str, Any], query: str) -> list[dict[st
 
 
 def one_chunk_set(stack: Stack, kb: dict[str, Any], doc_id: uuid.UUID) -> int:
-    expected = stack.query("SELECT chunk_count FROM rag_documents WHERE id = $1", doc_id)[0][0]
+    """The document's chunks in its collection's table, keyed by its vector document id
+    (one per attempt): exactly ``chunk_count`` of them, and no other attempt's left over."""
+    [(expected, vector_id)] = stack.query(
+        "SELECT chunk_count, vector_document_id FROM rag_documents WHERE id = $1", doc_id
+    )
+    table = f"rag_{kb['collection_name']}"
     rows = stack.query(
-        f"SELECT count(*), count(DISTINCT chunk_no) FROM rag_{kb['collection_name']} "
-        "WHERE document_id = $1",
+        f"SELECT count(*), count(DISTINCT chunk_no) FROM {table} WHERE document_id = $1",
+        vector_id,
+    )[0]
+    assert rows[0] == rows[1] == expected > 0, (rows, expected)
+    [others] = stack.query(
+        f"SELECT count(*) FROM {table} WHERE document_id <> $1 AND tracking_id = $2",
+        vector_id,
         doc_id,
     )[0]
-    assert rows[0] == rows[1] == expected, (rows, expected)
+    assert others == 0, f"{others} chunks of another attempt of {doc_id}"
     return int(expected)
 
 
@@ -322,9 +331,9 @@ def test_an_upgrade_reruns_the_migration_and_rolls_every_pod_without_losing_docu
     assert stack.query("SELECT version_num FROM alembic_version") == heads
     with stack.admin() as client:
         kb = create_kb(client)
-        docs = [upload(client, kb, f"inflight-{i}.txt", long_text(100 + i)) for i in range(4)]
+        docs = [upload(client, kb, f"inflight-{i}.txt", long_text(25 + i)) for i in range(4)]
         indexed = stack.query(
-            "SELECT count(*) FROM rag_documents WHERE knowledge_base_id = $1 AND status = 'indexed'",
+            "SELECT count(*) FROM rag_documents WHERE knowledge_base_id = $1 AND status = 'done'",
             uuid.UUID(kb["id"]),
         )[0][0]
         assert indexed < len(docs), "everything finished before the upgrade; make them longer"
@@ -355,32 +364,18 @@ def test_deleting_the_knowledge_base_lets_teardown_drop_its_table(stack: Stack) 
 
 def test_keda_triggers_name_the_groups_and_topics_the_services_use(stack: Stack) -> None:
     """Each ScaledObject's Kafka trigger against the live broker: the consumer groups of
-    this release (its namespace) and the topics their running members subscribe to."""
+    this release (its namespace), the topics their running members subscribe to, and the
+    committed offsets KEDA's lag is computed from."""
+    prefix = f"{stack.kafka_namespace}."
 
-    async def broker() -> dict[str, set[str]]:
-        admin = AIOKafkaAdminClient(bootstrap_servers=stack.infra["KAFKA__BOOTSTRAP_SERVERS"])
-        await admin.start()
-        try:
-            groups = [
-                g[0]
-                for g in await admin.list_consumer_groups()
-                if g[0].startswith(f"{stack.kafka_namespace}.")
-            ]
-            subscribed: dict[str, set[str]] = {g: set() for g in groups}
-            for response in await admin.describe_consumer_groups(groups):
-                for group in response.to_object()["groups"]:
-                    for member in group["members"]:
-                        meta = ConsumerProtocolMemberMetadata.decode(member["member_metadata"])
-                        subscribed[group["group"]].update(meta.subscription)
-            return subscribed
-        finally:
-            await admin.close()
+    def stable() -> dict[str, broker.Group] | None:
+        groups = asyncio.run(
+            broker.consumer_groups(stack.infra["KAFKA__BOOTSTRAP_SERVERS"], prefix)
+        )
+        ready = groups and all(g.state == "Stable" and g.subscribed for g in groups.values())
+        return groups if ready else None
 
-    live = wait_for(
-        lambda: (groups := asyncio.run(broker())) and all(groups.values()) and groups,
-        timeout=120,
-        what="every consumer group with a member",
-    )
+    live = wait_for(stable, timeout=180, interval=3, what="every consumer group stable")
     triggers: dict[str, set[str]] = {}
     for scaled in stack.release.of_kind("ScaledObject"):
         target = scaled["spec"]["scaleTargetRef"]["name"]
@@ -393,8 +388,18 @@ def test_keda_triggers_name_the_groups_and_topics_the_services_use(stack: Stack)
             triggers.setdefault(md["consumerGroup"], set()).add(md["topic"])
     # every consumer group of the release is scaled, on exactly the pipeline topics it reads
     # (its own retry topics aside: the lag that KEDA weighs is the pipeline topic's)
-    pipeline = {g: {t for t in topics if ".retry." not in t} for g, topics in live.items()}
+    pipeline = {
+        name: {t for t in group.subscribed if ".retry." not in t} for name, group in live.items()
+    }
     assert pipeline == triggers
+    # the lag KEDA weighs is topic end offset minus the group's committed offset: every group
+    # commits on its trigger topics (the journey sent each an event), none on another topic
+    committed = {
+        name: {t for t in group.committed if ".retry." not in t} for name, group in live.items()
+    }
+    assert all(committed.values()), committed
+    for name, topics in committed.items():
+        assert topics <= triggers[name], (name, topics)
 
 
 def test_every_dashboard_panel_returns_data(stack: Stack) -> None:
