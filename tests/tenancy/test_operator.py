@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from docproc_cli import operator
+from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import InvalidInput
 from docproc_common.runtime import Runtime
@@ -297,3 +298,33 @@ async def test_rag_keyword_index_migrates_a_table_from_before_hybrid_search(
     assert [h["filename"] for h in r.json()["results"]] == ["jobs.txt"]  # stemmed: english
     with pytest.raises(InvalidInput):
         await operator.rag_keyword_index(runtime, ["Not A Name"], lambda n, w: None)
+
+
+async def test_rag_bulk_puts_a_collection_in_bulk_mode_and_finish_folds_it(
+    client: Client, runtime: Runtime
+) -> None:
+    alice = client("alice", "acme", (VIEW, EDIT))
+    kb = await create(alice, uniq("bulkop"), "org")
+    name = kb["collection_name"]
+    async with runtime.sessionmaker() as s, s.begin():  # pending: the embedder's sweep waits
+        s.add(
+            RagDocument(
+                collection_name=name,
+                knowledge_base_id=uuid.UUID(kb["id"]),
+                organization_id="acme",
+                filename="pending.txt",
+                filetype="txt",
+                status=DocumentStatus.PROCESSING,
+                attempt_id=uuid.uuid4(),
+            )
+        )
+    assert await operator.rag_bulk(runtime, name, finish=False) == "entered"
+    assert await operator.rag_bulk(runtime, name, finish=False) == "already in bulk mode"
+    info = (await alice.get(f"/rag/collections/{name}/info")).json()
+    assert info["vector_index"] == "loading"
+    assert await operator.rag_bulk(runtime, name, finish=True) == "folded"
+    assert await operator.rag_bulk(runtime, name, finish=True) == "not_bulk"
+    info = (await alice.get(f"/rag/collections/{name}/info")).json()
+    assert info["vector_index"] == "ready"
+    with pytest.raises(InvalidInput):
+        await operator.rag_bulk(runtime, uniq("nobase"), finish=False)

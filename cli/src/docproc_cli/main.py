@@ -345,6 +345,20 @@ def rag_collections() -> None:
     console.print(table)
 
 
+@app.command("rag-bulk")
+def rag_bulk(
+    collection: Annotated[str, typer.Argument(help="collection name")],
+    finish: Annotated[
+        bool, typer.Option("--finish", help="fold it now: build its index, merge, leave")
+    ] = False,
+) -> None:
+    """Put a collection in bulk mode before a large load (a reindex, a first sync): its new
+    chunks skip the HNSW index, searches still find them, and the embedder folds it (builds
+    the index CONCURRENTLY, merges) once its backlog has drained; --finish folds it now."""
+    outcome = _operator(lambda rt: operator.rag_bulk(rt, collection, finish))
+    console.print(f"{collection}: {outcome}")
+
+
 @app.command("rag-keyword-index")
 def rag_keyword_index(
     collections: Annotated[

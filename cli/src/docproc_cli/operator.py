@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from docproc_common import bulkload
 from docproc_common.auth import EDIT, VIEW, Principal
 from docproc_common.bus.outbox import enqueue
 from docproc_common.connectors.config import check_config
@@ -299,6 +300,24 @@ async def rag_sync_gdrive(
 def _text_search_config(kbs: list[KnowledgeBase]) -> str:
     """What a name's table reads its keyword index with: its bases' (they share one)."""
     return kbs[0].text_search_config if kbs else DEFAULT_TEXT_SEARCH_CONFIG
+
+
+async def rag_bulk(runtime: Runtime, collection: str, finish: bool) -> str:
+    """Put a collection in bulk mode before a large load (a reindex, a first sync), or with
+    ``finish`` fold it now (``docproc_common.bulkload``; docs/decisions/0004-bulk-load.md)."""
+    validate_collection_name(collection, field="collection")
+    if finish:
+        build = bulkload.IndexBuild.of(runtime.settings.embedder)
+        return await bulkload.fold(runtime.engine, collection, build)
+    async with runtime.sessionmaker() as session, session.begin():
+        kbs = await repository.kbs_named(session, collection)
+        if not kbs:
+            raise InvalidInput(f"No knowledge base holds '{collection}'")
+        kb = kbs[0]
+        entered = await bulkload.enter(
+            session, collection, kb.embedding_dim, kb.text_search_config, kb.vector_type
+        )
+    return "entered" if entered else "already in bulk mode"
 
 
 async def rag_keyword_index(

@@ -32,6 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
 from docproc_common.db.models import CollectionTeardown, DocumentStatus, RagDocument
 from docproc_common.db.vector_tables import vector_table_name
+from docproc_common.settings import EmbedderSettings
 from docproc_common.vectorstore import (
     BULK_SCHEMA,
     COLUMNS,
@@ -63,6 +64,10 @@ class IndexBuild:
 
     maintenance_work_mem: str = "1GB"
     parallel_workers: int = 2
+
+    @classmethod
+    def of(cls, settings: EmbedderSettings) -> IndexBuild:
+        return cls(settings.index_build_maintenance_work_mem, settings.index_build_parallel_workers)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,12 +29,6 @@ class BulkMode:
         self._settings = runtime.settings.embedder
         self._checked: dict[str, float] = {}
 
-    def index_build(self) -> bulkload.IndexBuild:
-        return bulkload.IndexBuild(
-            maintenance_work_mem=self._settings.index_build_maintenance_work_mem,
-            parallel_workers=self._settings.index_build_parallel_workers,
-        )
-
     async def maybe_enter(self, collection: str, kb: KnowledgeBase) -> None:
         """Enter bulk mode when the collection's backlog says so (``bulkload.should_enter``)."""
         s = self._settings
@@ -68,7 +62,9 @@ class BulkMode:
             if backlog.pending > self._settings.bulk_leave_backlog:
                 continue
             started = time.perf_counter()
-            outcome = await bulkload.fold(self._runtime.engine, name, self.index_build())
+            outcome = await bulkload.fold(
+                self._runtime.engine, name, bulkload.IndexBuild.of(self._settings)
+            )
             FOLDS.labels(outcome).inc()
             if outcome in ("folded", "merged", "gone", "not_bulk"):
                 STAGE_SECONDS.labels("fold").observe(time.perf_counter() - started)
