@@ -2,9 +2,9 @@
 
 A collection in bulk mode has a side table, ``docproc_bulk.rag_<collection>``
 (``vectorstore.side_table_name``): a child of ``public.rag_<collection>`` by table
-inheritance, with only its primary key and ``(document_id, chunk_no)`` key. New chunk sets
-go there (``vectorstore.write_chunks``), each document's still in its own transaction, at
-COPY speed. Every read and delete of the parent reaches the child as well, so a search
+inheritance, with the parent's b-tree and hash indexes but not its HNSW and GIN ones
+(``DEFERRED_METHODS``). New chunk sets go there (``vectorstore.write_chunks``), each
+document's still in its own transaction, at COPY speed. Every read and delete of the parent reaches the child as well, so a search
 plans an ``Append``/``Merge Append`` of the parent's HNSW scan and an exact scan of the
 side table: rows not yet indexed are found, with no change to the search statements.
 
@@ -129,6 +129,9 @@ async def enter(
             f") INHERITS (public.{table})"
         )
     )
+    for _, indexdef, valid in await _parent_indexes(session, collection):
+        if valid is None and not any(m in indexdef for m in DEFERRED_METHODS):
+            await session.execute(text(_on_side(indexdef, collection, concurrently=False)))
     log.info("collection %s entered bulk mode", collection)
     return True
 
@@ -192,21 +195,42 @@ async def _reserved(conn: AsyncConnection, collection: str) -> bool:
     return bool(row.scalar())
 
 
+DEFERRED_METHODS = (" USING hnsw ", " USING gin ")
+"""What a side table goes without until the fold: the indexes a row costs most to enter
+(HNSW, ~2 ms a row; GIN). It has the parent's b-tree and hash indexes from the start."""
+
+
+async def _parent_indexes(
+    conn: AsyncSession | AsyncConnection, collection: str
+) -> list[tuple[str, str, bool | None]]:
+    """Each index of the parent: its name, its definition, and whether the side table has
+    it under that name (valid, invalid: an interrupted build, or None: missing)."""
+    rows = await conn.execute(
+        text(
+            "SELECT i.indexname, i.indexdef, s.indisvalid FROM pg_indexes i "
+            "LEFT JOIN pg_index s ON s.indexrelid = to_regclass(:schema || '.' || i.indexname) "
+            "WHERE i.schemaname = 'public' AND i.tablename = :t ORDER BY i.indexname"
+        ),
+        {"t": vector_table_name(collection), "schema": BULK_SCHEMA},
+    )
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+def _on_side(indexdef: str, collection: str, *, concurrently: bool) -> str:
+    """A parent's index definition, the same index on the side table."""
+    head, sep, rest = indexdef.partition(f" ON public.{vector_table_name(collection)} ")
+    if not sep:
+        raise ValueError(f"unexpected index definition: {indexdef}")
+    if concurrently:
+        head = head.replace(" INDEX ", " INDEX CONCURRENTLY ", 1)
+    return f"{head} ON {side_table_name(collection)} {rest}"
+
+
 async def _build_indexes(conn: AsyncConnection, collection: str, build: IndexBuild) -> int:
-    """Every index of the parent, under the same name, on the side table (``CONCURRENTLY``:
-    writes and searches go on); an invalid one an interrupted build left is dropped first.
-    Returns how many were built."""
-    table = vector_table_name(collection)
-    rows = (
-        await conn.execute(
-            text(
-                "SELECT i.indexname, i.indexdef, s.indisvalid FROM pg_indexes i "
-                "LEFT JOIN pg_index s ON s.indexrelid = to_regclass(:schema || '.' || i.indexname) "
-                "WHERE i.schemaname = 'public' AND i.tablename = :t ORDER BY i.indexname"
-            ),
-            {"t": table, "schema": BULK_SCHEMA},
-        )
-    ).all()
+    """Every index of the parent the side table lacks, under the same name
+    (``CONCURRENTLY``: writes and searches go on); an invalid one an interrupted build left
+    is dropped first. Returns how many were built."""
+    rows = await _parent_indexes(conn, collection)
     await conn.execute(
         text(
             "SELECT set_config('maintenance_work_mem', :m, false), "
@@ -221,11 +245,7 @@ async def _build_indexes(conn: AsyncConnection, collection: str, build: IndexBui
                 continue
             if valid is False:
                 await conn.execute(text(f"DROP INDEX CONCURRENTLY IF EXISTS {BULK_SCHEMA}.{name}"))
-            head, sep, rest = indexdef.partition(f" ON public.{table} ")
-            if not sep:
-                raise ValueError(f"unexpected index definition: {indexdef}")
-            head = head.replace(" INDEX ", " INDEX CONCURRENTLY ", 1)
-            await conn.execute(text(f"{head} ON {side_table_name(collection)} {rest}"))
+            await conn.execute(text(_on_side(indexdef, collection, concurrently=True)))
             built += 1
     finally:
         await conn.execute(text("RESET maintenance_work_mem"))

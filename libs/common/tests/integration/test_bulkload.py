@@ -206,7 +206,7 @@ async def test_a_fold_that_dies_half_way_loses_and_doubles_nothing(
         with pytest.raises(Exception, match="could not create unique index"):
             await conn.execute(
                 text(
-                    f"CREATE UNIQUE INDEX CONCURRENTLY rag_{name}_kb_idx "
+                    f"CREATE UNIQUE INDEX CONCURRENTLY rag_{name}_embedding_idx "
                     f"ON docproc_bulk.rag_{name} (knowledge_base_id)"
                 )
             )
