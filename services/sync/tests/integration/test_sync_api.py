@@ -11,6 +11,7 @@ import pytest
 from docproc_common.auth import EDIT, VIEW
 from docproc_common.db.models import AuditLog, KnowledgeBase, SyncLog, SyncSource
 from docproc_sync.testing import SyncBed
+from docproc_testing.connectors import SHIPPED
 from docproc_upload.sync_sources.service import audience_sentence
 from sqlalchemy import select
 
@@ -46,16 +47,7 @@ async def s3_source(bed: SyncBed, c: httpx.AsyncClient, kb: KnowledgeBase) -> di
 class TestConnectors:
     async def test_listing_publishes_schema_and_secret_kind(self, client: Client) -> None:
         listed = (await client().get("/rag/sync/connectors")).json()
-        assert {c["name"] for c in listed} == {
-            "s3",
-            "azure_blob",
-            "gcs",
-            "web",
-            "git",
-            "google_drive",
-            "sharepoint",
-            "confluence",
-        }
+        assert {c["name"] for c in listed} == SHIPPED - {"local"}
         s3 = next(c for c in listed if c["name"] == "s3")
         assert s3["secret_kind"] == "aws_credentials"
         assert "bucket" in s3["config_schema"]["properties"]

@@ -9,10 +9,8 @@ import httplib2
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 from docproc_common.connectors import CONNECTORS
-from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.config import CREDENTIAL_REFUSAL, check_config, describe
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError
-from docproc_common.errors import InvalidInput
 from docproc_sync.connectors.gdrive import (
     MAX_WAIT_S,
     GoogleDriveConfig,
@@ -23,17 +21,8 @@ from docproc_sync.connectors.gdrive import (
 )
 from docproc_sync.connectors.git import GitConfig, git_failure, glob_regex, parse_tree
 from docproc_sync.connectors.s3 import S3Config, failure_kind
+from docproc_testing.connectors import LAX, SHIPPED, STRICT, config_refusal
 from googleapiclient.errors import HttpError
-
-STRICT = ConnectorOptions()
-LAX = ConnectorOptions(allow_private_networks=True, allow_plain_http=True)
-
-
-def refusal(connector: str, config: Any, options: ConnectorOptions = STRICT) -> dict[str, Any]:
-    with pytest.raises(InvalidInput) as caught:
-        check_config(connector, config, options)
-    envelope: dict[str, Any] = caught.value.envelope()["error"]
-    return envelope
 
 
 class TestCredentialRefused:
@@ -61,7 +50,7 @@ class TestCredentialRefused:
         ],
     )
     def test_named_and_refused(self, connector: str, config: dict[str, Any], field: str) -> None:
-        error = refusal(connector, config)
+        error = config_refusal(connector, config)
         assert CREDENTIAL_REFUSAL in error["message"].lower()
         fields = error["details"]["fields"]
         assert fields[0]["field"] == field
@@ -70,7 +59,7 @@ class TestCredentialRefused:
 
 class TestFieldsRooted:
     def test_validate_config_names_its_field_under_config(self) -> None:
-        error = refusal("s3", {"bucket": "Bad_Bucket'"})
+        error = config_refusal("s3", {"bucket": "Bad_Bucket'"})
         assert error["details"]["fields"] == [
             {
                 "field": "config.bucket",
@@ -79,19 +68,19 @@ class TestFieldsRooted:
         ]
 
     def test_model_errors_are_rooted_too(self) -> None:
-        error = refusal("web", {"start_url": "https://example.com/", "max_pages": 0})
+        error = config_refusal("web", {"start_url": "https://example.com/", "max_pages": 0})
         assert [f["field"] for f in error["details"]["fields"]] == ["config.max_pages"]
 
     def test_unknown_fields_are_refused(self) -> None:
-        error = refusal("s3", {"bucket": "ok-bucket", "folder": "x"})
+        error = config_refusal("s3", {"bucket": "ok-bucket", "folder": "x"})
         assert [f["field"] for f in error["details"]["fields"]] == ["config.folder"]
 
     def test_unknown_connector_names_the_connector_field(self) -> None:
-        error = refusal("gdrive", {})
+        error = config_refusal("gdrive", {})
         assert error["details"]["fields"][0]["field"] == "connector"
 
     def test_local_path_must_exist(self) -> None:
-        error = refusal("local", {"path": "relative/dir"})
+        error = config_refusal("local", {"path": "relative/dir"})
         assert error["details"]["fields"][0]["field"] == "config.path"
 
 
@@ -111,7 +100,7 @@ class TestNetworkScope:
     def test_internal_addresses_are_refused_by_default(
         self, connector: str, config: dict[str, Any], field: str
     ) -> None:
-        assert refusal(connector, config)["details"]["fields"][0]["field"] == field
+        assert config_refusal(connector, config)["details"]["fields"][0]["field"] == field
 
     def test_a_deployment_may_allow_them(self) -> None:
         check_config("web", {"start_url": "http://127.0.0.1:8000/"}, LAX)
@@ -134,7 +123,7 @@ class TestQueryStrings:
     def test_a_url_with_a_query_is_refused(
         self, connector: str, config: dict[str, Any], field: str
     ) -> None:
-        assert refusal(connector, config)["details"]["fields"][0]["field"] == field
+        assert config_refusal(connector, config)["details"]["fields"][0]["field"] == field
 
 
 class TestUnreadableUrls:
@@ -149,7 +138,7 @@ class TestUnreadableUrls:
     def test_a_url_that_cannot_be_taken_apart_is_a_400_naming_it(
         self, connector: str, config: dict[str, Any], field: str
     ) -> None:
-        error = refusal(connector, config, LAX)
+        error = config_refusal(connector, config, LAX)
         assert error["details"]["fields"] == [{"field": field, "message": "not a readable URL"}]
 
 
@@ -197,12 +186,14 @@ class TestClientFailures:
 class TestGitConfig:
     @pytest.mark.parametrize("branch", ["-x", "a..b", "a//b", "x.lock", "a/", "a b", "$(id)"])
     def test_branch_names_are_checked(self, branch: str) -> None:
-        error = refusal("git", {"repo_url": "https://example.com/r.git", "branch": branch})
+        error = config_refusal("git", {"repo_url": "https://example.com/r.git", "branch": branch})
         assert error["details"]["fields"][0]["field"] == "config.branch"
 
     @pytest.mark.parametrize("pattern", ["/etc/*", "../*.md", "docs/../../x"])
     def test_include_patterns_stay_relative(self, pattern: str) -> None:
-        error = refusal("git", {"repo_url": "https://example.com/r.git", "include": [pattern]})
+        error = config_refusal(
+            "git", {"repo_url": "https://example.com/r.git", "include": [pattern]}
+        )
         assert error["details"]["fields"][0]["field"] == "config.include"
 
     def test_globs(self) -> None:
@@ -229,17 +220,7 @@ class TestGitConfig:
 class TestListing:
     def test_every_connector_publishes_its_schema_and_secret_kind(self) -> None:
         described = {name: describe(name) for name in CONNECTORS}
-        assert set(described) == {
-            "local",
-            "s3",
-            "azure_blob",
-            "gcs",
-            "web",
-            "git",
-            "google_drive",
-            "sharepoint",
-            "confluence",
-        }
+        assert set(described) == SHIPPED
         assert described["google_drive"]["secret_kind"] == "gcp_service_account"
         assert described["sharepoint"]["secret_kind"] == "ms_graph_app"
         assert described["s3"]["secret_kind"] == "aws_credentials"
@@ -259,7 +240,7 @@ class TestGoogleDrive:
         ["x' in parents or name contains 'salary", "a b", "x'", "", "é", "a\\'b", "1/2"],
     )
     def test_a_folder_id_google_could_not_emit_is_refused_naming_it(self, folder_id: str) -> None:
-        error = refusal("google_drive", {"folder_id": folder_id})
+        error = config_refusal("google_drive", {"folder_id": folder_id})
         assert [f["field"] for f in error["details"]["fields"]] == ["config.folder_id"]
 
     def test_the_query_is_built_only_from_a_checked_id(self) -> None:
@@ -269,7 +250,9 @@ class TestGoogleDrive:
         assert checked_drive_folder_id("0ABCdefUk9PVA") == "0ABCdefUk9PVA"
 
     def test_mime_filters_are_types(self) -> None:
-        error = refusal("google_drive", {"folder_id": "abc", "mime_types": ["text/plain", "pdf"]})
+        error = config_refusal(
+            "google_drive", {"folder_id": "abc", "mime_types": ["text/plain", "pdf"]}
+        )
         assert [f["field"] for f in error["details"]["fields"]] == ["config.mime_types"]
         config = check_config(
             "google_drive",

@@ -9,7 +9,6 @@ from typing import Any
 
 import httpx
 import pytest
-from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.config import CREDENTIAL_REFUSAL, check_config, describe
 from docproc_common.connectors.remote_names import landing_path
 from docproc_common.errors import InvalidInput
@@ -17,17 +16,9 @@ from docproc_common.vault import validate_value
 from docproc_sync.connectors.confluence import ConfluenceConfig, page_label, page_text
 from docproc_sync.connectors.html_text import parse_storage
 from docproc_sync.connectors.http_retry import RetryPolicy, retry_after, send
+from docproc_testing.connectors import LAX, STRICT, refused_fields
 
-STRICT = ConnectorOptions()
-LAX = ConnectorOptions(allow_private_networks=True, allow_plain_http=True)
 SITE = "https://acme.atlassian.net"
-
-
-def fields(config: dict[str, Any], options: ConnectorOptions = STRICT) -> list[dict[str, str]]:
-    with pytest.raises(InvalidInput) as caught:
-        check_config("confluence", config, options)
-    found: list[dict[str, str]] = caught.value.envelope()["error"]["details"]["fields"]
-    return found
 
 
 class TestConfig:
@@ -58,7 +49,7 @@ class TestConfig:
         ],
     )
     def test_the_site_is_an_https_dns_name_alone(self, site: str) -> None:
-        (refused,) = fields({"site_url": site, "space_key": "DOCS"})
+        (refused,) = refused_fields("confluence", {"site_url": site, "space_key": "DOCS"})
         assert refused["field"] == "config.site_url"
 
     def test_the_tests_loopback_allowance_is_the_deployments(self) -> None:
@@ -66,13 +57,15 @@ class TestConfig:
 
     @pytest.mark.parametrize("key", ["DO CS", "../x", "D'OR'1", "", "~user", "ДОК"])
     def test_a_space_key_is_letters_and_digits(self, key: str) -> None:
-        assert fields({"site_url": SITE, "space_key": key}) == [
+        assert refused_fields("confluence", {"site_url": SITE, "space_key": key}) == [
             {"field": "config.space_key", "message": "A space key is letters and digits"}
         ]
 
     @pytest.mark.parametrize("page", ["12a", "-1", "1 OR 1", "../2"])
     def test_a_root_page_is_digits(self, page: str) -> None:
-        refused = fields({"site_url": SITE, "space_key": "D", "root_page_id": page})
+        refused = refused_fields(
+            "confluence", {"site_url": SITE, "space_key": "D", "root_page_id": page}
+        )
         assert refused == [{"field": "config.root_page_id", "message": "A page id is digits"}]
 
     @pytest.mark.parametrize(
@@ -88,7 +81,7 @@ class TestConfig:
     def test_a_credential_is_refused_naming_its_field(
         self, extra: dict[str, Any], field: str
     ) -> None:
-        assert fields({"site_url": SITE, "space_key": "D", **extra}) == [
+        assert refused_fields("confluence", {"site_url": SITE, "space_key": "D", **extra}) == [
             {"field": field, "message": CREDENTIAL_REFUSAL}
         ]
 

@@ -7,17 +7,14 @@ from typing import Any
 
 import pytest
 from azure.core.credentials import AzureNamedKeyCredential, AzureSasCredential
-from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.config import CREDENTIAL_REFUSAL, check_config, describe
 from docproc_common.connectors.errors import ConnectorError, NetworkRefusedError
-from docproc_common.errors import InvalidInput
 from docproc_sync.connectors.azure_blob import AzureBlobConfig, AzureBlobConnector, credential_of
 from docproc_sync.connectors.gcs import READ_ONLY, GcsConfig, GcsConnector
+from docproc_testing.connectors import LAX, STRICT, refused_fields
 from docproc_testing.service_accounts import service_account_key
 from google.oauth2 import service_account
 
-STRICT = ConnectorOptions()
-LAX = ConnectorOptions(allow_private_networks=True, allow_plain_http=True)
 AZURE = {"account_url": "https://acme.blob.core.windows.net", "container": "handbook"}
 KEY = "Zm9yIHRlc3RzIG9ubHksIG5vdCBhIHJlYWwga2V5"
 SAS = "sv=2025-01-05&sr=c&sp=rl&se=2030-01-01T00%3A00%3A00Z&sig=abc%3D"
@@ -26,13 +23,6 @@ SAS = "sv=2025-01-05&sr=c&sp=rl&se=2030-01-01T00%3A00%3A00Z&sig=abc%3D"
 @pytest.fixture(scope="module")
 def service_json() -> dict[str, str]:
     return service_account_key("https://oauth2.googleapis.com/token")
-
-
-def fields(connector: str, config: Any, options: ConnectorOptions = STRICT) -> list[dict[str, str]]:
-    with pytest.raises(InvalidInput) as caught:
-        check_config(connector, config, options)
-    found: list[dict[str, str]] = caught.value.envelope()["error"]["details"]["fields"]
-    return found
 
 
 class TestCredentialRefused:
@@ -54,7 +44,9 @@ class TestCredentialRefused:
         ],
     )
     def test_named_and_refused(self, connector: str, config: dict[str, Any], field: str) -> None:
-        assert fields(connector, config) == [{"field": field, "message": CREDENTIAL_REFUSAL}]
+        assert refused_fields(connector, config) == [
+            {"field": field, "message": CREDENTIAL_REFUSAL}
+        ]
 
 
 class TestConfigRefusals:
@@ -85,7 +77,7 @@ class TestConfigRefusals:
     def test_each_refusal_names_its_field(
         self, connector: str, config: dict[str, Any], field: str
     ) -> None:
-        assert [f["field"] for f in fields(connector, config)] == [field]
+        assert [f["field"] for f in refused_fields(connector, config)] == [field]
 
     def test_a_deployment_may_allow_loopback_endpoints(self) -> None:
         check_config("azure_blob", {**AZURE, "account_url": "http://127.0.0.1:10000/dev"}, LAX)

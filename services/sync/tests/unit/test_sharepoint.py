@@ -13,17 +13,11 @@ from docproc_common.errors import InvalidInput
 from docproc_common.vault import validate_value
 from docproc_sync.connectors.msgraph import MAX_WAIT_S, retry_wait
 from docproc_sync.connectors.sharepoint import Node, Tree, apply_delta, item_version
+from docproc_testing.connectors import refused_fields
 
 OPTIONS = ConnectorOptions()
 HOST = "contoso.sharepoint.com"
 SITE_ID = f"{HOST},2c712604-1370-44e7-a1f5-426573fda80a,2d2244c3-251a-49ea-93a8-39e1c3a060fe"
-
-
-def fields(config: dict[str, Any]) -> list[dict[str, str]]:
-    with pytest.raises(InvalidInput) as caught:
-        check_config("sharepoint", config, OPTIONS)
-    found: list[dict[str, str]] = caught.value.envelope()["error"]["details"]["fields"]
-    return found
 
 
 class TestSecret:
@@ -86,11 +80,11 @@ class TestConfig:
         ],
     )
     def test_refused_naming_the_field(self, config: dict[str, Any], field: str) -> None:
-        assert [f["field"] for f in fields(config)] == [field]
+        assert [f["field"] for f in refused_fields("sharepoint", config)] == [field]
 
     @pytest.mark.parametrize("key", ["client_secret", "tenant_id", "client_id", "access_token"])
     def test_a_credential_is_refused_by_name(self, key: str) -> None:
-        (found,) = fields({"hostname": HOST, key: "x"})
+        (found,) = refused_fields("sharepoint", {"hostname": HOST, key: "x"})
         assert found == {"field": f"config.{key}", "message": CREDENTIAL_REFUSAL}
 
 
