@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -43,18 +44,21 @@ def pool() -> Iterator[BlockingPool]:
     pool.shutdown()
 
 
-async def started(model: GatedModel) -> None:
-    """Until the first call is inside the model."""
+async def busy(
+    pool: BlockingPool, **options: int
+) -> tuple[GatedModel, LocalEmbeddingClient, asyncio.Task[Any]]:
+    """A client whose model is inside its first call (``["a"]``, held until ``gate`` opens)."""
+    model = GatedModel()
+    client = LocalEmbeddingClient(model, pool, **options)  # type: ignore[arg-type]
+    first = asyncio.create_task(client.embed(["a"]))
     assert await asyncio.to_thread(model.running.wait, 30)
+    return model, client, first
 
 
 async def test_requests_waiting_while_the_model_runs_share_the_next_call(
     pool: BlockingPool,
 ) -> None:
-    model = GatedModel()
-    client = LocalEmbeddingClient(model, pool)  # type: ignore[arg-type]
-    first = asyncio.create_task(client.embed(["a"]))
-    await started(model)
+    model, client, first = await busy(pool)
     waiting = [asyncio.create_task(client.embed(["b" * n] * n)) for n in (1, 2, 3)]
     await asyncio.sleep(0.05)
     model.gate.set()
@@ -65,10 +69,7 @@ async def test_requests_waiting_while_the_model_runs_share_the_next_call(
 
 
 async def test_a_fused_call_takes_whole_requests_up_to_the_bound(pool: BlockingPool) -> None:
-    model = GatedModel()
-    client = LocalEmbeddingClient(model, pool, max_fused_texts=3)  # type: ignore[arg-type]
-    first = asyncio.create_task(client.embed(["a"]))
-    await started(model)
+    model, client, first = await busy(pool, max_fused_texts=3)
     sizes = (2, 1, 2, 5)
     waiting = [asyncio.create_task(client.embed(["x"] * n)) for n in sizes]
     await asyncio.sleep(0.05)
@@ -79,10 +80,7 @@ async def test_a_fused_call_takes_whole_requests_up_to_the_bound(pool: BlockingP
 
 
 async def test_a_failing_request_fails_alone(pool: BlockingPool) -> None:
-    model = GatedModel()
-    client = LocalEmbeddingClient(model, pool)  # type: ignore[arg-type]
-    first = asyncio.create_task(client.embed(["a"]))
-    await started(model)
+    model, client, first = await busy(pool)
     good = asyncio.create_task(client.embed(["ok"]))
     bad = asyncio.create_task(client.embed(["boom"]))
     other = asyncio.create_task(client.embed(["fine"]))
@@ -98,10 +96,7 @@ async def test_a_failing_request_fails_alone(pool: BlockingPool) -> None:
 
 
 async def test_a_cancelled_request_is_left_out(pool: BlockingPool) -> None:
-    model = GatedModel()
-    client = LocalEmbeddingClient(model, pool)  # type: ignore[arg-type]
-    first = asyncio.create_task(client.embed(["a"]))
-    await started(model)
+    model, client, first = await busy(pool)
     gone = asyncio.create_task(client.embed(["gone"]))
     kept = asyncio.create_task(client.embed(["kept"]))
     await asyncio.sleep(0.05)

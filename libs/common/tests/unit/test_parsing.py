@@ -30,6 +30,7 @@ from docproc_common.parsing import (
     EncryptedDocument,
     FileType,
     ImageTooLarge,
+    ParsedText,
     ParseLimits,
     UnsupportedType,
     detect,
@@ -94,6 +95,40 @@ def odf_bytes(document: object) -> bytes:
     out = io.BytesIO()
     document.save(out)  # type: ignore[attr-defined]
     return out.getvalue()
+
+
+def parsed_within(
+    data: bytes, name: str, seconds: float, limits: ParseLimits | None = None
+) -> ParsedText:
+    """``data`` parsed in under ``seconds``: what a bound stops is not expanded first."""
+    started = time.monotonic()
+    detected = detect(data, name, None)
+    result = parse(data, detected) if limits is None else parse(data, detected, limits)
+    assert time.monotonic() - started < seconds
+    return result
+
+
+def ods_cell(text: str, **repeated: int) -> TableCell:
+    cell = TableCell(**repeated)
+    cell.addElement(P(text=text))
+    return cell
+
+
+def ods_row(*cells: TableCell, **repeated: int) -> TableRow:
+    row = TableRow(**repeated)
+    for cell in cells:
+        row.addElement(cell)
+    return row
+
+
+def ods_sheet(*rows: TableRow) -> bytes:
+    """An OpenDocument spreadsheet whose one sheet, "Data", holds ``rows``."""
+    document = OpenDocumentSpreadsheet()
+    table = Table(name="Data")
+    for row in rows:
+        table.addElement(row)
+    document.spreadsheet.addElement(table)
+    return odf_bytes(document)
 
 
 # --- a minimal OLE2 / CFB writer, enough for olefile to read a .msg ---------------------
@@ -556,9 +591,7 @@ def test_doc_conversion_timeout_kills_the_process_group(
     script.chmod(0o755)
     monkeypatch.setattr(doc_module, "soffice_path", lambda: str(script))
     fake_doc = write_cfb({"WordDocument": b"\x00" * 100})
-    started = time.monotonic()
-    result = parse(fake_doc, detect(fake_doc, "old.doc", None), ParseLimits(soffice_timeout_s=1))
-    assert time.monotonic() - started < 10
+    result = parsed_within(fake_doc, "old.doc", 10, ParseLimits(soffice_timeout_s=1))
     assert result.text is None
     assert result.note is not None
     assert "did not finish" in result.note
@@ -620,9 +653,7 @@ def _huge_dimension_xlsx() -> bytes:
 
 def test_xlsx_declaring_a_huge_dimension_costs_nothing() -> None:
     data = _huge_dimension_xlsx()
-    started = time.monotonic()
-    result = parse(data, detect(data, "big.xlsx", None))
-    assert time.monotonic() - started < 2
+    result = parsed_within(data, "big.xlsx", 2)
     assert result.text == "## Sheet: Big\nonly\tcell\n"
     assert not result.truncated
 
@@ -689,9 +720,7 @@ def test_xlsx_far_column_padding_is_counted() -> None:
     out = io.BytesIO()
     workbook.save(out)
     data = out.getvalue()
-    started = time.monotonic()
-    result = parse(data, detect(data, "far.xlsx", None), ParseLimits(max_cells=100_000))
-    assert time.monotonic() - started < 5
+    result = parsed_within(data, "far.xlsx", 5, ParseLimits(max_cells=100_000))
     assert result.truncated
     assert result.text is not None
     assert result.text.endswith(CELL_NOTE)
@@ -706,42 +735,21 @@ def test_xlsx_budget_by_characters() -> None:
 
 
 def test_ods_sheets_and_repeats_are_not_expanded() -> None:
-    document = OpenDocumentSpreadsheet()
-    table = Table(name="Data")
-    row = TableRow()
-    for value in ("a", "b"):
-        cell = TableCell()
-        cell.addElement(P(text=value))
-        row.addElement(cell)
-    row.addElement(TableCell(numbercolumnsrepeated=16000))  # trailing empty run: not expanded
-    table.addElement(row)
-    table.addElement(TableRow(numberrowsrepeated=1_000_000))  # empty rows: skipped
-    repeated = TableRow(numberrowsrepeated=2)
-    cell = TableCell(numbercolumnsrepeated=2)
-    cell.addElement(P(text="r"))
-    repeated.addElement(cell)
-    table.addElement(repeated)
-    document.spreadsheet.addElement(table)
-    data = odf_bytes(document)
-    started = time.monotonic()
-    result = parse(data, detect(data, "s.ods", None))
-    assert time.monotonic() - started < 2
+    data = ods_sheet(
+        # a trailing empty run of cells: not expanded
+        ods_row(ods_cell("a"), ods_cell("b"), TableCell(numbercolumnsrepeated=16000)),
+        TableRow(numberrowsrepeated=1_000_000),  # empty rows: skipped
+        ods_row(ods_cell("r", numbercolumnsrepeated=2), numberrowsrepeated=2),
+    )
+    result = parsed_within(data, "s.ods", 2)
     assert result.text == "## Sheet: Data\na\tb\nr\tr\nr\tr\n"
 
 
 def test_ods_cell_limit() -> None:
-    document = OpenDocumentSpreadsheet()
-    table = Table(name="Data")
-    row = TableRow(numberrowsrepeated=1_000_000)
-    cell = TableCell(numbercolumnsrepeated=1000)
-    cell.addElement(P(text="v"))
-    row.addElement(cell)
-    table.addElement(row)
-    document.spreadsheet.addElement(table)
-    data = odf_bytes(document)
-    started = time.monotonic()
-    result = parse(data, detect(data, "s.ods", None), ParseLimits(max_cells=5000))
-    assert time.monotonic() - started < 2
+    data = ods_sheet(
+        ods_row(ods_cell("v", numbercolumnsrepeated=1000), numberrowsrepeated=1_000_000)
+    )
+    result = parsed_within(data, "s.ods", 2, ParseLimits(max_cells=5000))
     assert result.truncated
     assert result.text is not None
     assert result.text.endswith(CELL_NOTE)
