@@ -22,7 +22,7 @@ from docproc_common.settings import (
     StorageSettings,
 )
 from docproc_common.storage import S3Storage
-from docproc_testing.db import plain_dsn
+from docproc_testing.db import fetch
 from docproc_upload.app import build
 from docproc_upload.chat.service import owner_segment
 
@@ -57,11 +57,7 @@ class ChatApi:
         )
 
     async def fetch(self, sql: str, *args: Any) -> list[asyncpg.Record]:
-        conn = await asyncpg.connect(plain_dsn(self.database_url))
-        try:
-            return list(await conn.fetch(sql, *args))
-        finally:
-            await conn.close()
+        return await fetch(self.database_url, sql, *args)
 
     async def rows(self, user: str) -> int:
         rows = await self.fetch("SELECT count(*) AS n FROM chat_files WHERE user_id = $1", user)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import Any
 
 import asyncpg
 from docproc_common.db.migrate import upgrade_async
@@ -11,6 +12,15 @@ from docproc_common.db.migrate import upgrade_async
 
 def plain_dsn(url: str) -> str:
     return url.replace("postgresql+asyncpg://", "postgresql://")
+
+
+async def fetch(url: str, sql: str, *args: Any) -> list[asyncpg.Record]:
+    """``sql``'s rows, read on a connection of its own to ``url`` (outside any app session)."""
+    conn = await asyncpg.connect(plain_dsn(url))
+    try:
+        return list(await conn.fetch(sql, *args))
+    finally:
+        await conn.close()
 
 
 async def create_test_database(admin_url: str, *, migrate: bool = True) -> str:

@@ -16,6 +16,12 @@ from docproc_common.settings import AuthSettings, Settings, StorageSettings
 from docproc_testing.db import create_test_database
 from docproc_testing.infra import find_repo_root, load_infra_env
 
+#: A knowledge base's embedding fields for the bundled local model (no provider, no key).
+LOCAL_MODEL = {
+    "embedding_provider": "local",
+    "embedding_model": "sentence-transformers/all-MiniLM-L6-v2",
+}
+
 
 @asynccontextmanager
 async def fresh_runtime(

@@ -15,7 +15,7 @@ from docproc_common.auth import EDIT, VIEW
 from docproc_common.runtime import Runtime, build_app
 from docproc_testing.db import create_test_database
 from docproc_testing.infra import load_infra_env
-from docproc_testing.runtime import api_client
+from docproc_testing.runtime import api_client, fresh_runtime
 from docproc_upload.app import build
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # chat_inputs, chat_support
@@ -52,6 +52,14 @@ async def api(
 def user() -> str:
     """A person of one's own per test, so counts never see another test's files."""
     return f"u-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="module")
+async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Runtime]:
+    """The module's runtime on a fresh database (a module that needs other settings declares
+    its own)."""
+    async with fresh_runtime(tmp_path_factory.mktemp("media")) as rt:
+        yield rt
 
 
 @pytest_asyncio.fixture(scope="module")

@@ -6,19 +6,17 @@ The upload service's routers in-process (ASGI) on a fresh database of the test P
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
 from docproc_common.db.vector_tables import validate_collection_name
 from docproc_common.errors import InvalidInput
-from docproc_common.runtime import Runtime
-from docproc_testing.runtime import fresh_runtime
+from docproc_testing.runtime import LOCAL_MODEL
 
 pytestmark = pytest.mark.integration
 
-MODEL = {"embedding_provider": "local", "embedding_model": "sentence-transformers/all-MiniLM-L6-v2"}
 
 #: name -> words of the rule its refusal must name
 REFUSED = {
@@ -31,12 +29,6 @@ REFUSED = {
     "documents": "docproc itself owns",
     "document_claims": "docproc itself owns",  # rag_document_claims is a model table too
 }
-
-
-@pytest.fixture(scope="module")
-async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Runtime]:
-    async with fresh_runtime(tmp_path_factory.mktemp("media")) as rt:
-        yield rt
 
 
 def expected(name: str, field: str) -> dict[str, Any]:
@@ -55,8 +47,8 @@ async def test_every_route_refuses_with_the_rule(
     assert body["error"]["details"]["fields"][0]["field"] == "collection_name"
 
     calls: list[Callable[[], Any]] = [
-        lambda: alice.post("/kb", json={"name": "kb", "collection_name": name, **MODEL}),
-        lambda: alice.post(f"/rag/collections/{name}", json=MODEL),
+        lambda: alice.post("/kb", json={"name": "kb", "collection_name": name, **LOCAL_MODEL}),
+        lambda: alice.post(f"/rag/collections/{name}", json=LOCAL_MODEL),
         lambda: alice.get(f"/rag/collections/{name}/info"),
         lambda: alice.get(f"/rag/collections/{name}/filter-values"),
         lambda: alice.delete(f"/rag/collections/{name}"),
@@ -72,18 +64,18 @@ async def test_every_route_refuses_with_the_rule(
 
 
 async def test_nothing_is_lowered_and_a_model_suffix_is_fine(alice: httpx.AsyncClient) -> None:
-    r = await alice.post("/kb", json={"name": "kb", "collection_name": "Handbook_x", **MODEL})
+    r = await alice.post("/kb", json={"name": "kb", "collection_name": "Handbook_x", **LOCAL_MODEL})
     assert r.status_code == 400
     listed = await alice.get("/rag/collections")
     assert listed.status_code == 200
     assert "handbook_x" not in {c["collection_name"] for c in listed.json()}
 
     r = await alice.post(
-        "/kb", json={"name": "archive", "collection_name": "documents_archive", **MODEL}
+        "/kb", json={"name": "archive", "collection_name": "documents_archive", **LOCAL_MODEL}
     )
     assert r.status_code == 201, r.text
     assert r.json()["collection_name"] == "documents_archive"
-    r = await alice.post(f"/rag/collections/{'b' * 45}", json=MODEL)
+    r = await alice.post(f"/rag/collections/{'b' * 45}", json=LOCAL_MODEL)
     assert r.status_code == 201, r.text
     assert r.json()["collection_name"] == "b" * 45
     info = await alice.get("/rag/collections/documents_archive/info")

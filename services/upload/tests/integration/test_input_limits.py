@@ -16,11 +16,10 @@ from typing import Any
 import httpx
 import pytest
 from docproc_common.runtime import Runtime
-from docproc_testing.runtime import fresh_runtime
+from docproc_testing.runtime import LOCAL_MODEL, fresh_runtime
 
 pytestmark = pytest.mark.integration
 
-MODEL = {"embedding_provider": "local", "embedding_model": "sentence-transformers/all-MiniLM-L6-v2"}
 NOTE = ("note.md", b"# Note\n\nSea otters hold hands.")
 
 
@@ -38,7 +37,7 @@ async def runtime(media: Path) -> AsyncIterator[Runtime]:
 @pytest.fixture(scope="module")
 async def kb(alice: httpx.AsyncClient) -> dict[str, Any]:
     name = f"limits_{uuid.uuid4().hex[:8]}"
-    r = await alice.post("/kb", json={"name": name, "collection_name": name, **MODEL})
+    r = await alice.post("/kb", json={"name": name, "collection_name": name, **LOCAL_MODEL})
     assert r.status_code == 201, r.text
     return dict(r.json())
 
@@ -78,10 +77,10 @@ async def test_a_long_organizational_unit_is_refused_before_anything_is_stored(
 Call = Callable[[httpx.AsyncClient, dict[str, Any]], Awaitable[httpx.Response]]
 VISION = {"vision_profile": {"base_url": "http://vl", "model": "m\x00"}}
 NUL_CALLS: dict[str, tuple[str, Call]] = {
-    "kb name": ("name", lambda c, kb: c.post("/kb", json={"name": "a\x00b", **MODEL})),
+    "kb name": ("name", lambda c, kb: c.post("/kb", json={"name": "a\x00b", **LOCAL_MODEL})),
     "kb ingestion_config": (
         "ingestion_config.vision_profile.model",
-        lambda c, kb: c.post("/kb", json={"name": "kb", "ingestion_config": VISION, **MODEL}),
+        lambda c, kb: c.post("/kb", json={"name": "kb", "ingestion_config": VISION, **LOCAL_MODEL}),
     ),
     "grant body": (
         "user_id",

@@ -18,12 +18,11 @@ import httpx
 import pytest
 from docproc_common.runtime import Runtime
 from docproc_common.settings import LimitSettings
-from docproc_testing.db import plain_dsn
-from docproc_testing.runtime import fresh_runtime
+from docproc_testing.db import fetch
+from docproc_testing.runtime import LOCAL_MODEL, fresh_runtime
 
 pytestmark = pytest.mark.integration
 
-MODEL = {"embedding_provider": "local", "embedding_model": "sentence-transformers/all-MiniLM-L6-v2"}
 LIMITS = LimitSettings(
     intake_max_parse_queue=2,
     intake_max_embed_queue=2,
@@ -40,11 +39,7 @@ async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Run
 
 
 async def sql(runtime: Runtime, query: str) -> list[asyncpg.Record]:
-    conn = await asyncpg.connect(plain_dsn(runtime.settings.database.url))
-    try:
-        return list(await conn.fetch(query))
-    finally:
-        await conn.close()
+    return await fetch(runtime.settings.database.url, query)
 
 
 def files(runtime: Runtime) -> list[Path]:
@@ -60,7 +55,7 @@ async def upload(client: httpx.AsyncClient, kb: dict[str, Any], name: str) -> ht
 async def test_each_full_queue_refuses_intake_with_retry_after_and_leaves_nothing(
     runtime: Runtime, alice: httpx.AsyncClient
 ) -> None:
-    r = await alice.post("/kb", json={"name": f"busy {uuid.uuid4().hex[:6]}", **MODEL})
+    r = await alice.post("/kb", json={"name": f"busy {uuid.uuid4().hex[:6]}", **LOCAL_MODEL})
     assert r.status_code == 201, r.text
     kb = r.json()
 
@@ -97,7 +92,7 @@ async def test_each_full_queue_refuses_intake_with_retry_after_and_leaves_nothin
 async def test_the_rag_ingest_route_is_guarded_too(
     runtime: Runtime, alice: httpx.AsyncClient
 ) -> None:
-    r = await alice.post("/kb", json={"name": f"busy {uuid.uuid4().hex[:6]}", **MODEL})
+    r = await alice.post("/kb", json={"name": f"busy {uuid.uuid4().hex[:6]}", **LOCAL_MODEL})
     kb = r.json()
     await sql(runtime, "UPDATE rag_documents SET status = 'done'")
     await sql(runtime, "UPDATE outbox SET published_at = now()")

@@ -8,41 +8,28 @@ process's ``RLIMIT_FSIZE`` lowered for the one request (``docproc_testing.disk``
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import asyncpg
 import pytest
 from docproc_common.auth import EDIT, VIEW
 from docproc_common.runtime import Runtime, build_app
-from docproc_testing.db import plain_dsn
+from docproc_testing.db import fetch
 from docproc_testing.disk import file_size_limit
-from docproc_testing.runtime import api_client, fresh_runtime
+from docproc_testing.runtime import LOCAL_MODEL, api_client
 from docproc_upload.app import build
 
 pytestmark = pytest.mark.integration
 
-MODEL = {"embedding_provider": "local", "embedding_model": "sentence-transformers/all-MiniLM-L6-v2"}
-
-
-@pytest.fixture(scope="module")
-async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Runtime]:
-    async with fresh_runtime(tmp_path_factory.mktemp("media")) as rt:
-        yield rt
-
 
 async def count(runtime: Runtime, table: str) -> int:
-    conn = await asyncpg.connect(plain_dsn(runtime.settings.database.url))
-    try:
-        return int(await conn.fetchval(f"SELECT count(*) FROM {table}"))
-    finally:
-        await conn.close()
+    rows = await fetch(runtime.settings.database.url, f"SELECT count(*) FROM {table}")
+    return int(rows[0][0])
 
 
 async def test_f12_a_full_disk_answers_507_and_leaves_no_partial_file(runtime: Runtime) -> None:
     app = build_app(runtime, [build(runtime)], [], "docproc-test")
     async with api_client(app, "alice", perms=(VIEW, EDIT)) as client:
-        r = await client.post("/kb", json={"name": f"disk {uuid.uuid4().hex[:6]}", **MODEL})
+        r = await client.post("/kb", json={"name": f"disk {uuid.uuid4().hex[:6]}", **LOCAL_MODEL})
         assert r.status_code == 201, r.text
         kb = r.json()
         media = Path(runtime.settings.storage.media_dir)

@@ -31,15 +31,15 @@ from docproc_common.auth import EDIT, VIEW, mint_token
 from docproc_common.runtime import Runtime, build_app
 from docproc_common.settings import AuthSettings, Settings
 from docproc_common.storage import S3Storage
-from docproc_testing.db import create_test_database, plain_dsn
+from docproc_testing.db import create_test_database, fetch, plain_dsn
 from docproc_testing.proxies import S3FaultProxy, TcpFaultProxy
+from docproc_testing.runtime import LOCAL_MODEL
 from docproc_upload.app import build
 
 pytestmark = pytest.mark.integration
 
 #: COMMITs an upload sends before the one of its row (the checks' read transaction)
 ROW_COMMIT = 1
-MODEL = {"embedding_provider": "local", "embedding_model": "sentence-transformers/all-MiniLM-L6-v2"}
 
 
 @dataclass
@@ -52,11 +52,7 @@ class Rig:
     kb: dict[str, Any]
 
     async def sql(self, query: str, *args: Any) -> list[asyncpg.Record]:
-        conn = await asyncpg.connect(plain_dsn(self.database_url))
-        try:
-            return list(await conn.fetch(query, *args))
-        finally:
-            await conn.close()
+        return await fetch(self.database_url, query, *args)
 
     async def upload(self, name: str) -> httpx.Response:
         return await self.client.post(
@@ -131,7 +127,9 @@ async def rig(
             headers={"Authorization": f"Bearer {token}"},
             timeout=120,
         ) as client:
-            r = await client.post("/kb", json={"name": f"faults {uuid.uuid4().hex[:6]}", **MODEL})
+            r = await client.post(
+                "/kb", json={"name": f"faults {uuid.uuid4().hex[:6]}", **LOCAL_MODEL}
+            )
             assert r.status_code == 201, r.text
             yield Rig(runtime, client, database_url, pg, s3, r.json())
     finally:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +16,8 @@ import asyncpg
 import httpx
 import pytest
 from docproc_common.runtime import Runtime
-from docproc_testing.db import plain_dsn
-from docproc_testing.runtime import fresh_runtime
+from docproc_testing.db import fetch
+from docproc_testing.runtime import LOCAL_MODEL
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # chat_support
 
@@ -26,34 +25,21 @@ from chat_support import raw_multipart  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
-MODEL = {"embedding_provider": "local", "embedding_model": "sentence-transformers/all-MiniLM-L6-v2"}
-
-
-@pytest.fixture(scope="module")
-async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Runtime]:
-    async with fresh_runtime(tmp_path_factory.mktemp("media")) as rt:
-        yield rt
-
 
 @pytest.fixture
 async def kb(alice: httpx.AsyncClient) -> dict[str, Any]:
-    r = await alice.post("/kb", json={"name": f"nul {uuid.uuid4().hex[:6]}", **MODEL})
+    r = await alice.post("/kb", json={"name": f"nul {uuid.uuid4().hex[:6]}", **LOCAL_MODEL})
     assert r.status_code == 201, r.text
     body: dict[str, Any] = r.json()
     return body
 
 
 async def rows(runtime: Runtime, kb_id: str) -> list[asyncpg.Record]:
-    conn = await asyncpg.connect(plain_dsn(runtime.settings.database.url))
-    try:
-        return list(
-            await conn.fetch(
-                "SELECT filename, storage_path FROM rag_documents WHERE knowledge_base_id = $1",
-                uuid.UUID(kb_id),
-            )
-        )
-    finally:
-        await conn.close()
+    return await fetch(
+        runtime.settings.database.url,
+        "SELECT filename, storage_path FROM rag_documents WHERE knowledge_base_id = $1",
+        uuid.UUID(kb_id),
+    )
 
 
 def stored(runtime: Runtime, kb: dict[str, Any]) -> list[Path]:
