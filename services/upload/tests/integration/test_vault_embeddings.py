@@ -481,31 +481,17 @@ class TestAdoption:
             "embedding_secret_id",
         ):
             assert second[field] == first[field]
-        r = await alice.post(
-            "/kb",
-            json={
-                "name": uniq(),
-                "collection_name": name,
-                "embedding_provider": "local",
-                "embedding_model": MINILM,
-            },
-        )
-        assert r.status_code == 400
-        assert fields(r) == {"embedding_provider"}
-        r = await alice.post(
-            "/kb",
-            json={
-                "name": uniq(),
-                "collection_name": name,
-                "embedding_model": "text-embedding-3-large",
-            },
-        )
-        assert fields(r) == {"embedding_model"}
-        other = await secret(alice)
-        r = await alice.post(
-            "/kb", json={"name": uniq(), "collection_name": name, "embedding_secret_id": other}
-        )
-        assert fields(r) == {"embedding_secret_id"}
+        # a base on the name that names another provider, model or key is refused, naming it
+        for contradiction, field in (
+            ({"embedding_provider": "local", "embedding_model": MINILM}, "embedding_provider"),
+            ({"embedding_model": "text-embedding-3-large"}, "embedding_model"),
+            ({"embedding_secret_id": await secret(alice)}, "embedding_secret_id"),
+        ):
+            r = await alice.post(
+                "/kb", json={"name": uniq(), "collection_name": name, **contradiction}
+            )
+            assert r.status_code == 400, r.text
+            assert fields(r) == {field}
         # naming the same key (or model) explicitly is no contradiction
         await kb(
             alice, name=uniq(), collection_name=name, embedding_model=SMALL, embedding_secret_id=key
@@ -531,25 +517,16 @@ class TestPatch:
         assert fields(r) == {"embedding_model"}
         router_key = await secret(alice, provider="openrouter")
         with running_standin(models=["openai/text-embedding-3-large"]) as s:
-            r = await alice.patch(
-                url,
-                json={
-                    "embedding_provider": "openrouter",
-                    "embedding_secret_id": router_key,
-                    "embedding_base_url": s.url,
-                },
-            )
+            move = {
+                "embedding_provider": "openrouter",
+                "embedding_secret_id": router_key,
+                "embedding_base_url": s.url,
+            }
+            r = await alice.patch(url, json=move)
             assert r.status_code == 400
             assert fields(r) == {"embedding_base_url"}
             s.models = ["openai/text-embedding-3-small"]
-            r = await alice.patch(
-                url,
-                json={
-                    "embedding_provider": "openrouter",
-                    "embedding_secret_id": router_key,
-                    "embedding_base_url": s.url,
-                },
-            )
+            r = await alice.patch(url, json=move)
         assert r.status_code == 200, r.text
         moved = r.json()
         assert moved["embedding_provider"] == "openrouter"
@@ -619,21 +596,16 @@ class TestEndpointsApi:
         seen = {e["id"] for e in (await users["bob"].get("/rag/embedding-endpoints")).json()}
         assert {ours["id"], deployment["id"]} <= seen
         assert theirs["id"] not in seen
-        assert (
-            await users["alice"].delete(f"/rag/embedding-endpoints/{theirs['id']}")
-        ).status_code == 404
-        assert (
-            await users["bob"].delete(f"/rag/embedding-endpoints/{ours['id']}")
-        ).status_code == 403
-        assert (
-            await users["alice"].delete(f"/rag/embedding-endpoints/{deployment['id']}")
-        ).status_code == 403
-        assert (
-            await users["alice"].delete(f"/rag/embedding-endpoints/{ours['id']}")
-        ).status_code == 204
-        assert (
-            await users["root"].delete(f"/rag/embedding-endpoints/{deployment['id']}")
-        ).status_code == 204
+        # in this order: who deletes which endpoint, and the answer
+        for who, endpoint, status in (
+            ("alice", theirs, 404),
+            ("bob", ours, 403),
+            ("alice", deployment, 403),
+            ("alice", ours, 204),
+            ("root", deployment, 204),
+        ):
+            r = await users[who].delete(f"/rag/embedding-endpoints/{endpoint['id']}")
+            assert r.status_code == status, (who, endpoint["id"], r.text)
 
 
 class TestResolution:
