@@ -31,7 +31,7 @@ import secrets
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from http.server import BaseHTTPRequestHandler
@@ -182,18 +182,23 @@ class _Parser:
         return token[1]
 
     def _or(self) -> Predicate:
-        parts = [self._and()]
-        while self._peek() == ("word", "or"):
-            self.at += 1
-            parts.append(self._and())
-        return lambda item: any(p(item) for p in parts)
+        return self._joined("or", self._and, any)
 
     def _and(self) -> Predicate:
-        parts = [self._unary()]
-        while self._peek() == ("word", "and"):
+        return self._joined("and", self._unary, all)
+
+    def _joined(
+        self,
+        word: str,
+        operand: Callable[[], Predicate],
+        combine: Callable[[Iterator[bool]], bool],
+    ) -> Predicate:
+        """``operand (word operand)*``: one predicate that ``combine``s the operands'."""
+        parts = [operand()]
+        while self._peek() == ("word", word):
             self.at += 1
-            parts.append(self._unary())
-        return lambda item: all(p(item) for p in parts)
+            parts.append(operand())
+        return lambda item: combine(p(item) for p in parts)
 
     def _unary(self) -> Predicate:
         token = self._peek()

@@ -23,6 +23,7 @@ import json
 import threading
 import uuid
 from collections.abc import Callable
+from typing import ClassVar
 from urllib.parse import urlsplit
 
 import boto3
@@ -167,10 +168,26 @@ class AzuriteStore:
         self.delete(old)
 
 
-class GcsStore:
+class _BucketStore:
+    """A store a source names by bucket, prefix and endpoint (GCS, S3)."""
+
+    scheme: ClassVar[str]
+    endpoint: str
+    container: str
+
+    def config(self, prefix: str = "", via: FaultProxy | None = None) -> dict[str, str]:
+        endpoint = self.endpoint if via is None else via.url
+        return {"bucket": self.container, "prefix": prefix, "endpoint_url": endpoint}
+
+    def address(self, key: str, via: FaultProxy | None = None) -> str:  # noqa: ARG002
+        return f"{self.scheme}://{self.container}/{key}"
+
+
+class GcsStore(_BucketStore):
     """A fresh bucket on fake-gcs-server, read as a service account exchanged at ``tokens``
     (filled unauthenticated: the emulator checks no token)."""
 
+    scheme = "gs"
     connector = "gcs"
     secret_kind = "gcp_service_account"
 
@@ -186,13 +203,6 @@ class GcsStore:
         self.bucket = self.client.create_bucket(self.container)
         self.key = tokens.service_account()
 
-    def config(self, prefix: str = "", via: FaultProxy | None = None) -> dict[str, str]:
-        endpoint = self.endpoint if via is None else via.url
-        return {"bucket": self.container, "prefix": prefix, "endpoint_url": endpoint}
-
-    def address(self, key: str, via: FaultProxy | None = None) -> str:  # noqa: ARG002
-        return f"gs://{self.container}/{key}"
-
     def secret(self) -> dict[str, str]:
         return self.key
 
@@ -207,9 +217,10 @@ class GcsStore:
         self.bucket.rename_blob(self.bucket.blob(old), new)
 
 
-class S3Store:
+class S3Store(_BucketStore):
     """A fresh bucket on moto's S3 server."""
 
+    scheme = "s3"
     connector = "s3"
     secret_kind = "aws_credentials"
 
@@ -224,13 +235,6 @@ class S3Store:
             region_name="us-east-1",
         )
         self.client.create_bucket(Bucket=self.container)
-
-    def config(self, prefix: str = "", via: FaultProxy | None = None) -> dict[str, str]:
-        endpoint = self.endpoint if via is None else via.url
-        return {"bucket": self.container, "prefix": prefix, "endpoint_url": endpoint}
-
-    def address(self, key: str, via: FaultProxy | None = None) -> str:  # noqa: ARG002
-        return f"s3://{self.container}/{key}"
 
     def secret(self) -> dict[str, str]:
         return {"access_key_id": "testing", "secret_access_key": "testing"}
