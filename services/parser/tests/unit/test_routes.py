@@ -81,6 +81,12 @@ def keys(
     return Keys(vision_standin[0].api_key, llamaparse_standin[0].api_key)
 
 
+@pytest.fixture
+def llamaparse(llamaparse_standin: tuple[LlamaParseStandIn, str]) -> LlamaParseStandIn:
+    """The LlamaParse stand-in (``keys`` resets it)."""
+    return llamaparse_standin[0]
+
+
 def pictures_pdf() -> tuple[bytes, dict[str, Any]]:
     """Three pages: a logo twice on page 1, the logo and a chart on page 2, the logo saved
     again as a second xref with identical bytes on page 3, and a tiny spacer image."""
@@ -228,15 +234,14 @@ class TestLlamaParse:
         self,
         processor: DocumentProcessor,
         keys: Keys,
-        llamaparse_standin: tuple[LlamaParseStandIn, str],
+        llamaparse: LlamaParseStandIn,
     ) -> None:
-        standin = llamaparse_standin[0]
         data = pdf(["Penguins live in the south.", "The capybara is the largest rodent."])
         doc = await processor.extract(data, "animals.pdf", llama_config(), secrets=keys)
         assert (doc.route, doc.pages, doc.billed_pages) == ("llamaparse", 2, 2)
         assert "Penguins" in doc.text and MARKER in doc.text
-        assert standin.uploads == 1 and standin.polls >= 3
-        job = next(iter(standin.jobs.values()))
+        assert llamaparse.uploads == 1 and llamaparse.polls >= 3
+        job = next(iter(llamaparse.jobs.values()))
         assert job.configuration["page_ranges"] == {"max_pages": 1000}
         assert {"tier", "version"} <= job.configuration.keys()
 
@@ -252,10 +257,9 @@ class TestLlamaParse:
         self,
         processor: DocumentProcessor,
         keys: Keys,
-        llamaparse_standin: tuple[LlamaParseStandIn, str],
+        llamaparse: LlamaParseStandIn,
     ) -> None:
-        standin = llamaparse_standin[0]
-        standin.outcome = "NEVER"
+        llamaparse.outcome = "NEVER"
         journal = MemoryJournal()
         with pytest.raises(DocumentUnreadable, match="ParseTimeout"):
             await processor.extract(
@@ -265,26 +269,26 @@ class TestLlamaParse:
                 secrets=keys,
                 journal=journal,
             )
-        assert standin.uploads == 1 and journal.job is not None
-        standin.outcome = "COMPLETED"
+        assert llamaparse.uploads == 1 and journal.job is not None
+        llamaparse.outcome = "COMPLETED"
         doc = await processor.extract(
             pdf(), "slow.pdf", llama_config(), secrets=keys, journal=journal
         )
         assert MARKER in doc.text
-        assert standin.uploads == 1, "the document was uploaded (and billed) twice"
+        assert llamaparse.uploads == 1, "the document was uploaded (and billed) twice"
         assert journal.job is None
 
     async def test_a_job_llamaparse_forgot_is_submitted_again(
         self,
         processor: DocumentProcessor,
         keys: Keys,
-        llamaparse_standin: tuple[LlamaParseStandIn, str],
+        llamaparse: LlamaParseStandIn,
     ) -> None:
         journal = MemoryJournal()
         journal.job = "expired-job"
         doc = await processor.extract(pdf(), "a.pdf", llama_config(), secrets=keys, journal=journal)
         assert MARKER in doc.text
-        assert llamaparse_standin[0].uploads == 1
+        assert llamaparse.uploads == 1
 
     async def test_non_pdf_formats_route_to_the_cloud(
         self, processor: DocumentProcessor, keys: Keys
@@ -306,14 +310,14 @@ class TestLlamaParse:
         self,
         processor: DocumentProcessor,
         keys: Keys,
-        llamaparse_standin: tuple[LlamaParseStandIn, str],
+        llamaparse: LlamaParseStandIn,
         status: int,
         kind: str,
     ) -> None:
         if status == 401:
             keys.llama_key = "llx-wrong"
         else:
-            llamaparse_standin[0].upload_status = status
+            llamaparse.upload_status = status
         with pytest.raises(DocumentUnreadable) as info:
             await processor.extract(pdf(), "a.pdf", llama_config(), secrets=keys)
         assert f"({kind})" in info.value.message
@@ -323,9 +327,9 @@ class TestLlamaParse:
         self,
         processor: DocumentProcessor,
         keys: Keys,
-        llamaparse_standin: tuple[LlamaParseStandIn, str],
+        llamaparse: LlamaParseStandIn,
     ) -> None:
-        llamaparse_standin[0].upload_status = 503
+        llamaparse.upload_status = 503
         with pytest.raises(RetryableError):
             await processor.extract(pdf(), "a.pdf", llama_config(), secrets=keys)
 
@@ -333,9 +337,9 @@ class TestLlamaParse:
         self,
         processor: DocumentProcessor,
         keys: Keys,
-        llamaparse_standin: tuple[LlamaParseStandIn, str],
+        llamaparse: LlamaParseStandIn,
     ) -> None:
-        llamaparse_standin[0].outcome = "FAILED"
+        llamaparse.outcome = "FAILED"
         with pytest.raises(DocumentUnreadable, match="LlamaParseJobFailed"):
             await processor.extract(pdf(), "a.pdf", llama_config(), secrets=keys)
 
@@ -348,13 +352,13 @@ class TestLlamaParse:
         self,
         processor: DocumentProcessor,
         keys: Keys,
-        llamaparse_standin: tuple[LlamaParseStandIn, str],
+        llamaparse: LlamaParseStandIn,
     ) -> None:
         doc: Any = mu.open(stream=pdf(), filetype="pdf")
         locked = doc.tobytes(encryption=mu.PDF_ENCRYPT_AES_256, user_pw="u", owner_pw="o")
         with pytest.raises(DocumentUnreadable, match="EncryptedDocument"):
             await processor.extract(locked, "a.pdf", llama_config(), secrets=keys)
-        assert llamaparse_standin[0].uploads == 0
+        assert llamaparse.uploads == 0
 
 
 def lite(**extra: Any) -> IngestionConfig:

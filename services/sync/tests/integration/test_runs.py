@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from docproc_common.connectors.runs import lock_key
-from docproc_common.db.models import SyncLog
+from docproc_common.db.models import KnowledgeBase, SyncLog, SyncSource
 from docproc_common.events import SyncRequested
 from docproc_sync.service import run_source, schedule_once
 from docproc_sync.testing import SyncBed
@@ -24,6 +24,12 @@ def share(tmp_path: Path, files: int = 2) -> Path:
     return root
 
 
+async def local_source(bed: SyncBed, tmp_path: Path) -> tuple[KnowledgeBase, SyncSource]:
+    """An app-wide base and its source on a local share of two files."""
+    kb = await bed.kb(scope="app", organization_id=None)
+    return kb, await bed.source(kb, "local", {"path": str(share(tmp_path))})
+
+
 async def logs_of(bed: SyncBed, source_id: object) -> list[SyncLog]:
     async with bed.runtime.sessionmaker() as s:
         rows = await s.execute(
@@ -35,8 +41,7 @@ async def logs_of(bed: SyncBed, source_id: object) -> list[SyncLog]:
 async def test_a_second_run_while_one_holds_the_lock_is_skipped(
     bed: SyncBed, tmp_path: Path
 ) -> None:
-    kb = await bed.kb(scope="app", organization_id=None)
-    src = await bed.source(kb, "local", {"path": str(share(tmp_path))})
+    kb, src = await local_source(bed, tmp_path)
     async with bed.runtime.engine.connect() as other:
         await other.execute(text("SELECT pg_advisory_lock(:k)"), {"k": lock_key(src.id)})
         await other.commit()
@@ -50,8 +55,7 @@ async def test_a_second_run_while_one_holds_the_lock_is_skipped(
 
 
 async def test_scheduler_queues_due_sources_once(bed: SyncBed, tmp_path: Path) -> None:
-    kb = await bed.kb(scope="app", organization_id=None)
-    src = await bed.source(kb, "local", {"path": str(share(tmp_path))})
+    kb, src = await local_source(bed, tmp_path)
     await bed.set_source(src.id, schedule_seconds=3600, last_run_at=None)
     since = await bed.last_event_id()
     await schedule_once(bed.runtime)
@@ -71,8 +75,7 @@ async def test_scheduler_queues_due_sources_once(bed: SyncBed, tmp_path: Path) -
 async def test_an_interrupted_run_is_marked_when_the_scheduler_comes_by(
     bed: SyncBed, tmp_path: Path
 ) -> None:
-    kb = await bed.kb(scope="app", organization_id=None)
-    src = await bed.source(kb, "local", {"path": str(share(tmp_path))})
+    kb, src = await local_source(bed, tmp_path)
     log_id = await bed.queue(src.id)
     async with bed.runtime.sessionmaker() as s, s.begin():
         log = await s.get(SyncLog, log_id)
@@ -90,8 +93,7 @@ async def test_an_interrupted_run_is_marked_when_the_scheduler_comes_by(
 async def test_a_source_of_a_deleted_knowledge_base_does_not_run(
     bed: SyncBed, tmp_path: Path
 ) -> None:
-    kb = await bed.kb(scope="app", organization_id=None)
-    src = await bed.source(kb, "local", {"path": str(share(tmp_path))})
+    kb, src = await local_source(bed, tmp_path)
     log_id = await bed.queue(src.id)
     await bed.set_source(src.id, knowledge_base_id=None, collection_name=None, active=False)
     await run_source(bed.runtime, bed.settings, src.id, log_id)
