@@ -734,6 +734,23 @@ def test_xlsx_budget_by_characters() -> None:
     assert result.text.endswith(MARKER)
 
 
+@pytest.mark.parametrize(
+    ("rows_kept", "expected"),
+    [
+        (1, "## Sheet: S\nfirst\n[workbook truncated: the rest could not be read]"),
+        (0, "## Sheet: S\n[workbook truncated: the rest could not be read]"),
+    ],
+)
+def test_a_workbook_broken_midway_keeps_what_was_read(rows_kept: int, expected: str) -> None:
+    data = make_xlsx({"S": [["first"], ["second"]]})
+    xml = zipfile.ZipFile(io.BytesIO(data)).read("xl/worksheets/sheet1.xml")
+    rows = [i for i in range(len(xml)) if xml.startswith(b"<row", i)]
+    broken = rewrite_member(data, "xl/worksheets/sheet1.xml", xml[: rows[rows_kept] + 4] + b"<<")
+    result = parse(broken, detect(broken, "b.xlsx", None))
+    assert result.text is not None
+    assert result.text.strip() == expected
+
+
 def test_ods_sheets_and_repeats_are_not_expanded() -> None:
     data = ods_sheet(
         # a trailing empty run of cells: not expanded

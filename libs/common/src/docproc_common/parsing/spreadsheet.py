@@ -56,6 +56,15 @@ def _open_workbook(data: bytes) -> tuple[Any, list[tuple[str, str]]]:
     return reader, sheets
 
 
+def _read_so_far(budget: TextBudget, what: str) -> ParsedText | None:
+    """After a workbook failed mid-read: its note when nothing was read (the result), else None
+    and what was read marked as cut short."""
+    if not budget.text():
+        return ParsedText(text=None, note=f"The {what} could not be read")
+    budget.stop("[workbook truncated: the rest could not be read]")
+    return None
+
+
 def parse_xlsx(data: bytes, limits: ParseLimits) -> ParsedText:
     check_container(data, limits.archive, "Excel workbook", streamed=_STREAMED_PARTS)
     try:
@@ -74,9 +83,8 @@ def parse_xlsx(data: bytes, limits: ParseLimits) -> ParsedText:
                 if not writer.row([cell_text(v) for v in values[:granted]]):
                     break
     except Exception:
-        if not budget.text():
-            return ParsedText(text=None, note="The Excel workbook could not be read")
-        budget.stop("[workbook truncated: the rest could not be read]")
+        if (unread := _read_so_far(budget, "Excel workbook")) is not None:
+            return unread
     finally:
         reader.archive.close()
     return budget.result(pages=len(sheets))
@@ -118,9 +126,8 @@ def parse_xls(data: bytes, limits: ParseLimits) -> ParsedText:
             if writer.stopped:
                 break
     except Exception:
-        if not budget.text():
-            return ParsedText(text=None, note="The Excel 97-2003 workbook could not be read")
-        budget.stop("[workbook truncated: the rest could not be read]")
+        if (unread := _read_so_far(budget, "Excel 97-2003 workbook")) is not None:
+            return unread
     finally:
         book.release_resources()
     return budget.result(pages=book.nsheets)
