@@ -88,7 +88,7 @@ def upload(client: httpx.Client, kb: dict[str, Any], name: str, data: bytes) -> 
 
 
 def wait_indexed(
-    client: httpx.Client, kb: dict[str, Any], count: int, timeout: float = 300
+    client: httpx.Client, kb: dict[str, Any], count: int, timeout: float = 600
 ) -> None:
     def done() -> bool:
         state = client.get(f"/kb/{kb['id']}/ingestion").json()
@@ -220,7 +220,7 @@ def test_the_embedder_killed_mid_document_finishes_it_with_one_chunk_set(stack: 
     embedder = stack.containers["embedder"]
     with stack.admin() as client:
         kb = create_kb(client)
-        doc_id = upload(client, kb, "long.txt", long_text(150))
+        doc_id = upload(client, kb, "long.txt", long_text(60))
         wait_for(
             lambda: stack.query("SELECT parsed_path FROM rag_documents WHERE id = $1", doc_id)[0][
                 0
