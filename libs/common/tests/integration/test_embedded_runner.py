@@ -8,15 +8,30 @@ import uuid
 from pathlib import Path
 
 import pytest
-from docproc_common.bus.delivery import Delivery, Subscription
+from docproc_common.bus.delivery import Delivery, Handler, Subscription
 from docproc_common.bus.embedded import EmbeddedStageRunner
 from docproc_common.db.models import EmbeddedDelivery
 from docproc_common.errors import PermanentError
 from docproc_common.events import CollectionDeleted
 from docproc_common.observability import BusMetrics
+from docproc_common.runtime import Runtime
+from docproc_testing.embedded import delivery
 from docproc_testing.runtime import fresh_runtime
 
 pytestmark = pytest.mark.integration
+
+
+def svc_runner(
+    runtime: Runtime, handler: Handler, metrics: str, **options: int
+) -> EmbeddedStageRunner:
+    """The consumer ``svc`` of teardown events on the embedded bus."""
+    return EmbeddedStageRunner(
+        "svc",
+        [Subscription(CollectionDeleted.TOPIC, handler)],
+        runtime.sessionmaker,
+        BusMetrics(metrics),
+        **options,
+    )
 
 
 def refuse() -> None:
@@ -32,20 +47,9 @@ async def test_a_dead_row_has_the_class_a_sanitised_message_and_the_frames(
     event = CollectionDeleted(teardown_id=uuid.uuid4(), collection_name="c_dead")
     async with fresh_runtime(tmp_path) as runtime:
         async with runtime.sessionmaker() as s, s.begin():
-            row = EmbeddedDelivery(
-                consumer="svc",
-                topic=CollectionDeleted.TOPIC,
-                key=event.key(),
-                event_id=uuid.uuid4(),
-                payload=event.model_dump(mode="json"),
-            )
+            row = delivery("svc", event)
             s.add(row)
-        runner = EmbeddedStageRunner(
-            "svc",
-            [Subscription(CollectionDeleted.TOPIC, handler)],
-            runtime.sessionmaker,
-            BusMetrics("svc_embedded_dead"),
-        )
+        runner = svc_runner(runtime, handler, "svc_embedded_dead")
         assert await runner.process_batch()
         async with runtime.sessionmaker() as s:
             dead = await s.get(EmbeddedDelivery, row.id)
@@ -71,24 +75,9 @@ async def test_a_batch_of_rows_is_handled_together(tmp_path: Path) -> None:
     events = [CollectionDeleted(teardown_id=uuid.uuid4(), collection_name="c") for _ in range(3)]
     async with fresh_runtime(tmp_path) as runtime:
         async with runtime.sessionmaker() as s, s.begin():
-            rows = [
-                EmbeddedDelivery(
-                    consumer="svc",
-                    topic=CollectionDeleted.TOPIC,
-                    key=e.key(),
-                    event_id=uuid.uuid4(),
-                    payload=e.model_dump(mode="json"),
-                )
-                for e in events
-            ]
+            rows = [delivery("svc", e) for e in events]
             s.add_all(rows)
-        runner = EmbeddedStageRunner(
-            "svc",
-            [Subscription(CollectionDeleted.TOPIC, handler)],
-            runtime.sessionmaker,
-            BusMetrics("svc_embedded_batch"),
-            concurrency=3,
-        )
+        runner = svc_runner(runtime, handler, "svc_embedded_batch", concurrency=3)
         assert await runner.process_batch()
         assert not await runner.process_batch()  # nothing left
         async with runtime.sessionmaker() as s:

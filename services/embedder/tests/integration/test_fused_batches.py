@@ -19,13 +19,13 @@ import numpy.typing as npt
 import pytest
 from docproc_common.bus.delivery import Subscription
 from docproc_common.bus.embedded import EmbeddedStageRunner
-from docproc_common.db.models import EmbeddedDelivery
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.embedding.local_model import LocalMiniLM
 from docproc_common.events import DocumentIndexed, DocumentParsed
 from docproc_common.observability import BusMetrics
 from docproc_common.runtime import Runtime
 from docproc_embedder.handler import EmbedderHandler
+from docproc_testing.embedded import delivery
 from sqlalchemy import text
 
 from .conftest import add_processing, org_kb
@@ -48,15 +48,7 @@ async def parsed(runtime: Runtime, name: str, kb_id: uuid.UUID, chunks: list[str
     """A tracking row waiting for one attempt, its chunk set, and its delivery row."""
     async with runtime.sessionmaker() as s, s.begin():
         event = await add_processing(s, name, kb_id, len(chunks))
-        s.add(
-            EmbeddedDelivery(
-                consumer="embedder",
-                topic=DocumentParsed.TOPIC,
-                key=event.key(),
-                event_id=uuid.uuid4(),
-                payload=event.model_dump(mode="json"),
-            )
-        )
+        s.add(delivery("embedder", event))
     await runtime.storage.put(event.chunks_path, json.dumps(chunks).encode(), "application/json")
     return event.document_id
 
