@@ -12,7 +12,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.structs import RecordMetadata
 from docproc_common.bus.dead_letter import FRAMES, MAX_MESSAGE
-from docproc_common.bus.delivery import Delivery, Subscription, dlq_topic
+from docproc_common.bus.delivery import Delivery, Handler, Subscription, dlq_topic
 from docproc_common.bus.kafka import KafkaStageRunner
 from docproc_common.bus.outbox import EVENT_ID_HEADER
 from docproc_common.bus.policy import DlqLimitExceededError
@@ -35,6 +35,19 @@ def settings(infra: dict[str, str], **kw: Any) -> KafkaSettings:
         "poll_timeout_ms": 100,
     }
     return KafkaSettings(**{**base, **kw})
+
+
+def stage(
+    service: str, handler: Handler, infra: dict[str, str], concurrency: int = 1, **kw: Any
+) -> KafkaStageRunner:
+    """``service`` consuming TOPIC with ``handler`` on the test broker (``kw``: settings)."""
+    return KafkaStageRunner(
+        service,
+        [Subscription(TOPIC, handler)],
+        settings(infra, **kw),
+        BusMetrics(service),
+        concurrency=concurrency,
+    )
 
 
 async def publish(infra: dict[str, str], event: CollectionDeleted) -> uuid.UUID:
@@ -100,9 +113,7 @@ async def test_a_transient_failure_goes_through_the_retry_topic(infra: dict[str,
             raise TimeoutError("transient")
         done.set()
 
-    runner = KafkaStageRunner(
-        service, [Subscription(TOPIC, handler)], settings(infra), BusMetrics(service)
-    )
+    runner = stage(service, handler, infra)
     await publish(infra, target)
     await run_until(runner, done)
     assert attempts == [1, 2]
@@ -130,9 +141,7 @@ async def test_a_permanent_failure_is_dead_lettered_with_its_origin(infra: dict[
             handled.set()
             refuse(LEAKY)
 
-    runner = KafkaStageRunner(
-        service, [Subscription(TOPIC, handler)], settings(infra), BusMetrics(service)
-    )
+    runner = stage(service, handler, infra)
     event_id = await publish(infra, target)
     await run_until(runner, handled)
 
@@ -175,9 +184,7 @@ async def test_offsets_are_committed_only_after_handling(infra: dict[str, str]) 
             done.set()
 
     await publish(infra, target)
-    first = KafkaStageRunner(
-        service, [Subscription(TOPIC, handler)], settings(infra), BusMetrics(service)
-    )
+    first = stage(service, handler, infra)
     await run_until(first, done)
     count = seen.count(target.teardown_id)
     again = asyncio.Event()
@@ -189,9 +196,7 @@ async def test_offsets_are_committed_only_after_handling(infra: dict[str, str]) 
             again.set()
 
     await publish(infra, second_target)
-    second = KafkaStageRunner(
-        service, [Subscription(TOPIC, second_handler)], settings(infra), BusMetrics(service)
-    )
+    second = stage(service, second_handler, infra)
     await run_until(second, again)
     assert seen.count(target.teardown_id) == count == 1
 
@@ -206,12 +211,7 @@ async def test_the_dlq_guard_stops_a_consumer_that_dead_letters_everything(
 
     for _ in range(4):
         await publish(infra, event())
-    runner = KafkaStageRunner(
-        service,
-        [Subscription(TOPIC, handler)],
-        settings(infra, dlq_window=4, dlq_max_ratio=0.5),
-        BusMetrics(service),
-    )
+    runner = stage(service, handler, infra, dlq_window=4, dlq_max_ratio=0.5)
     with pytest.raises(DlqLimitExceededError):
         await asyncio.wait_for(runner.run(asyncio.Event()), 60)
 
@@ -228,12 +228,7 @@ async def test_a_consumer_creates_its_retry_and_dlq_topics_as_configured(
     async def handler(e: CollectionDeleted, d: Delivery) -> None:
         return None
 
-    runner = KafkaStageRunner(
-        service,
-        [Subscription(TOPIC, handler)],
-        settings(infra, topic_partitions=2, topic_replication=1),
-        BusMetrics(service),
-    )
+    runner = stage(service, handler, infra, topic_partitions=2, topic_replication=1)
     wanted = {retry_topic(TOPIC, service), dlq_topic(TOPIC, service)}
     stop = asyncio.Event()
     task = asyncio.create_task(runner.run(stop))
@@ -290,13 +285,7 @@ async def test_records_overlap_up_to_the_concurrency_and_commit_in_offset_order(
         if len(finished) == 3:
             all_done.set()
 
-    runner = KafkaStageRunner(
-        service,
-        [Subscription(TOPIC, handler)],
-        settings(infra, max_records=500),
-        BusMetrics(service),
-        concurrency=2,
-    )
+    runner = stage(service, handler, infra, max_records=500, concurrency=2)
     stop = asyncio.Event()
     task = asyncio.create_task(runner.run(stop))
     try:
@@ -334,8 +323,7 @@ async def test_a_namespaced_runner_uses_its_own_topics_and_group(infra: dict[str
         if e.teardown_id == target.teardown_id:
             done.set()
 
-    scoped = settings(infra, namespace=namespace)
-    runner = KafkaStageRunner(service, [Subscription(TOPIC, handler)], scoped, BusMetrics(service))
+    runner = stage(service, handler, infra, namespace=namespace)
     producer = AIOKafkaProducer(bootstrap_servers=infra["KAFKA__BOOTSTRAP_SERVERS"])
     await producer.start()
     try:
