@@ -114,6 +114,15 @@ async def web_source(bed: SyncBed, site: Site, **config: Any) -> tuple[Any, Any]
     return kb, src
 
 
+async def crawled(bed: SyncBed, site: Site, **config: Any) -> tuple[Any, Any]:
+    """The test site, a source on it, crawled once and its documents indexed."""
+    build_site(site)
+    kb, src = await web_source(bed, site, **config)
+    await bed.run(src.id)
+    await bed.finish_pipeline(kb.id)
+    return kb, src
+
+
 class TestCrawl:
     async def test_same_site_robots_noindex_and_documents(self, bed: SyncBed, site: Site) -> None:
         build_site(site)
@@ -130,10 +139,7 @@ class TestCrawl:
         assert all(d.source == "web" for d in docs)
 
     async def test_etag_skips_unchanged_pages(self, bed: SyncBed, site: Site) -> None:
-        build_site(site)
-        kb, src = await web_source(bed, site)
-        await bed.run(src.id)
-        await bed.finish_pipeline(kb.id)
+        kb, src = await crawled(bed, site)
         second = await bed.run(src.id)
         assert (second.ingested, second.updated, second.skipped) == (0, 0, 4)
         assert second.bytes_fetched == 0
@@ -144,10 +150,7 @@ class TestCrawl:
     async def test_page_limit_makes_the_listing_incomplete_and_deletes_nothing(
         self, bed: SyncBed, site: Site
     ) -> None:
-        build_site(site)
-        kb, src = await web_source(bed, site)
-        await bed.run(src.id)
-        await bed.finish_pipeline(kb.id)
+        kb, src = await crawled(bed, site)
         await bed.set_source(src.id, config={**src.config, "max_pages": 2})
         cut = await bed.run(src.id)
         assert cut.status == "done"
@@ -159,10 +162,7 @@ class TestCrawl:
     async def test_a_timed_out_page_makes_the_listing_incomplete(
         self, bed: SyncBed, site: Site
     ) -> None:
-        build_site(site)
-        kb, src = await web_source(bed, site, page_timeout_s=1)
-        await bed.run(src.id)
-        await bed.finish_pipeline(kb.id)
+        kb, src = await crawled(bed, site, page_timeout_s=1)
         site.pages["/a.html"] = Page(html("A", "<p>slow</p>"), delay_s=2.5)
         log = await bed.run(src.id)
         assert log.listing_complete is False
@@ -173,10 +173,7 @@ class TestCrawl:
     async def test_a_gone_page_is_deleted_after_a_complete_crawl(
         self, bed: SyncBed, site: Site
     ) -> None:
-        build_site(site)
-        kb, src = await web_source(bed, site)
-        await bed.run(src.id)
-        await bed.finish_pipeline(kb.id)
+        kb, src = await crawled(bed, site)
         del site.pages["/c.html"]
         log = await bed.run(src.id)
         assert log.listing_complete is True
