@@ -19,15 +19,13 @@ import logging
 import time
 import uuid
 
+import numpy as np
+import numpy.typing as npt
 from docproc_common.bus.delivery import Delivery
 from docproc_common.bus.outbox import enqueue
-from docproc_common.db.models import WriterKind
-from docproc_common.documents import (
-    fail_document,
-    lock_current_attempt,
-    retire_failed_attempts,
-    retire_replaced,
-)
+from docproc_common.bus.unit import AttemptUnit, Stale
+from docproc_common.db.models import KnowledgeBase, RagDocument, WriterKind
+from docproc_common.documents import fail_document, retire_failed_attempts, retire_replaced
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import AppError, InvalidInput
 from docproc_common.events import DocumentIndexed, DocumentParsed
@@ -41,6 +39,7 @@ from docproc_common.vectorstore import (
     table_exists,
     write_chunks,
 )
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_embedder import repository
 from docproc_embedder.bulk import BulkMode
@@ -66,6 +65,67 @@ class CollectionReservedError(InvalidInput):
         )
 
 
+async def write_index(
+    session: AsyncSession,
+    doc: RagDocument,
+    event: DocumentParsed,
+    kb_id: uuid.UUID,
+    chunks: list[str],
+    embeddings: npt.NDArray[np.float32],
+) -> DocumentIndexed | None:
+    """The index's writes, in its unit of work (``doc`` is the attempt's locked row): the chunk
+    set, the row ``done``, ``DocumentIndexed``. None when the base is gone or its name is
+    reserved by a teardown: the row turns ``error`` instead and no chunk is written."""
+    kb = await repository.share_lock_kb(session, kb_id)
+    if kb is None or await repository.reserved(session, event.collection_name):
+        error: InvalidInput = KnowledgeBaseGoneError() if kb is None else CollectionReservedError()
+        await fail_document(
+            session, event.document_id, event.attempt_id, Stage.INDEX, error, event.collection_name
+        )
+        DOCUMENTS.labels("index", "error").inc()
+        return None
+    if not await table_exists(session, event.collection_name):
+        await ensure_table(
+            session, event.collection_name, kb.embedding_dim, kb.text_search_config, kb.vector_type
+        )
+    stamp = ChunkStamp(
+        knowledge_base_id=kb.id,
+        organization_id=kb.organization_id,
+        tracking_id=doc.id,
+        source=doc.source,
+        document_type=doc.filetype,
+        organizational_unit=doc.organizational_unit,
+        document_date=doc.document_date,
+        source_path=doc.source_path,
+        filename=doc.filename,
+        content_hash=doc.content_hash,
+        writer_kind=doc.writer_kind or WriterKind.DOCUMENT,
+    )
+    vdid = vector_document_id(event)
+    replaced = doc.vector_document_id
+    written = await write_chunks(session, event.collection_name, vdid, chunks, embeddings, stamp)
+    if replaced is not None and replaced != vdid:
+        # a re-parse (reindex, retry): the set it replaces goes in the same
+        # transaction, so a search sees the old set or the new, never neither
+        await delete_documents(session, event.collection_name, [replaced])
+    await repository.complete(session, doc.id, vdid, written)
+    await retire_failed_attempts(session, doc.id)
+    await retire_replaced(session, doc)
+    out = DocumentIndexed(
+        document_id=doc.id,
+        collection_name=event.collection_name,
+        vector_document_id=vdid,
+        chunk_count=written,
+    )
+    await enqueue(session, out)
+    crash_point("embedder.in_transaction")
+    return out
+
+
+async def _kb_of(session: AsyncSession, doc: RagDocument) -> KnowledgeBase | None:
+    return await repository.kb_of(session, doc.knowledge_base_id) if doc.knowledge_base_id else None
+
+
 class EmbedderHandler:
     def __init__(self, runtime: Runtime, clients: EmbeddingClients) -> None:
         self._runtime = runtime
@@ -74,21 +134,14 @@ class EmbedderHandler:
 
     async def __call__(self, event: DocumentParsed, delivery: Delivery) -> None:
         runtime = self._runtime
-        async with runtime.sessionmaker() as session:
-            if await delivery.already_processed(session):
-                # a redelivery (the crash came after the commit): the chunk set is spent
-                await runtime.storage.delete(event.chunks_path)
-                return
-            doc = await lock_current_attempt(session, event.document_id, event.attempt_id)
-            if doc is None:
+        unit = AttemptUnit(runtime.sessionmaker, delivery, event.document_id, event.attempt_id)
+        kb = await unit.read(_kb_of)
+        if isinstance(kb, Stale):
+            # a redelivery after the commit, or a row gone meanwhile: the chunk set is spent
+            if kb is Stale.SUPERSEDED:
                 log.info("document %s is gone or superseded; nothing to embed", event.document_id)
-                await runtime.storage.delete(event.chunks_path)
-                return
-            kb = (
-                await repository.kb_of(session, doc.knowledge_base_id)
-                if doc.knowledge_base_id
-                else None
-            )
+            await runtime.storage.delete(event.chunks_path)
+            return
         if kb is None:
             await self._fail(event, delivery, KnowledgeBaseGoneError())
             return
@@ -107,76 +160,18 @@ class EmbedderHandler:
             raise
         await self.bulk.maybe_enter(event.collection_name, kb)
         started = time.perf_counter()
-        vdid = vector_document_id(event)
-        async with runtime.sessionmaker() as session, session.begin():
-            if not await delivery.claim(session):
-                return
-            doc = await lock_current_attempt(session, event.document_id, event.attempt_id)
-            if doc is None:
-                return  # deleted while indexing: the claim commits, no chunk is written
-            kb = await repository.share_lock_kb(session, kb.id)
-            if kb is None or await repository.reserved(session, event.collection_name):
-                error: InvalidInput = (
-                    KnowledgeBaseGoneError() if kb is None else CollectionReservedError()
-                )
-                await fail_document(
-                    session,
-                    event.document_id,
-                    event.attempt_id,
-                    Stage.INDEX,
-                    error,
-                    event.collection_name,
-                )
-                DOCUMENTS.labels("index", "error").inc()
-                return
-            if not await table_exists(session, event.collection_name):
-                await ensure_table(
-                    session,
-                    event.collection_name,
-                    kb.embedding_dim,
-                    kb.text_search_config,
-                    kb.vector_type,
-                )
-            stamp = ChunkStamp(
-                knowledge_base_id=kb.id,
-                organization_id=kb.organization_id,
-                tracking_id=doc.id,
-                source=doc.source,
-                document_type=doc.filetype,
-                organizational_unit=doc.organizational_unit,
-                document_date=doc.document_date,
-                source_path=doc.source_path,
-                filename=doc.filename,
-                content_hash=doc.content_hash,
-                writer_kind=doc.writer_kind or WriterKind.DOCUMENT,
-            )
-            replaced = doc.vector_document_id
-            written = await write_chunks(
-                session, event.collection_name, vdid, chunks, embeddings, stamp
-            )
-            if replaced is not None and replaced != vdid:
-                # a re-parse (reindex, retry): the set it replaces goes in the same
-                # transaction, so a search sees the old set or the new, never neither
-                await delete_documents(session, event.collection_name, [replaced])
-            await repository.complete(session, doc.id, vdid, written)
-            await retire_failed_attempts(session, doc.id)
-            await retire_replaced(session, doc)
-            await enqueue(
-                session,
-                DocumentIndexed(
-                    document_id=doc.id,
-                    collection_name=event.collection_name,
-                    vector_document_id=vdid,
-                    chunk_count=written,
-                ),
-            )
-            crash_point("embedder.in_transaction")
+        kb_id = kb.id
+        indexed = await unit.commit_attempt(
+            lambda s, doc: write_index(s, doc, event, kb_id, chunks, embeddings)
+        )
+        if indexed is None:
+            return  # processed already, deleted while indexing, or failed in the unit
         crash_point("embedder.after_commit")
         STAGE_SECONDS.labels("write").observe(time.perf_counter() - started)
         # The chunk set served its purpose (the vectors and the parsed text remain); a crash
         # before this line leaves it to the redelivery, which removes it.
         await runtime.storage.delete(event.chunks_path)
-        CHUNKS.inc(written)
+        CHUNKS.inc(indexed.chunk_count)
         DOCUMENTS.labels("index", "ok").inc()
 
     async def give_up(self, event: DocumentParsed, delivery: Delivery, exc: BaseException) -> None:
@@ -185,16 +180,10 @@ class EmbedderHandler:
         await self._fail(event, delivery, GaveUp(Stage.INDEX, exc, delivery.attempt))
 
     async def _fail(self, event: DocumentParsed, delivery: Delivery, exc: BaseException) -> None:
-        async with self._runtime.sessionmaker() as session, session.begin():
-            if not await delivery.claim(session):
-                return
-            await fail_document(
-                session,
-                event.document_id,
-                event.attempt_id,
-                Stage.INDEX,
-                exc,
-                event.collection_name,
-            )
+        unit = AttemptUnit(
+            self._runtime.sessionmaker, delivery, event.document_id, event.attempt_id
+        )
+        if await unit.commit_failure(Stage.INDEX, exc, event.collection_name) is None:
+            return
         await self._runtime.storage.delete(event.chunks_path)
         DOCUMENTS.labels("index", "error").inc()

@@ -33,7 +33,8 @@ from datetime import date
 from docproc_common import vault
 from docproc_common.bus.delivery import Delivery
 from docproc_common.bus.outbox import enqueue
-from docproc_common.documents import fail_document, lock_current_attempt
+from docproc_common.bus.unit import AttemptUnit, Stale
+from docproc_common.db.models import RagDocument
 from docproc_common.errors import AppError
 from docproc_common.events import DocumentAccepted, DocumentParsed
 from docproc_common.failures import GaveUp, Stage
@@ -42,6 +43,7 @@ from docproc_common.runtime import Runtime
 from docproc_common.splitters import Chunk, split_text
 from docproc_common.storage import AsyncStorage
 from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_parser import repository
 from docproc_parser.engine import errors
@@ -140,6 +142,30 @@ def page_map(
     ]
 
 
+async def record_parse(
+    session: AsyncSession, event: DocumentAccepted, parsed: ParsedChunks
+) -> DocumentParsed:
+    """The parse's writes, in its unit of work: the row records it, ``DocumentParsed`` is queued."""
+    await repository.record_parsed(
+        session, event.document_id, parsed_key(event), parsed.document_date, parsed.page_map
+    )
+    out = DocumentParsed(
+        document_id=event.document_id,
+        attempt_id=event.attempt_id,
+        collection_name=event.collection_name,
+        knowledge_base_id=event.knowledge_base_id,
+        chunks_path=chunks_key(event),
+        parsed_path=parsed_key(event),
+        chunk_count=len(parsed.chunks),
+    )
+    await enqueue(session, out)
+    return out
+
+
+async def _organization_of(_session: AsyncSession, row: RagDocument) -> str | None:
+    return row.organization_id
+
+
 class ParserHandler:
     def __init__(self, runtime: Runtime, processor: DocumentProcessor) -> None:
         self._runtime = runtime
@@ -147,16 +173,15 @@ class ParserHandler:
 
     async def __call__(self, event: DocumentAccepted, delivery: Delivery) -> None:
         runtime = self._runtime
-        async with runtime.sessionmaker() as session:
-            if await delivery.already_processed(session):
-                return
-            row = await lock_current_attempt(session, event.document_id, event.attempt_id)
-            if row is None:
-                log.info("document %s is gone or superseded; nothing to parse", event.document_id)
-                if event.staged:  # a sync's temporary copy nobody will read any more
-                    await runtime.storage.delete(event.storage_path)
-                return
-            organization_id = row.organization_id
+        unit = AttemptUnit(runtime.sessionmaker, delivery, event.document_id, event.attempt_id)
+        organization_id = await unit.read(_organization_of)
+        if organization_id is Stale.PROCESSED:
+            return
+        if organization_id is Stale.SUPERSEDED:
+            log.info("document %s is gone or superseded; nothing to parse", event.document_id)
+            if event.staged:  # a sync's temporary copy nobody will read any more
+                await runtime.storage.delete(event.storage_path)
+            return
         try:
             parsed = await self._parse(event, organization_id)
         except (AppError, ValidationError) as exc:
@@ -170,30 +195,8 @@ class ParserHandler:
         await runtime.storage.put(
             chunks_key(event), json.dumps(parsed.chunks).encode(), "application/json"
         )
-        async with runtime.sessionmaker() as session, session.begin():
-            if not await delivery.claim(session):
-                return
-            if await lock_current_attempt(session, event.document_id, event.attempt_id) is None:
-                return
-            await repository.record_parsed(
-                session,
-                event.document_id,
-                parsed_key(event),
-                parsed.document_date,
-                parsed.page_map,
-            )
-            await enqueue(
-                session,
-                DocumentParsed(
-                    document_id=event.document_id,
-                    attempt_id=event.attempt_id,
-                    collection_name=event.collection_name,
-                    knowledge_base_id=event.knowledge_base_id,
-                    chunks_path=chunks_key(event),
-                    parsed_path=parsed_key(event),
-                    chunk_count=len(parsed.chunks),
-                ),
-            )
+        if await unit.commit_attempt(lambda s, _row: record_parse(s, event, parsed)) is None:
+            return
         await self._drop_staged(event)
         if parsed.pages:
             PAGES.inc(parsed.pages)
@@ -280,16 +283,10 @@ class ParserHandler:
             await self._fail(event, delivery, GaveUp(Stage.PARSE, exc, delivery.attempt))
 
     async def _fail(self, event: DocumentAccepted, delivery: Delivery, exc: BaseException) -> None:
-        async with self._runtime.sessionmaker() as session, session.begin():
-            if not await delivery.claim(session):
-                return
-            await fail_document(
-                session,
-                event.document_id,
-                event.attempt_id,
-                Stage.PARSE,
-                exc,
-                event.collection_name,
-            )
+        unit = AttemptUnit(
+            self._runtime.sessionmaker, delivery, event.document_id, event.attempt_id
+        )
+        if await unit.commit_failure(Stage.PARSE, exc, event.collection_name) is None:
+            return
         await self._drop_staged(event)
         DOCUMENTS.labels("parse", "error").inc()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 
 from docproc_common.bus.delivery import Delivery
+from docproc_common.bus.unit import Unit
 from docproc_common.connectors.settings import SyncSettings
 from docproc_common.events import SyncRequested
 from docproc_common.runtime import Runtime
@@ -28,23 +29,21 @@ class SyncHandler:
         self._settings = settings
 
     async def __call__(self, event: SyncRequested, delivery: Delivery) -> None:
-        runtime = self._runtime
-        async with runtime.sessionmaker() as session:
-            if await delivery.already_processed(session):
-                return
+        unit = Unit(self._runtime.sessionmaker, delivery)
+        if await unit.processed():
+            return
         if event.source_id is None:
-            async with runtime.sessionmaker() as session, session.begin():
-                if not await delivery.claim(session):
-                    return
-                await repository.finish_log(
-                    session,
+            await unit.commit(
+                lambda s: repository.finish_log(
+                    s,
                     event.sync_log_id,
                     "error",
                     error_message="A sync run names its source; this request named none",
                 )
+            )
             return
         status = await run_source(
-            runtime,
+            self._runtime,
             self._settings,
             event.source_id,
             event.sync_log_id,
