@@ -11,10 +11,46 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_common.bus.outbox import enqueue
 from docproc_common.db.models import DocumentStatus, RagDocument, RagDocumentClaim
-from docproc_common.events import DocumentDeleted, DocumentFailed
+from docproc_common.events import DocumentAccepted, DocumentDeleted, DocumentFailed
 from docproc_common.failures import Stage, failure_message
 
 log = logging.getLogger(__name__)
+
+
+async def accept_document(
+    session: AsyncSession, doc: RagDocument, *, staged_path: str | None = None
+) -> None:
+    """Queue a new attempt of ``doc`` (a new row, or a stored one retried or reindexed):
+    ``processing`` under a fresh attempt id, and its ``DocumentAccepted``, in the caller's
+    transaction. An earlier attempt still in flight stops at its next stage
+    (``lock_current_attempt``); the chunks ``doc`` has keep serving searches until the
+    embedder replaces them in one transaction.
+
+    The parser reads the stored original (``doc.storage_path``), or ``staged_path``: a
+    synced file's temporary copy, which the parser deletes once the attempt is settled.
+    """
+    storage_path = staged_path or doc.storage_path
+    assert storage_path is not None, "an attempt reads a stored original or a staged copy"
+    doc.attempt_id = uuid.uuid4()
+    doc.status = DocumentStatus.PROCESSING
+    doc.error_message = None
+    doc.completed_at = None
+    session.add(doc)
+    await session.flush()
+    await enqueue(
+        session,
+        DocumentAccepted(
+            document_id=doc.id,
+            attempt_id=doc.attempt_id,
+            collection_name=doc.collection_name,
+            knowledge_base_id=doc.knowledge_base_id,
+            storage_path=storage_path,
+            filename=doc.filename,
+            filetype=doc.filetype,
+            ingestion_config=doc.ingestion_config,
+            staged=staged_path is not None,
+        ),
+    )
 
 
 async def lock_current_attempt(

@@ -47,8 +47,9 @@ from docproc_common.connectors.remote_names import last_component
 from docproc_common.connectors.runs import open_run, queue_run
 from docproc_common.connectors.settings import SyncSettings
 from docproc_common.db.models import DocumentStatus, RagDocument
+from docproc_common.documents import accept_document
 from docproc_common.errors import InvalidInput
-from docproc_common.events import DocumentAccepted, SyncRequested
+from docproc_common.events import SyncRequested
 from docproc_common.formats import check_supported, extension_of
 from docproc_common.ingestion import IngestionConfig
 from docproc_common.runtime import Runtime
@@ -437,32 +438,8 @@ class SyncRun:
                 live = claim.document_id
                 if live is None and existing is not None and existing.status == DocumentStatus.DONE:
                     live = existing.id  # adopted: retired once the replacement is done
-                attempt = uuid.uuid4()
-                doc = self._row(
-                    remote,
-                    label,
-                    ext,
-                    filesize=len(data),
-                    status=DocumentStatus.PROCESSING,
-                    content_hash=digest,
-                    attempt_id=attempt,
-                )
-                s.add(doc)
-                await s.flush()
-                await enqueue(
-                    s,
-                    DocumentAccepted(
-                        document_id=doc.id,
-                        attempt_id=attempt,
-                        collection_name=self.t.collection,
-                        knowledge_base_id=self.t.kb_id,
-                        storage_path=staged,
-                        filename=doc.filename,
-                        filetype=ext,
-                        ingestion_config=doc.ingestion_config,
-                        staged=True,
-                    ),
-                )
+                doc = self._row(remote, label, ext, filesize=len(data), content_hash=digest)
+                await accept_document(s, doc, staged_path=staged)
                 retire = await self._repoint(
                     s, claim, remote, doc.id, live, look_back=existing is not None
                 )

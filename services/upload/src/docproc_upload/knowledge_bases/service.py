@@ -28,6 +28,7 @@ from docproc_common.db.models import (
     Scope,
 )
 from docproc_common.db.vector_tables import validate_collection_name
+from docproc_common.documents import accept_document
 from docproc_common.errors import (
     CollectionNotFound,
     Conflict,
@@ -60,7 +61,6 @@ from docproc_upload.knowledge_bases.schemas import (
     ReindexOut,
 )
 from docproc_upload.rag_documents import repository as documents
-from docproc_upload.rag_documents.service import dispatch_attempt
 from docproc_upload.sync_sources.repository import deactivate_sources_for_kb
 
 
@@ -507,7 +507,7 @@ async def reindex_kb(session: AsyncSession, principal: Principal, kb_id: uuid.UU
             unsupported += 1
             continue
         doc.ingestion_config = stored
-        await dispatch_attempt(session, doc)
+        await accept_document(session, doc)
         queued += 1
     await record(
         session,

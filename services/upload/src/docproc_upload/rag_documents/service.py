@@ -34,6 +34,7 @@ from docproc_common.auth import Principal
 from docproc_common.bus.outbox import enqueue
 from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.db.vector_tables import validate_collection_name
+from docproc_common.documents import accept_document
 from docproc_common.errors import (
     CollectionNotFound,
     Conflict,
@@ -42,7 +43,7 @@ from docproc_common.errors import (
     NotFound,
     PayloadTooLarge,
 )
-from docproc_common.events import DocumentAccepted, DocumentDeleted
+from docproc_common.events import DocumentDeleted
 from docproc_common.formats import (
     BUILTIN_FORMATS,
     check_supported,
@@ -211,7 +212,6 @@ async def accept_upload(
     With ``replace`` the row is marked to retire the earlier documents of its name in the
     base once it is ``done`` (the embedder's completion, ``documents.retire_replaced``).
     """
-    attempt = uuid.uuid4()
     doc = RagDocument(
         id=document_id,
         collection_name=intake.collection_name,
@@ -221,30 +221,14 @@ async def accept_upload(
         filename=incoming.filename[:1024],
         filesize=len(incoming.data),
         filetype=intake.filetype,
-        status=DocumentStatus.PROCESSING,
         storage_path=storage_path,
         source="upload",
         organizational_unit=intake.organizational_unit,
         document_date=intake.document_date,
         ingestion_config=intake.config.model_dump(mode="json"),
-        attempt_id=attempt,
         replace_by_name=replace,
     )
-    session.add(doc)
-    await session.flush()
-    await enqueue(
-        session,
-        DocumentAccepted(
-            document_id=doc.id,
-            attempt_id=attempt,
-            collection_name=intake.collection_name,
-            knowledge_base_id=intake.kb_id,
-            storage_path=storage_path,
-            filename=doc.filename,
-            filetype=intake.filetype,
-            ingestion_config=doc.ingestion_config,
-        ),
-    )
+    await accept_document(session, doc)
     return ingest_answer(intake, incoming, document_id)
 
 
@@ -371,33 +355,6 @@ async def delete_document(
     )
 
 
-async def dispatch_attempt(session: AsyncSession, doc: RagDocument) -> None:
-    """A new attempt of ``doc`` from its stored original, queued in the caller's transaction.
-
-    An earlier attempt still in flight stops at its next stage (``lock_current_attempt``).
-    The chunks ``doc`` has keep serving searches: the embedder writes the new set and
-    removes them in one transaction.
-    """
-    assert doc.storage_path is not None
-    doc.attempt_id = uuid.uuid4()
-    doc.status = DocumentStatus.PROCESSING
-    doc.error_message = None
-    doc.completed_at = None
-    await enqueue(
-        session,
-        DocumentAccepted(
-            document_id=doc.id,
-            attempt_id=doc.attempt_id,
-            collection_name=doc.collection_name,
-            knowledge_base_id=doc.knowledge_base_id,
-            storage_path=doc.storage_path,
-            filename=doc.filename,
-            filetype=doc.filetype,
-            ingestion_config=doc.ingestion_config,
-        ),
-    )
-
-
 async def retry_document(
     session: AsyncSession, principal: Principal, document_id: uuid.UUID
 ) -> DocumentOut:
@@ -412,8 +369,7 @@ async def retry_document(
         )
     if await knowledge_bases.is_reserved(session, doc.collection_name):
         raise Conflict("The collection is being deleted; the retry was not queued")
-    await dispatch_attempt(session, doc)
-    await session.flush()
+    await accept_document(session, doc)
     return document_out(doc)
 
 
