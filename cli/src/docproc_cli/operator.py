@@ -33,14 +33,12 @@ from typing import Any
 
 from docproc_common import bulkload
 from docproc_common.auth import EDIT, VIEW, Principal
-from docproc_common.bus.outbox import enqueue
 from docproc_common.connectors.config import check_config
 from docproc_common.connectors.errors import ConnectorError
 from docproc_common.connectors.remote_names import last_component
 from docproc_common.connectors.settings import SyncSettings
 from docproc_common.connectors.specs.gdrive import GoogleDriveConfig
 from docproc_common.db.models import (
-    CollectionTeardown,
     DocumentStatus,
     KnowledgeBase,
     RagDocument,
@@ -51,10 +49,10 @@ from docproc_common.db.vector_tables import (
     validate_collection_name,
     vector_table_name,
 )
+from docproc_common.documents import reserve_teardown
 from docproc_common.embedding.catalog import catalog
 from docproc_common.embedding.client import EmbeddingClients, EmbeddingTarget
 from docproc_common.errors import Conflict, FieldError, InvalidInput
-from docproc_common.events import CollectionDeleted
 from docproc_common.formats import check_supported, extension_of
 from docproc_common.ingestion import IngestionConfig
 from docproc_common.runtime import Runtime
@@ -446,16 +444,7 @@ async def _drop_unowned(session: AsyncSession, collection: str) -> str:
         ).scalars()
     )
     await session.execute(delete(RagDocument).where(RagDocument.collection_name == collection))
-    reservation = CollectionTeardown(
-        collection_name=collection,
-        drop_table=True,
-        storage_paths=[p for d in rows for p in (d.storage_path, d.parsed_path) if p],
-    )
-    session.add(reservation)
-    await session.flush()
-    await enqueue(
-        session, CollectionDeleted(teardown_id=reservation.id, collection_name=collection)
-    )
+    await reserve_teardown(session, collection, rows, drop_table=True)
     return f"removed {len(rows)} document rows; the table is dropped by the teardown service"
 
 

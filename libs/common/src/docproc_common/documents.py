@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from sqlalchemy import ColumnElement, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_common.bus.outbox import enqueue
-from docproc_common.db.models import DocumentStatus, RagDocument, RagDocumentClaim
-from docproc_common.events import DocumentAccepted, DocumentDeleted, DocumentFailed
+from docproc_common.db.models import (
+    CollectionTeardown,
+    DocumentStatus,
+    RagDocument,
+    RagDocumentClaim,
+)
+from docproc_common.events import (
+    CollectionDeleted,
+    DocumentAccepted,
+    DocumentDeleted,
+    DocumentFailed,
+)
 from docproc_common.failures import Stage, failure_message
 
 log = logging.getLogger(__name__)
@@ -194,10 +204,41 @@ async def delete_unclaimed(session: AsyncSession, ids: Iterable[uuid.UUID]) -> i
             DocumentDeleted(
                 collection_name=collection,
                 vector_document_ids=[d.vector_document_id for d in docs_of if d.vector_document_id],
-                storage_paths=[p for d in docs_of for p in (d.storage_path, d.parsed_path) if p],
+                storage_paths=document_files(docs_of),
             ),
         )
     return len(gone)
+
+
+def document_files(docs: Sequence[RagDocument]) -> list[str]:
+    """The stored files of ``docs``: each one's original (if kept) and its parsed text."""
+    return [p for d in docs for p in (d.storage_path, d.parsed_path) if p]
+
+
+async def reserve_teardown(
+    session: AsyncSession,
+    name: str,
+    docs: Sequence[RagDocument],
+    *,
+    drop_table: bool,
+    knowledge_base_id: uuid.UUID | None = None,
+) -> None:
+    """Reserve ``name`` for a teardown of ``docs`` (their rows already deleted), in the caller's
+    transaction, with its ``CollectionDeleted``: the teardown service removes their files, then
+    the name's table (``drop_table``) or, when it stays, their chunks and ``knowledge_base_id``'s,
+    and releases the name. A new upload or a write to the name is refused until then."""
+    reservation = CollectionTeardown(
+        collection_name=name,
+        knowledge_base_id=knowledge_base_id,
+        drop_table=drop_table,
+        storage_paths=document_files(docs),
+        vector_document_ids=[]
+        if drop_table
+        else [str(d.vector_document_id) for d in docs if d.vector_document_id],
+    )
+    session.add(reservation)
+    await session.flush()
+    await enqueue(session, CollectionDeleted(teardown_id=reservation.id, collection_name=name))
 
 
 async def retire_replaced(session: AsyncSession, doc: RagDocument) -> int:

@@ -18,17 +18,15 @@ from dataclasses import dataclass
 from docproc_common.access import Access, resolve_kb
 from docproc_common.auth import EDIT, Principal
 from docproc_common.bulkload import index_state
-from docproc_common.bus.outbox import enqueue
 from docproc_common.db.models import (
     CollectionGrant,
-    CollectionTeardown,
     DocumentStatus,
     KnowledgeBase,
     RagDocument,
     Scope,
 )
 from docproc_common.db.vector_tables import validate_collection_name
-from docproc_common.documents import accept_document
+from docproc_common.documents import accept_document, reserve_teardown
 from docproc_common.errors import (
     CollectionNotFound,
     Conflict,
@@ -37,7 +35,6 @@ from docproc_common.errors import (
     InvalidInput,
     NotFound,
 )
-from docproc_common.events import CollectionDeleted
 from docproc_common.formats import check_supported
 from docproc_common.ingestion import ROOT, IngestionConfig, merge_config
 from docproc_common.settings import Settings
@@ -317,10 +314,6 @@ async def ingestion_status(
     return await status_for(session, kb.collection_name, [kb])
 
 
-def _files(docs: Sequence[RagDocument]) -> list[str]:
-    return [p for d in docs for p in (d.storage_path, d.parsed_path) if p]
-
-
 @dataclass(frozen=True, slots=True)
 class Unfiled:
     """The unfiled content (rows and chunks no knowledge base owns) some bases take with them.
@@ -347,17 +340,6 @@ class Unfiled:
         if doc.organization_id is None:
             return self.operator and documents.is_operator_row(doc)
         return doc.organization_id in self.organization_ids
-
-
-def _purge(name: str, kb_id: uuid.UUID | None, docs: Sequence[RagDocument]) -> CollectionTeardown:
-    """A teardown that keeps the table: these documents' chunks and files go (and ``kb_id``'s)."""
-    return CollectionTeardown(
-        collection_name=name,
-        knowledge_base_id=kb_id,
-        drop_table=False,
-        storage_paths=_files(docs),
-        vector_document_ids=[str(d.vector_document_id) for d in docs if d.vector_document_id],
-    )
 
 
 async def tear_down(
@@ -404,19 +386,15 @@ async def tear_down(
         )
     )
     if drops_table:
-        reservations = [
-            CollectionTeardown(collection_name=name, drop_table=True, storage_paths=_files(docs))
-        ]
-    else:
-        reservations = [
-            _purge(name, kb.id, [d for d in own if d.knowledge_base_id == kb.id]) for kb in kbs
-        ]
+        await reserve_teardown(session, name, docs, drop_table=True)
+    else:  # the table stays: each base's documents and chunks go, and the unfiled ones taken
+        for kb in kbs:
+            kb_docs = [d for d in own if d.knowledge_base_id == kb.id]
+            await reserve_teardown(
+                session, name, kb_docs, drop_table=False, knowledge_base_id=kb.id
+            )
         if unfiled:
-            reservations.append(_purge(name, None, unfiled))
-    session.add_all(reservations)
-    await session.flush()
-    for reservation in reservations:
-        await enqueue(session, CollectionDeleted(teardown_id=reservation.id, collection_name=name))
+            await reserve_teardown(session, name, unfiled, drop_table=False)
     for kb in kbs:
         await record(
             session,
