@@ -1,4 +1,5 @@
-"""Retiring earlier failed attempts: by address, error rows only, in the row's own scope."""
+"""Retiring earlier failed attempts: by address, error rows only, in the row's own scope; and a
+stage's unit of work (``bus.unit``): claimed once, written only for the current attempt."""
 
 from __future__ import annotations
 
@@ -6,13 +7,16 @@ import uuid
 from collections.abc import AsyncIterator
 
 import pytest
+from docproc_common.bus.delivery import Delivery
+from docproc_common.bus.unit import AttemptUnit, Stale
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.documents import fail_document
 from docproc_common.failures import Stage
 from docproc_common.settings import DatabaseSettings
 from docproc_testing.db import create_test_database
-from sqlalchemy import select
+from sqlalchemy import func, select, text
+from sqlalchemy.ext.asyncio import AsyncSession
 
 pytestmark = pytest.mark.integration
 
@@ -81,3 +85,37 @@ async def test_the_first_failure_recorded_keeps_the_row(sessionmaker: object) ->
         stored = await s.get(RagDocument, doc.id)
     assert stored is not None
     assert "(KeyError)" in (stored.error_message or "")
+
+
+async def test_a_unit_writes_the_current_attempt_once(sessionmaker: object) -> None:
+    doc = row(None, None, DocumentStatus.PROCESSING)
+    async with sessionmaker() as s, s.begin():  # type: ignore[operator]
+        s.add(doc)
+    assert doc.attempt_id is not None
+    delivery = Delivery("test", "t", uuid.uuid4(), 1)
+    unit = AttemptUnit(sessionmaker, delivery, doc.id, doc.attempt_id)  # type: ignore[arg-type]
+    writes: list[uuid.UUID] = []
+
+    async def write(_s: AsyncSession, locked: RagDocument) -> str:
+        writes.append(locked.id)
+        locked.chunk_count = len(writes)
+        return "written"
+
+    async def filename(_s: AsyncSession, locked: RagDocument) -> str:
+        return locked.filename
+
+    assert await unit.read(filename) == "readme.md"
+    assert await unit.commit_attempt(write) == "written"
+    assert await unit.read(filename) is Stale.PROCESSED
+    assert await unit.commit_attempt(write) is None  # a redelivery writes nothing
+    retried = AttemptUnit(
+        sessionmaker, Delivery("test", "t", uuid.uuid4(), 1), doc.id, uuid.uuid4()
+    )  # type: ignore[arg-type]
+    assert await retried.read(filename) is Stale.SUPERSEDED
+    assert await retried.commit_attempt(write) is None  # another attempt: only the claim commits
+    async with sessionmaker() as s:  # type: ignore[operator]
+        stored = await s.get(RagDocument, doc.id)
+        claims = await s.scalar(select(func.count()).select_from(text("processed_events")))
+    assert writes == [doc.id]
+    assert stored is not None and stored.chunk_count == 1
+    assert claims == 2
