@@ -128,13 +128,13 @@ async def test_a_repeated_search_is_one_statement_with_its_own_settings(
 
 
 async def test_the_hnsw_statement_runs_under_its_settings(engine: AsyncEngine) -> None:
-    """A filter keeping ~27% of the rows: ef_search 40 is enough candidates on average, but
-    the first 40 alone often hold fewer than 10 matches; the iterative scan the statement
+    """A filter keeping ~10% of the rows: ef_search 100 is enough candidates on average, but
+    the first 100 alone often hold fewer than 10 matches; the iterative scan the statement
     turns on fills every page from the index, so the exact scan never has to complete one."""
     name = f"edge_{uuid.uuid4().hex[:8]}"
     rows = EXACT_BELOW_ROWS + 3000
-    await fill(engine, name, rows, tagged_share=0.27)
-    assert ef_search_for(rows, 10, 0.27 * rows) == 40
+    await fill(engine, name, rows, tagged_share=0.1)
+    assert ef_search_for(rows, 10, 0.1 * rows) == 100
     assert ef_search_for(rows, 10, 0.01 * rows) == 400  # a 1% filter looks further
     assert ef_search_for(rows, 60) == 120
     statements = Statements(engine)
