@@ -64,6 +64,7 @@ from docproc_common.vectorstore import (
     add_keyword_index,
     delete_documents,
     ensure_table,
+    lock_for_writing,
     table_exists,
     write_chunks,
 )
@@ -543,6 +544,7 @@ async def confirm_operator(runtime: Runtime, collection: str) -> tuple[int, int]
         chunks = 0
         if await table_exists(session, collection):
             table = vector_table_name(collection)
+            await lock_for_writing(session, collection)  # no fold moves a row meanwhile
             result = await session.execute(
                 text(
                     f"UPDATE {table} SET writer_kind = 'operator' WHERE id IN ("
