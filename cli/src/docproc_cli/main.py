@@ -16,7 +16,7 @@ import typer
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import AppError
-from docproc_common.formats import supported_formats
+from docproc_common.formats import BUILTIN_FORMATS, PARSER_FORMATS
 from docproc_common.observability import configure_logging
 from docproc_common.runtime import Runtime
 from docproc_common.settings import get_settings
@@ -147,7 +147,7 @@ def ingest(
 ) -> None:
     """Upload files (folders recursively) into a collection and show indexing progress."""
     files = _files(paths)
-    formats = supported_formats("pymupdf")
+    formats = BUILTIN_FORMATS | PARSER_FORMATS["pymupdf"]
     with _operator_client(url) as client:
         kb = _knowledge_base(client, collection)
         columns = (

@@ -53,7 +53,7 @@ from docproc_common.documents import reserve_teardown
 from docproc_common.embedding.catalog import catalog
 from docproc_common.embedding.client import EmbeddingClients, EmbeddingTarget
 from docproc_common.errors import Conflict, FieldError, InvalidInput
-from docproc_common.formats import check_supported, extension_of
+from docproc_common.formats import Capabilities, check_supported, extension_of
 from docproc_common.ingestion import IngestionConfig
 from docproc_common.runtime import Runtime
 from docproc_common.splitters import split_text
@@ -159,11 +159,12 @@ async def ingest_operator_files(
     text_search_config = _text_search_config(kbs)
     vector_type = kbs[0].vector_type if kbs else DEFAULT_VECTOR_TYPE
     config = IngestionConfig()
+    capabilities = Capabilities.declared(runtime.settings.formats)
     ingested = failed = 0
     for file in files:
         path = file.path
         try:
-            check_supported(file.name, config.parser)
+            check_supported(file.name, config.parser, capabilities)
         except InvalidInput:
             progress(file, "skipped: unsupported type")
             continue
@@ -260,6 +261,7 @@ async def rag_sync_gdrive(
     connector = GoogleDriveConnector(checked, credentials, options)
     ingested = failed = 0
     parser = IngestionConfig().parser
+    capabilities = Capabilities.declared(runtime.settings.formats)
     try:
         listing = await connector.list_files()
         if not listing.complete:
@@ -268,7 +270,7 @@ async def rag_sync_gdrive(
             for n, remote in enumerate(sorted(listing.files, key=lambda f: f.address)):
                 try:
                     name = last_component(remote.name)
-                    check_supported(name, parser)
+                    check_supported(name, parser, capabilities)
                 except (ConnectorError, InvalidInput) as exc:
                     reason = exc.message if isinstance(exc, ConnectorError) else "unsupported type"
                     progress(remote.address, f"skipped: {reason}")

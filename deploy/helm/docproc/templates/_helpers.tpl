@@ -258,6 +258,9 @@ LIMITS__MAX_UPLOAD_SIZE_MB: {{ $c.limits.maxUploadSizeMb | quote }}
 CHAT_MAX_UPLOAD_SIZE_MB: {{ $c.limits.chatMaxUploadSizeMb | quote }}
 LIMITS__FILE_IO_MAX_WORKERS: {{ $c.limits.fileIoMaxWorkers | quote }}
 STUCK_AFTER_MINUTES: {{ $c.stuckAfterMinutes | quote }}
+{{- /* the parser's fact, read by upload and sync, checked by the parser's readiness */}}
+FORMATS__LITEPARSE: {{ $c.parserFormats.liteparse | quote }}
+FORMATS__OFFICE: {{ $c.parserFormats.office | toJson | quote }}
 {{- with $c.otel.endpoint }}
 OTEL__EXPORTER_OTLP_ENDPOINT: {{ . | quote }}
 {{- end }}

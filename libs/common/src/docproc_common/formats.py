@@ -17,7 +17,10 @@ liteparse       ``.pdf``, images; office formats through LibreOffice   LibreOffi
 llamaparse      ``.pdf``, office, ``.epub``, ``.html``, images (cloud)  the org's vault key
 ==============  =====================================================  =====================
 
-The parsers themselves are the parser service's (``docproc_parser.engine``).
+The parsers themselves are the parser service's (``docproc_parser.engine``), and so is
+what they can read here: every caller routes by ``Capabilities.declared(settings.formats)``,
+the value the chart renders from the parser's image into every service; only the parser
+probes its own machine (``Capabilities.detect``) and is not ready while the two disagree.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from functools import cache
 
 from docproc_common.errors import FieldError, InvalidInput
 from docproc_common.ingestion import Parser
+from docproc_common.settings import FormatSettings
 
 #: Read by LiteParse natively (PDFium, or decoded and OCR'd as an image).
 LITEPARSE_NATIVE_FORMATS = frozenset(
@@ -99,7 +103,31 @@ class Capabilities:
 
     @classmethod
     def detect(cls) -> Capabilities:
+        """What this machine has: the parser's own probe (and a part left undeclared)."""
         return _detected()
+
+    @classmethod
+    def declared(cls, settings: FormatSettings) -> Capabilities:
+        """What the parser has, as the deployment declares it; a part not declared is
+        probed here (where the parser runs in this process)."""
+        liteparse = settings.liteparse
+        office = settings.office
+        return cls(
+            liteparse=liteparse_installed() if liteparse is None else liteparse,
+            office=office_components() if office is None else frozenset(office),
+        )
+
+    def disagreement(self, actual: Capabilities) -> str | None:
+        """Why ``actual`` (the parser's probe) is not what was declared, or None."""
+        wrong = []
+        if self.liteparse != actual.liteparse:
+            wrong.append(f"liteparse declared {self.liteparse}, installed {actual.liteparse}")
+        if self.office != actual.office:
+            wrong.append(
+                f"LibreOffice components declared {sorted(self.office)}, "
+                f"installed {sorted(actual.office)}"
+            )
+        return "; ".join(wrong) or None
 
 
 @cache
@@ -107,9 +135,8 @@ def _detected() -> Capabilities:
     return Capabilities(liteparse=liteparse_installed(), office=office_components())
 
 
-def unavailable_formats(parser: str, capabilities: Capabilities | None = None) -> dict[str, str]:
-    """Formats the parser reads in general but not on this machine, with the reason."""
-    caps = capabilities or Capabilities.detect()
+def unavailable_formats(parser: str, caps: Capabilities) -> dict[str, str]:
+    """Formats the parser reads in general but not where it runs, with the reason."""
     if parser != "liteparse":
         return {}
     if not caps.liteparse:
@@ -130,8 +157,8 @@ def unavailable_formats(parser: str, capabilities: Capabilities | None = None) -
     return missing
 
 
-def supported_formats(parser: str, capabilities: Capabilities | None = None) -> frozenset[str]:
-    """Every extension (no dot) a collection on ``parser`` can ingest on this machine."""
+def supported_formats(parser: str, capabilities: Capabilities) -> frozenset[str]:
+    """Every extension (no dot) a collection on ``parser`` can ingest."""
     routable = (
         PARSER_FORMATS.get(parser, frozenset()) - unavailable_formats(parser, capabilities).keys()
     )
@@ -146,7 +173,7 @@ def extension_of(filename: str) -> str:
     return ext if dot and stem else ""
 
 
-def check_supported(filename: str, parser: str, capabilities: Capabilities | None = None) -> str:
+def check_supported(filename: str, parser: str, capabilities: Capabilities) -> str:
     """The file's extension if the collection's parser routes it here; a 400 naming the type otherwise."""
     ext = extension_of(filename)
     shown = f".{ext}" if ext else "a file without an extension"

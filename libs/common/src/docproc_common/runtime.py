@@ -86,6 +86,8 @@ class ServiceSpec:
     routers: Sequence[APIRouter] = ()
     middleware: Sequence[tuple[Any, dict[str, Any]]] = ()
     on_shutdown: Sequence[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    #: The service's own readiness checks, beside the database, schema and Kafka ones.
+    checks: Sequence[ReadinessCheck] = ()
     #: Events its consumer handles at once (see ``bus.kafka``, ``bus.embedded``); above 1
     #: its handlers must be correct when events overlap, two of one key included.
     concurrency: int = 1
@@ -192,7 +194,12 @@ def build_app(
     app = create_app(
         title=title,
         routers=[r for spec in specs for r in spec.routers],
-        checks=[_database_check(runtime), _schema_check(runtime), *checks],
+        checks=[
+            _database_check(runtime),
+            _schema_check(runtime),
+            *checks,
+            *(c for spec in specs for c in spec.checks),
+        ],
     )
     for spec in specs:
         for cls, options in spec.middleware:

@@ -134,6 +134,19 @@ def decode_master_key(value: str) -> bytes:
     return decoded
 
 
+class FormatSettings(BaseModel):
+    """What the parser service can read: the parser's fact, not a probe of the machine that
+    asks (docs/decisions/0004-parser-capabilities.md). The chart renders one value into every
+    service (``FORMATS__LITEPARSE``, ``FORMATS__OFFICE``), so the upload API and sync refuse
+    by it, and the parser is not ready while its own machine disagrees. Unset, a part is
+    probed where it is read: right only where the parser runs too (``docproc dev``, the CLI)."""
+
+    #: Whether the parser has LiteParse.
+    liteparse: bool | None = None
+    #: The LibreOffice components the parser has (JSON list); ``[]``: no LibreOffice.
+    office: frozenset[Literal["writer", "calc", "impress"]] | None = None
+
+
 class LimitSettings(BaseModel):
     max_upload_size_mb: int = 50
     chat_max_upload_size_mb: int = 10
@@ -278,6 +291,7 @@ class Settings(BaseSettings):
     auth: AuthSettings = AuthSettings()
     vault: VaultSettings = VaultSettings()
     limits: LimitSettings = LimitSettings()
+    formats: FormatSettings = FormatSettings()
     embedder: EmbedderSettings = EmbedderSettings()
     otel: OtelSettings = OtelSettings()
     http: HttpSettings = HttpSettings()

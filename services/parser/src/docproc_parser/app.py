@@ -8,6 +8,8 @@ import logging
 import httpx
 from docproc_common.bus.delivery import Subscription
 from docproc_common.events import DocumentAccepted
+from docproc_common.formats import Capabilities
+from docproc_common.http import ReadinessCheck
 from docproc_common.runtime import Runtime, ServiceSpec
 
 from docproc_parser.engine.processor import DocumentProcessor, ProcessorOptions, parse_isolation
@@ -38,6 +40,25 @@ def processor_for(settings: ParserSettings) -> DocumentProcessor:
     return DocumentProcessor(isolation, http, options)
 
 
+class CapabilitiesDisagree(RuntimeError):
+    """What the deployment says the parser reads is not what this machine has."""
+
+
+def capabilities_check(declared: Capabilities, actual: Capabilities) -> ReadinessCheck:
+    """Not ready while ``FORMATS__*`` (what the API and sync refuse by) disagrees with what
+    this parser really has: an upload accepted there would fail here, or a file this parser
+    reads would be refused there (docs/decisions/0004-parser-capabilities.md)."""
+    why = declared.disagreement(actual)
+    if why is not None:
+        log.error("the parser's declared formats are not this machine's: %s", why)
+
+    async def parser_capabilities() -> None:
+        if why is not None:
+            raise CapabilitiesDisagree(why)
+
+    return parser_capabilities
+
+
 def build(runtime: Runtime, settings: ParserSettings | None = None) -> ServiceSpec:
     processor = processor_for(settings or ParserSettings())
 
@@ -57,4 +78,9 @@ def build(runtime: Runtime, settings: ParserSettings | None = None) -> ServiceSp
         subscriptions=[Subscription(DocumentAccepted.TOPIC, handler, give_up=handler.give_up)],
         tasks=[warm_up],
         on_shutdown=[close],
+        checks=[
+            capabilities_check(
+                Capabilities.declared(runtime.settings.formats), processor.capabilities
+            )
+        ],
     )

@@ -50,7 +50,7 @@ from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.documents import accept_document
 from docproc_common.errors import InvalidInput
 from docproc_common.events import SyncRequested
-from docproc_common.formats import check_supported, extension_of
+from docproc_common.formats import Capabilities, check_supported, extension_of
 from docproc_common.ingestion import IngestionConfig
 from docproc_common.runtime import Runtime
 from docproc_common.storage import clean_filename, new_storage_path
@@ -128,6 +128,8 @@ class SyncRun:
         self.t = target
         self.counts = target.counts
         self.max_bytes = runtime.settings.limits.max_upload_size_mb * 1024 * 1024
+        #: what the parser reads, as the deployment declares it (never probed here)
+        self.capabilities = Capabilities.declared(runtime.settings.formats)
         self.cancelled = False
         self.deadline = time.monotonic() + settings.run_slice_s
         self.resume_after: str | None = None  # set when the run continues in another slice
@@ -320,7 +322,7 @@ class SyncRun:
             self._skip("new_ignored")
             return
         try:
-            ext = check_supported(label, self.t.ingestion.parser)
+            ext = check_supported(label, self.t.ingestion.parser, self.capabilities)
         except InvalidInput:
             self._skip("unsupported")
             return

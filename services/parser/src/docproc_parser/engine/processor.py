@@ -337,7 +337,7 @@ def extract_text(data: bytes, filename: str, parser: str) -> ExtractedDocument:
 
     from docproc_parser.engine import worker
 
-    ext = check_supported(filename, parser)
+    ext = check_supported(filename, parser, Capabilities.detect())
     route = route_of(ext, parser)
     if route == "llamaparse":
         raise errors.ParserUnavailable("The llamaparse parser runs only in the parser service")

@@ -61,11 +61,13 @@ async def delete_kb(kb_id: uuid.UUID, caller: Caller, db: Session) -> Collection
 
 
 @router.post("/kb/{kb_id}/reindex", status_code=status.HTTP_202_ACCEPTED, response_model=ReindexOut)
-async def reindex_kb(kb_id: uuid.UUID, caller: Caller, db: Session) -> ReindexOut:
+async def reindex_kb(
+    kb_id: uuid.UUID, caller: Caller, db: Session, runtime: RuntimeDep
+) -> ReindexOut:
     """Re-parse the stored originals with the base's current ``ingestion_config``; each
     document keeps its chunks until its new set replaces them (``GET .../ingestion``)."""
     async with db.begin():
-        return await service.reindex_kb(db, caller, kb_id)
+        return await service.reindex_kb(db, caller, runtime.settings, kb_id)
 
 
 @router.get("/kb/{kb_id}/ingestion", response_model=IngestionStatus)

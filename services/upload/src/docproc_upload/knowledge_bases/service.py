@@ -35,7 +35,7 @@ from docproc_common.errors import (
     InvalidInput,
     NotFound,
 )
-from docproc_common.formats import check_supported
+from docproc_common.formats import Capabilities, check_supported
 from docproc_common.ingestion import ROOT, IngestionConfig, merge_config
 from docproc_common.settings import Settings
 from docproc_common.vectorstore import (
@@ -459,7 +459,9 @@ async def tear_down_owned(
     return await tear_down(session, principal, name, rows) if rows else None
 
 
-async def reindex_kb(session: AsyncSession, principal: Principal, kb_id: uuid.UUID) -> ReindexOut:
+async def reindex_kb(
+    session: AsyncSession, principal: Principal, settings: Settings, kb_id: uuid.UUID
+) -> ReindexOut:
     """``POST /kb/{id}/reindex``: re-parse every stored original with the base's configuration.
 
     Through the one pipeline (``DocumentAccepted`` -> parser -> embedder), a new attempt
@@ -474,13 +476,14 @@ async def reindex_kb(session: AsyncSession, principal: Principal, kb_id: uuid.UU
         raise Conflict("The collection is being deleted; nothing was queued")
     config = IngestionConfig.model_validate(kb.ingestion_config)
     stored = config.model_dump(mode="json")
+    capabilities = Capabilities.declared(settings.formats)
     queued = no_original = unsupported = 0
     for doc in await documents.documents_of(session, [kb.id], lock=True):
         if not doc.storage_path:
             no_original += 1
             continue
         try:
-            check_supported(doc.filename, config.parser)
+            check_supported(doc.filename, config.parser, capabilities)
         except InvalidInput:
             unsupported += 1
             continue

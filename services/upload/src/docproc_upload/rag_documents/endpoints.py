@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from docproc_common.auth import Principal
 from docproc_common.errors import PayloadTooLarge
-from docproc_common.formats import PARSERS
+from docproc_common.formats import PARSERS, Capabilities
 from docproc_common.storage import clean_filename, new_storage_path
 from fastapi import APIRouter, Query, Request, status
 from fastapi.responses import StreamingResponse
@@ -175,13 +175,15 @@ async def list_documents(
 @router.get("/rag/supported-formats", response_model=SupportedFormats)
 async def get_supported_formats(
     _caller: Caller,
+    runtime: RuntimeDep,
     parser: Annotated[
         Literal["pymupdf", "liteparse", "llamaparse"] | None,
         Query(description="One parser; all three when omitted"),
     ] = None,
 ) -> SupportedFormats:
+    capabilities = Capabilities.declared(runtime.settings.formats)
     return SupportedFormats(
-        parsers=[service.formats_of(p) for p in ([parser] if parser else PARSERS)]
+        parsers=[service.formats_of(p, capabilities) for p in ([parser] if parser else PARSERS)]
     )
 
 

@@ -46,6 +46,7 @@ from docproc_common.errors import (
 from docproc_common.events import DocumentDeleted
 from docproc_common.formats import (
     BUILTIN_FORMATS,
+    Capabilities,
     check_supported,
     supported_formats,
     unavailable_formats,
@@ -188,7 +189,9 @@ async def check_upload(
     own_date = parse_document_date(document_date)
     unit = parse_organizational_unit(organizational_unit)
     try:
-        ext = check_supported(incoming.filename, config.parser)
+        ext = check_supported(
+            incoming.filename, config.parser, Capabilities.declared(settings.formats)
+        )
     except InvalidInput:
         REJECTIONS.labels("unsupported_type").inc()
         raise
@@ -402,12 +405,14 @@ def _dotted(extensions: frozenset[str] | set[str]) -> list[str]:
     return sorted(f".{e}" for e in extensions)
 
 
-def formats_of(parser: str) -> ParserFormats:
+def formats_of(parser: str, capabilities: Capabilities) -> ParserFormats:
     return ParserFormats(
         parser=parser,
-        extensions=_dotted(supported_formats(parser)),
+        extensions=_dotted(supported_formats(parser, capabilities)),
         builtin=_dotted(BUILTIN_FORMATS),
-        unavailable={f".{e}": why for e, why in sorted(unavailable_formats(parser).items())},
+        unavailable={
+            f".{e}": why for e, why in sorted(unavailable_formats(parser, capabilities).items())
+        },
     )
 
 
