@@ -51,16 +51,18 @@ class BulkMode:
             log.info("%s: %d documents pending, %d indexed", collection, *backlog.counts())
 
     async def sweep(self) -> None:
-        """Fold every collection in bulk mode whose backlog is down to ``bulk_leave_backlog``;
-        export the rows each still has outside its HNSW index."""
+        """Fold every collection in bulk mode whose load has come and whose backlog is down to
+        ``bulk_leave_backlog``; export the rows each still has outside its HNSW index."""
         async with self._runtime.sessionmaker() as session:
-            waiting = {}
+            drained = []
             for name in await bulkload.side_tables(session):
-                waiting[name] = await bulkload.backlog(session, name)
-                BULK_ROWS_PENDING.labels(name).set(await bulkload.side_rows(session, name))
-        for name, backlog in waiting.items():
-            if backlog.pending > self._settings.bulk_leave_backlog:
-                continue
+                rows = await bulkload.side_rows(session, name)
+                BULK_ROWS_PENDING.labels(name).set(rows)
+                pending = (await bulkload.backlog(session, name)).pending
+                # an empty side table waits for its load (``docproc rag-bulk`` before it)
+                if rows and pending <= self._settings.bulk_leave_backlog:
+                    drained.append(name)
+        for name in drained:
             started = time.perf_counter()
             outcome = await bulkload.fold(
                 self._runtime.engine, name, bulkload.IndexBuild.of(self._settings)

@@ -14,6 +14,7 @@ from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.runtime import Runtime
 from docproc_embedder.bulk import BulkMode
 from docproc_embedder.handler import EmbedderHandler
+from sqlalchemy import text
 
 from .conftest import CHUNKS, assert_one_chunk_set, delivery, one, parsed_document, put_chunks
 
@@ -58,3 +59,20 @@ async def test_no_backlog_no_bulk_mode(runtime: Runtime, clients: EmbeddingClien
     await assert_one_chunk_set(runtime, event)
     async with runtime.sessionmaker() as s:
         assert not await bulkload.in_bulk(s, event.collection_name)
+
+
+async def test_the_sweep_leaves_an_explicit_entry_waiting_for_its_load(
+    runtime: Runtime, clients: EmbeddingClients
+) -> None:
+    """``docproc rag-bulk`` before a reindex: nothing is pending yet, nothing written."""
+    handler = EmbedderHandler(runtime, clients)
+    event = await parsed_document(runtime)
+    name = event.collection_name
+    async with runtime.sessionmaker() as s, s.begin():
+        await s.execute(
+            text("UPDATE rag_documents SET status = 'done' WHERE id = :d"), {"d": event.document_id}
+        )
+        assert await bulkload.enter(s, name, 384)
+    await handler.bulk.sweep()
+    async with runtime.sessionmaker() as s:
+        assert await bulkload.in_bulk(s, name)
