@@ -53,10 +53,10 @@ from docproc_parser.handler import chunk  # noqa: E402
 from docproc_testing.db import plain_dsn  # noqa: E402
 from docproc_testing.dev import running_dev  # noqa: E402
 from docproc_testing.infra import load_infra_env  # noqa: E402
+from docproc_testing.runtime import LOCAL_MODEL  # noqa: E402
 
 from tests.e2e.harness import running_cluster, wait_for  # noqa: E402
 
-MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 WORDS = (
     "revenue quarter region growth customer contract policy review budget forecast "
     "invoice supplier delivery warranty compliance audit risk strategy market product"
@@ -210,8 +210,7 @@ def ingest(api: str, files: list[Path], name: str | None = None) -> tuple[float,
                 "name": name,
                 "collection_name": name,
                 "scope": "app",
-                "embedding_provider": "local",
-                "embedding_model": MODEL,
+                **LOCAL_MODEL,
             },
         ).json()
         started = time.perf_counter()

@@ -36,12 +36,12 @@ from docproc_common.settings import (
 )
 from docproc_testing.db import create_test_database
 from docproc_testing.infra import find_repo_root, load_infra_env
+from docproc_testing.runtime import LOCAL_MODEL
 from parser_samples import EXTENSIONS, MARKER, make, needs_tesseract, pdf, scanned_pdf
 from parser_standins import LlamaParseStandIn, VisionStandIn, free_port
 
 pytestmark = pytest.mark.integration
 
-LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 ORG = "acme"
 
 
@@ -148,8 +148,7 @@ async def create_kb(client: httpx.AsyncClient, **config: Any) -> dict[str, Any]:
             "name": name,
             "collection_name": name,
             "scope": "org",
-            "embedding_provider": "local",
-            "embedding_model": LOCAL_MODEL,
+            **LOCAL_MODEL,
             "ingestion_config": config,
         },
     )
@@ -254,8 +253,7 @@ async def test_a_bad_override_pair_is_a_400_before_the_file_or_a_row_exists(
             "/kb",
             json={
                 "name": "x",
-                "embedding_provider": "local",
-                "embedding_model": LOCAL_MODEL,
+                **LOCAL_MODEL,
                 "ingestion_config": {"chunk_size": 2500, **override},
             },
         )
