@@ -17,6 +17,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+from docproc_common.bus.topics import SUBSCRIBERS
 
 from .conftest import CHART, ROOT, SCRIPT, Doc, _run, render, render_docs
 
@@ -25,11 +26,11 @@ OPERATIONS = ROOT / "docs" / "operations.md"
 
 
 SERVICES = ("upload", "parser", "embedder", "sync", "teardown")
+#: service (consumer group) -> the topics it consumes, from the one declaration the services
+#: subscribe by (tests/test_topology.py): the chart's consumer topics and KEDA triggers match it
 CONSUMED = {
-    "parser": {"docproc.documents.accepted.v1"},
-    "embedder": {"docproc.documents.parsed.v1"},
-    "sync": {"docproc.sync.requested.v1"},
-    "teardown": {"docproc.collections.deleted.v1", "docproc.documents.deleted.v1"},
+    svc: {topic for topic, groups in SUBSCRIBERS.items() if svc in groups}
+    for svc in sorted({g for groups in SUBSCRIBERS.values() for g in groups})
 }
 SECRET_ENV = {
     "DATABASE__URL",
