@@ -3,7 +3,7 @@ without faults and once under a seeded sequence of them, then the invariant chec
 
 Each pass pushes mixed documents (PDF, Word, Excel, text; 10% uploaded again with
 ``replace``, 5% deleted once accepted; ``docproc_testing.chaos``): ``--documents`` with
-faults, ``--baseline-documents`` (as many by default) without, into a knowledge base of
+faults, ``--baseline-documents`` (as many by default; 0 for none) without, into a knowledge base of
 its own, ``--concurrency`` at a time, on one cluster whose services reach S3 through a fault proxy and
 whose outbox only the upload service relays. The faulty pass injects ``--faults`` faults
 drawn from ``--seed`` (``docproc_testing.faults``: crashes at named fault points, SIGKILLs,
@@ -66,7 +66,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--documents", type=int, default=1000)
     parser.add_argument(
-        "--baseline-documents", type=int, default=None, help="the pass without faults (--documents)"
+        "--baseline-documents",
+        type=int,
+        default=None,
+        help="the pass without faults (as many as --documents; 0: no such pass)",
     )
     parser.add_argument("--faults", type=int, default=8)
     parser.add_argument("--seed", type=int, default=None)
@@ -83,11 +86,15 @@ def main() -> None:
             running_cluster(Path(tmp), env_for=faults.deployment_env(SERVICES, s3)) as cluster,
         ):
             passes = []
-            baseline = args.baseline_documents or args.documents
+            baseline = (
+                args.documents if args.baseline_documents is None else args.baseline_documents
+            )
             for name, pass_plan, count in (
                 ("without faults", [], baseline),
                 ("with faults", plan, args.documents),
             ):
+                if not count:
+                    continue
                 report = chaos.run(
                     cluster,
                     s3,
