@@ -154,16 +154,26 @@ def test_overlap_never_reaches_into_a_piece_split_at_a_finer_level() -> None:
 # -- fixed --------------------------------------------------------------------------------
 
 
-def test_fixed_merges_whole_lines() -> None:
-    text = "line one\nline two\nline three\nline four"
-    chunks = split_text(text, chunk_size=20, chunk_overlap=0, strategy=ChunkingStrategy.FIXED)
-    assert texts(chunks) == ["line one\nline two", "line three\nline four"]
-
-
-def test_fixed_ignores_paragraphs_and_words() -> None:
-    text = "one two three\n\nfour"
-    chunks = split_text(text, chunk_size=10, chunk_overlap=0, strategy=ChunkingStrategy.FIXED)
-    assert texts(chunks) == ["one two three", "four"]
+@pytest.mark.parametrize(
+    ("text", "size", "expected"),
+    [
+        pytest.param(
+            "line one\nline two\nline three\nline four",
+            20,
+            ["line one\nline two", "line three\nline four"],
+            id="merges_whole_lines",
+        ),
+        pytest.param(
+            "one two three\n\nfour",
+            10,
+            ["one two three", "four"],
+            id="ignores_paragraphs_and_words",
+        ),
+    ],
+)
+def test_fixed(text: str, size: int, expected: list[str]) -> None:
+    chunks = split_text(text, chunk_size=size, chunk_overlap=0, strategy=ChunkingStrategy.FIXED)
+    assert texts(chunks) == expected
 
 
 def test_fixed_emits_a_long_line_whole_and_warns(caplog: pytest.LogCaptureFixture) -> None:
