@@ -39,32 +39,51 @@ class TestSeedEnvironmentNames:
             monkeypatch.delenv(flat, raising=False)
             monkeypatch.delenv(f"{group}__{name}".upper(), raising=False)
 
-    def test_the_flat_names_set_the_nested_settings(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setenv("CHAT_MAX_UPLOAD_SIZE_MB", "12")
-        monkeypatch.setenv("MAX_UPLOAD_SIZE_MB", "70")
-        monkeypatch.setenv("FILE_STORAGE_BACKEND", "s3")
-        monkeypatch.setenv("FILE_IO_MAX_WORKERS", "6")
+    @pytest.mark.parametrize(
+        ("env", "expected"),
+        [
+            pytest.param(
+                {
+                    "CHAT_MAX_UPLOAD_SIZE_MB": "12",
+                    "MAX_UPLOAD_SIZE_MB": "70",
+                    "FILE_STORAGE_BACKEND": "s3",
+                    "FILE_IO_MAX_WORKERS": "6",
+                },
+                {
+                    "limits.chat_max_upload_size_mb": 12,
+                    "limits.max_upload_size_mb": 70,
+                    "storage.backend": StorageBackend.S3,
+                    "limits.file_io_max_workers": 6,
+                },
+                id="the_flat_names_set_the_nested_settings",
+            ),
+            pytest.param(
+                {"LIMITS__CHAT_MAX_UPLOAD_SIZE_MB": "14", "STORAGE__BACKEND": "s3"},
+                {"limits.chat_max_upload_size_mb": 14, "storage.backend": StorageBackend.S3},
+                id="the_nested_names_still_work",
+            ),
+            pytest.param(
+                {
+                    "CHAT_MAX_UPLOAD_SIZE_MB": "12",
+                    "LIMITS__CHAT_MAX_UPLOAD_SIZE_MB": "12",
+                    "FILE_STORAGE_BACKEND": "S3",
+                    "storage__backend": "s3",
+                },
+                {"limits.chat_max_upload_size_mb": 12, "storage.backend": StorageBackend.S3},
+                id="both_spellings_with_one_value_are_fine",
+            ),
+        ],
+    )
+    def test_either_spelling_sets_the_setting(
+        self, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: dict[str, object]
+    ) -> None:
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
         s = Settings()
-        assert s.limits.chat_max_upload_size_mb == 12
-        assert s.limits.max_upload_size_mb == 70
-        assert s.storage.backend is StorageBackend.S3
-        assert s.limits.file_io_max_workers == 6
-
-    def test_the_nested_names_still_work(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setenv("LIMITS__CHAT_MAX_UPLOAD_SIZE_MB", "14")
-        monkeypatch.setenv("STORAGE__BACKEND", "s3")
-        s = Settings()
-        assert s.limits.chat_max_upload_size_mb == 14
-        assert s.storage.backend is StorageBackend.S3
-
-    def test_both_spellings_with_one_value_are_fine(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setenv("CHAT_MAX_UPLOAD_SIZE_MB", "12")
-        monkeypatch.setenv("LIMITS__CHAT_MAX_UPLOAD_SIZE_MB", "12")
-        monkeypatch.setenv("FILE_STORAGE_BACKEND", "S3")
-        monkeypatch.setenv("storage__backend", "s3")
-        s = Settings()
-        assert s.limits.chat_max_upload_size_mb == 12
-        assert s.storage.backend is StorageBackend.S3
+        for path, value in expected.items():
+            section, name = path.split(".")
+            actual = getattr(getattr(s, section), name)
+            assert actual == value and type(actual) is type(value), path
 
     @pytest.mark.parametrize(
         ("flat", "nested"),
