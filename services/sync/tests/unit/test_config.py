@@ -95,22 +95,7 @@ class TestNetworkScope:
             ("git", {"repo_url": "https://10.0.0.5/r.git"}, "config.repo_url"),
             ("git", {"repo_url": "file:///etc"}, "config.repo_url"),
             ("s3", {"bucket": "bkt", "endpoint_url": "http://[::1]:9000"}, "config.endpoint_url"),
-        ],
-    )
-    def test_internal_addresses_are_refused_by_default(
-        self, connector: str, config: dict[str, Any], field: str
-    ) -> None:
-        assert config_refusal(connector, config)["details"]["fields"][0]["field"] == field
-
-    def test_a_deployment_may_allow_them(self) -> None:
-        check_config("web", {"start_url": "http://127.0.0.1:8000/"}, LAX)
-        check_config("s3", {"bucket": "bkt", "endpoint_url": "http://127.0.0.1:9000"}, LAX)
-
-
-class TestQueryStrings:
-    @pytest.mark.parametrize(
-        ("connector", "config", "field"),
-        [
+            # a query string or fragment (a token, a signature) is no address either
             ("git", {"repo_url": "https://h.com/r.git?private_token=x"}, "config.repo_url"),
             (
                 "s3",
@@ -120,10 +105,14 @@ class TestQueryStrings:
             ("s3", {"bucket": "bkt", "endpoint_url": "https://s3.h.com/#x"}, "config.endpoint_url"),
         ],
     )
-    def test_a_url_with_a_query_is_refused(
+    def test_internal_addresses_and_urls_with_a_query_are_refused_by_default(
         self, connector: str, config: dict[str, Any], field: str
     ) -> None:
         assert config_refusal(connector, config)["details"]["fields"][0]["field"] == field
+
+    def test_a_deployment_may_allow_them(self) -> None:
+        check_config("web", {"start_url": "http://127.0.0.1:8000/"}, LAX)
+        check_config("s3", {"bucket": "bkt", "endpoint_url": "http://127.0.0.1:9000"}, LAX)
 
 
 class TestUnreadableUrls:
