@@ -30,7 +30,7 @@ from docproc_testing.embedding_standin import running_standin
 from docproc_testing.runtime import api_client, fresh_runtime
 from docproc_upload.app import build
 from pydantic import SecretStr
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 pytestmark = pytest.mark.integration
 
@@ -345,6 +345,34 @@ class TestCreateKb:
             "/kb", json={"name": uniq(), "embedding_provider": "local", "embedding_model": "nope"}
         )
         assert fields(r) == {"embedding_model"}
+
+    async def test_a_model_wider_than_the_index_is_refused(
+        self, users: dict[str, httpx.AsyncClient], runtime: Runtime
+    ) -> None:
+        alice = users["alice"]
+        large = {
+            "embedding_provider": "openai",
+            "embedding_model": "text-embedding-3-large",  # 3072 dims: over vector's 2000
+            "embedding_secret_id": await secret(alice),
+        }
+        name = uniq("wide")
+        refusals = [
+            await alice.post("/kb", json={"name": name, **large}),
+            await alice.post("/kb", json={"name": name, **large, "vector_type": "vector"}),
+            await alice.post(f"/rag/collections/{name}", json=large),
+        ]
+        for r in refusals:
+            assert r.status_code == 400, r.text
+            assert fields(r) == {"embedding_model"}
+            message = r.json()["error"]["message"]
+            assert "3072" in message and "2000" in message and '"halfvec"' in message
+        async with runtime.sessionmaker() as s:
+            stored = await s.scalar(
+                text("SELECT count(*) FROM knowledge_bases WHERE collection_name = :n"), {"n": name}
+            )
+        assert stored == 0
+        created = await kb(alice, name=name, **large, vector_type="halfvec")  # 4000 fits
+        assert (created["embedding_dim"], created["vector_type"]) == (3072, "halfvec")
 
     async def test_local_takes_nothing(self, users: dict[str, httpx.AsyncClient]) -> None:
         key = await secret(users["solo"])

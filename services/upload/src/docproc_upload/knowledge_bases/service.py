@@ -41,6 +41,7 @@ from docproc_common.settings import Settings
 from docproc_common.vectorstore import (
     DEFAULT_TEXT_SEARCH_CONFIG,
     DEFAULT_VECTOR_TYPE,
+    HNSW_MAX_DIMENSIONS,
     VectorType,
     holds_unfiled_beyond,
     text_search_config_exists,
@@ -135,6 +136,25 @@ def _vector_type(given: VectorType | None, existing: Sequence[KnowledgeBase]) ->
     return theirs
 
 
+def _fits_the_index(model: str, dimensions: int, vector_type: str) -> None:
+    """A new collection's embeddings fit its HNSW index (``HNSW_MAX_DIMENSIONS``): pgvector
+    refuses the index on wider ones, so the first write would fail."""
+    limit = HNSW_MAX_DIMENSIONS[vector_type]
+    if dimensions <= limit:
+        return
+    wider = [t for t, most in HNSW_MAX_DIMENSIONS.items() if most >= dimensions]
+    remedy = (
+        f'create it with "vector_type": "{wider[0]}" (at most {HNSW_MAX_DIMENSIONS[wider[0]]})'
+        if wider
+        else f"choose a model of at most {max(HNSW_MAX_DIMENSIONS.values())} dimensions"
+    )
+    raise InvalidInput(
+        f"The model '{model}' embeds at {dimensions} dimensions; the HNSW index of a "
+        f"'{vector_type}' collection takes at most {limit}: {remedy}",
+        fields=[FieldError("embedding_model", f"{dimensions} dimensions exceed {limit}")],
+    )
+
+
 async def create_kb(
     session: AsyncSession, principal: Principal, body: KnowledgeBaseCreate, settings: Settings
 ) -> KnowledgeBase:
@@ -180,6 +200,8 @@ async def create_kb(
     )
     text_search_config = await _text_search_config(session, body.text_search_config, existing)
     vector_type = _vector_type(body.vector_type, existing)
+    if not existing:
+        _fits_the_index(choice.model, choice.dimensions, vector_type)
     kb = KnowledgeBase(
         name=body.name,
         collection_name=name,
