@@ -43,9 +43,12 @@ from docproc_testing.private_infra import (
     private_postgres,
 )
 from docproc_testing.proxies import Action, TcpFaultProxy
+from docproc_testing.stores import S3Store
 
 from tests.e2e.harness import SERVICES, Cluster, running_cluster, wait_for
 from tests.e2e.test_pipeline import create_kb, wait_complete
+from tests.e2e.test_sync import SECRETS_VIEWER, create_source, run_source, wait_indexed
+from tests.e2e.test_sync import create_kb as create_sync_kb
 from tests.e2e.test_teardown import table_exists
 from tests.faults.conftest import ONE_RELAY
 from tests.faults.invariants import assert_invariants
@@ -54,6 +57,14 @@ from tests.faults.test_crashes import document, text_of, upload
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.timeout(900)]
 
 KAFKA_DOWN_S = 20.0
+#: a source on moto (127.0.0.1, plain http); the scheduler and the reconciler wait: the sync
+#: service's only COMMITs are then its runs'
+SYNC_ENV = {
+    "SYNC__ALLOW_PRIVATE_NETWORKS": "true",
+    "SYNC__ALLOW_PLAIN_HTTP": "true",
+    "SYNC__SCHEDULER_INTERVAL_S": "3600",
+    "SYNC__RECONCILE_INTERVAL_S": "3600",
+}
 KAFKA_FROZEN_S = 30.0
 
 
@@ -87,7 +98,7 @@ def cluster(
 ) -> Iterator[Cluster]:
     with running_cluster(
         Path(tmp_path_factory.mktemp("cluster")),
-        env_for=ONE_RELAY,
+        env_for={name: {**ONE_RELAY.get(name, {}), **SYNC_ENV} for name in SERVICES},
         infra_env={
             "KAFKA__BOOTSTRAP_SERVERS": kafka.bootstrap_servers,
             "DATABASE__URL": postgres.admin_url,
@@ -299,3 +310,68 @@ def test_f4_postgres_restarted_the_api_answers_503_then_work_resumes(
         assert document(cluster, doc)["status"] == "done"
     all_running(cluster)
     assert_invariants(cluster, within_s=120)
+
+
+def in_transaction_after(cluster: Cluster, statement: str) -> Callable[[int], bool]:
+    """Whether the backend behind a proxy's connection (its ``client_port``) is in a
+    transaction whose last statement began with ``statement``: which unit commits."""
+
+    async def last(port: int) -> str:
+        conn = await asyncpg.connect(plain_dsn(cluster.database_url))
+        try:
+            found = await conn.fetchval(
+                "SELECT query FROM pg_stat_activity "
+                "WHERE client_port = $1 AND state LIKE 'idle in transaction%'",
+                port,
+            )
+        finally:
+            await conn.close()
+        return str(found or "")
+
+    return lambda port: asyncio.run(last(port)).startswith(statement)
+
+
+#: The sync run's units: a file's acceptance (its tracking row, its ``DocumentAccepted`` and
+#: the source's claim on it), and the run's end (its log row and the delivery's claim)
+ACCEPTED = "UPDATE rag_document_claims SET pending_document_id"
+FINISHED = "UPDATE sync_logs SET status"
+SYNC_FAULTS = {
+    "acceptance-terminated": (ACCEPTED, "terminate"),
+    "acceptance-outcome-lost": (ACCEPTED, "reset_after"),
+    "finish-outcome-lost": (FINISHED, "reset_after"),
+}
+
+
+@pytest.mark.parametrize("fault", list(SYNC_FAULTS))
+def test_f4_the_sync_connection_lost_at_a_commit_leaves_one_document_per_file(
+    cluster: Cluster, proxies: dict[str, TcpFaultProxy], fault: str
+) -> None:
+    statement, how = SYNC_FAULTS[fault]
+    proxy = proxies["sync"]
+    matched = proxy.matched
+    when = in_transaction_after(cluster, statement)
+    if how == "terminate":
+        proxy.arm(b"COMMIT", "call", on_match=terminator(cluster, proxy), when=when)
+    else:
+        action: Action = "reset_before" if how == "reset_before" else "reset_after"
+        proxy.arm(b"COMMIT", action, when=when)
+    store = S3Store(cluster.env)
+    files = {"a.txt": text_of("synca", 1), "b/b.txt": text_of("syncb", 1)}
+    store.put(files)
+    with cluster.client(**SECRETS_VIEWER) as client:
+        name, kb_id = create_sync_kb(client, "f4sync")
+        secret = {"name": "f4 reader", "kind": store.secret_kind, "value": store.secret()}
+        source = create_source(client, kb_id, store.connector, store.config(), secret)
+        log = run_source(client, kb_id, source["id"])
+        assert proxy.matched == matched + 1  # the fault met its unit
+        # the run was retried whole, not ended ``error`` with a file left for the next run
+        assert log["status"] == "done", log
+        wait_indexed(client, kb_id, len(files))
+    rows = cluster.query(
+        "SELECT source_path, count(*) FROM rag_documents WHERE knowledge_base_id = $1 "
+        "GROUP BY source_path",
+        uuid.UUID(kb_id),
+    )
+    assert sorted(r[1] for r in rows) == [1] * len(files), rows
+    all_running(cluster)
+    assert_invariants(cluster)

@@ -10,6 +10,10 @@ chosen pattern (``b"COMMIT"``, ``b"INSERT INTO outbox"``), acts on that connecti
 - ``"call"``: ``on_match()`` runs first (a ``pg_terminate_backend`` from the side), then
   the bytes are forwarded.
 
+A rule armed with ``when`` acts only on a connection for which ``when(port)`` holds, given
+the local port of its connection to the server (``pg_stat_activity.client_port``: which
+transaction is about to commit); the others pass.
+
 ``reset_all()`` resets every open connection; ``refuse`` makes new ones be reset at once;
 ``upstream_ports()`` tells the server's backends of this proxy's clients from others.
 
@@ -49,13 +53,14 @@ def _reset(sock: socket.socket) -> None:
         sock.close()
 
 
-@dataclass
+@dataclass(eq=False)
 class _Rule:
     pattern: bytes
     action: Action
     on_match: Callable[[], None] | None
     times: int
     skip: int
+    when: Callable[[int], bool] | None
 
 
 class TcpFaultProxy:
@@ -80,11 +85,12 @@ class TcpFaultProxy:
         on_match: Callable[[], None] | None = None,
         times: int = 1,
         skip: int = 0,
+        when: Callable[[int], bool] | None = None,
     ) -> None:
-        """Act on the next ``times`` client sends containing ``pattern``, after letting
-        ``skip`` of them through."""
+        """Act on the next ``times`` client sends containing ``pattern`` (on a connection
+        ``when`` accepts), after letting ``skip`` of them through."""
         with self._lock:
-            self._rules.append(_Rule(pattern, action, on_match, times, skip))
+            self._rules.append(_Rule(pattern, action, on_match, times, skip, when))
 
     def disarm(self) -> None:
         with self._lock:
@@ -134,10 +140,20 @@ class TcpFaultProxy:
             threading.Thread(target=self._pump, args=(pair, True), daemon=True).start()
             threading.Thread(target=self._pump, args=(pair, False), daemon=True).start()
 
-    def _rule_for(self, data: bytes) -> _Rule | None:
+    def _rule_for(self, data: bytes, upstream: socket.socket) -> _Rule | None:
         with self._lock:
-            for rule in self._rules:
-                if rule.pattern in data:
+            candidates = [r for r in self._rules if r.pattern in data]
+        if any(r.when is not None for r in candidates):
+            try:
+                port: int | None = int(upstream.getsockname()[1])
+            except OSError:
+                port = None
+            candidates = [
+                r for r in candidates if r.when is None or (port is not None and r.when(port))
+            ]
+        with self._lock:
+            for rule in candidates:
+                if rule in self._rules:
                     if rule.skip > 0:
                         rule.skip -= 1
                         return None
@@ -158,7 +174,7 @@ class TcpFaultProxy:
                     break
                 if not from_client and pair in self._muted:
                     break  # the answer to what was sent before a "reset_after" is lost
-                rule = self._rule_for(data) if from_client else None
+                rule = self._rule_for(data, upstream) if from_client else None
                 if rule is not None and rule.action == "reset_before":
                     break
                 if rule is not None and rule.action == "call" and rule.on_match is not None:

@@ -19,9 +19,10 @@ log = logging.getLogger(__name__)
 
 def build(runtime: Runtime) -> ServiceSpec:
     settings = get_sync_settings()
+    handler = SyncHandler(runtime, settings)
     return ServiceSpec(
         name=NAME,
-        subscriptions=[Subscription(SyncRequested.TOPIC, SyncHandler(runtime, settings))],
+        subscriptions=[Subscription(SyncRequested.TOPIC, handler, give_up=handler.give_up)],
         tasks=[
             periodic(
                 "the sync scheduler",

@@ -2,7 +2,9 @@
 
 The run is idempotent by construction (claims and stored hashes skip what is
 already there), so a redelivery after a crash re-runs and finishes what is
-missing. The delivery is claimed in the run's terminal transaction: with the
+missing; so does the retry of a run that lost its database connection (a reset, a
+restart), which the bus makes until its attempts are spent (``give_up``: the run
+ends ``error``). The delivery is claimed in the run's terminal transaction: with the
 final log row, or with the event that continues a long run in its next slice
 (``resume_after``), so no message holds the consumer longer than a slice.
 """
@@ -18,7 +20,7 @@ from docproc_common.events import SyncRequested
 from docproc_common.runtime import Runtime
 
 from docproc_sync import repository
-from docproc_sync.service import run_source
+from docproc_sync.service import run_failed, run_source
 
 log = logging.getLogger(__name__)
 
@@ -51,3 +53,12 @@ class SyncHandler:
             finalize=delivery.claim,
         )
         log.info("sync run %s of source %s: %s", event.sync_log_id, event.source_id, status)
+
+    async def give_up(self, event: SyncRequested, delivery: Delivery, exc: BaseException) -> None:
+        """Every attempt of the run lost the database (a run retries only that): it ends
+        ``error`` instead of ``running`` for ever; the next run picks up where it stopped."""
+        await Unit(self._runtime.sessionmaker, delivery).commit(
+            lambda s: repository.finish_log(
+                s, event.sync_log_id, "error", error_message=run_failed(exc)
+            )
+        )

@@ -51,6 +51,7 @@ from docproc_common.documents import accept_document
 from docproc_common.errors import InvalidInput
 from docproc_common.events import SyncRequested
 from docproc_common.formats import Capabilities, check_supported, extension_of
+from docproc_common.http import database_unreachable
 from docproc_common.ingestion import IngestionConfig
 from docproc_common.runtime import Runtime
 from docproc_common.storage import clean_filename, new_storage_path
@@ -236,12 +237,14 @@ class SyncRun:
                 await self._one(remote, claims.get(repository.address_hash(remote.address)))
 
         self.deadline = time.monotonic() + self.settings.run_slice_s
+        workers = [asyncio.create_task(worker()) for _ in range(self.settings.concurrency)]
         try:
-            await asyncio.gather(*(worker() for _ in range(self.settings.concurrency)))
+            await asyncio.gather(*workers)
         finally:
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watcher
+            # one worker failed: the others stop too, before the run is recorded or retried
+            for task in (*workers, watcher):
+                task.cancel()
+            await asyncio.gather(*workers, watcher, return_exceptions=True)
         if self._slice_over and next(work, None) is not None:
             self.resume_after = self._last
         return listed
@@ -580,6 +583,11 @@ async def run_source(
     return status
 
 
+def run_failed(exc: BaseException) -> str:
+    """A run's error message when it stopped on ``exc`` (its class only, never its text)."""
+    return f"The run failed ({type(exc).__name__}); the next run picks up where it stopped"
+
+
 async def _run_locked(
     runtime: Runtime,
     settings: SyncSettings,
@@ -604,17 +612,14 @@ async def _run_locked(
     try:
         return await SyncRun(runtime, settings, target).execute()
     except Exception as exc:
+        if database_unreachable(exc):
+            raise  # the event is retried: the run again, skipping what this one did
         log.exception("sync run %s of source %s failed", log_id, source_id)
         async with runtime.sessionmaker() as s, s.begin():
             if not await finalize(s):
                 return "finished"
             await repository.finish_log(
-                s,
-                log_id,
-                "error",
-                counts=target.counts.as_columns(),
-                error_message=f"The run failed ({type(exc).__name__}); the next run picks up "
-                "where it stopped",
+                s, log_id, "error", counts=target.counts.as_columns(), error_message=run_failed(exc)
             )
         return "error"
     finally:
