@@ -377,6 +377,15 @@ async def test_a_collection_chooses_its_text_search_configuration(client: Client
     assert names(r) == {"jobs.txt"}  # english stems: jobs/job, running/runs
 
 
+async def _bases_named(runtime: Runtime, collection: str) -> int:
+    async with runtime.sessionmaker() as s:
+        count = await s.scalar(
+            text("SELECT count(*) FROM knowledge_bases WHERE collection_name = :c"),
+            {"c": collection},
+        )
+    return int(count or 0)
+
+
 async def test_a_collection_stores_its_embeddings_as_halfvec_when_asked(
     client: Client, runtime: Runtime
 ) -> None:
@@ -390,6 +399,7 @@ async def test_a_collection_stores_its_embeddings_as_halfvec_when_asked(
     r = await c.post(f"/rag/collections/{name}", json={"vector_type": "half"})
     assert r.status_code == 422, r.text
     assert r.json()["error"]["details"]["fields"][0]["field"] == "vector_type"
+    assert await _bases_named(runtime, name) == 0  # the refusals kept nothing
     r = await c.post(f"/rag/collections/{name}", json={**MODEL, "vector_type": "halfvec"})
     assert r.status_code == 201, r.text
     kb = r.json()
@@ -400,6 +410,7 @@ async def test_a_collection_stores_its_embeddings_as_halfvec_when_asked(
     r = await c.post("/kb", json={**body, "scope": "personal", "vector_type": "vector"})
     assert r.status_code == 400, r.text
     assert r.json()["error"]["details"]["fields"][0]["field"] == "vector_type"
+    assert await _bases_named(runtime, name) == 2  # the collection's base and its twin only
     r = await c.post(
         f"/kb/{kb['id']}/documents",
         files={"file": ("lighthouse.txt", b"The lighthouse keeper logs every passing ship.")},
