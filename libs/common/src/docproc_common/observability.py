@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 import os
+import time
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from opentelemetry import trace
@@ -71,10 +73,54 @@ class BusMetrics:
         )
 
 
+class RepeatLimit(logging.Filter):
+    """Passes the first record of each (logger, message template) of the libraries named,
+    then at most one a ``window_s``, which says how many like it were dropped.
+
+    While the broker is away, the Kafka client logs each failed reconnect, metadata
+    refresh and fetch (about a hundred ERROR lines a second per process); what an SRE
+    needs is that it is failing, how often, and when it stops.
+    """
+
+    def __init__(
+        self,
+        prefixes: tuple[str, ...],
+        window_s: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__()
+        self._prefixes = prefixes
+        self._window_s = window_s
+        self._clock = clock
+        self._seen: dict[tuple[str, str], tuple[float, int]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.name.startswith(self._prefixes):
+            return True
+        key = (record.name, str(record.msg))
+        now = self._clock()
+        last = self._seen.get(key)
+        if last is None:
+            self._seen[key] = (now, 0)
+            return True
+        passed_at, dropped = last
+        if now - passed_at < self._window_s:
+            self._seen[key] = (passed_at, dropped + 1)
+            return False
+        self._seen[key] = (now, 0)
+        if dropped:
+            record.msg = f"{record.msg} (and {dropped} like it in the last {now - passed_at:.0f} s)"
+        return True
+
+
 def configure_logging() -> None:
     level = os.environ.get("LOG_LEVEL", "INFO").upper()
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("aiokafka").setLevel(logging.WARNING)
+    repeats = RepeatLimit(("aiokafka",))
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, RepeatLimit) for f in handler.filters):
+            handler.addFilter(repeats)
 
 
 def configure_tracing(service: str, settings: OtelSettings) -> None:
