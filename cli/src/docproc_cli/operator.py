@@ -305,7 +305,7 @@ def _text_search_config(kbs: list[KnowledgeBase]) -> str:
 
 async def rag_bulk(runtime: Runtime, collection: str, finish: bool) -> str:
     """Put a collection in bulk mode before a large load (a reindex, a first sync), or with
-    ``finish`` fold it now (``docproc_common.bulkload``; docs/decisions/0004-bulk-load.md)."""
+    ``finish`` fold it now (``docproc_common.bulkload``; docs/decisions/0005-bulk-load.md)."""
     validate_collection_name(collection, field="collection")
     if finish:
         build = bulkload.IndexBuild.of(runtime.settings.embedder)

@@ -16,7 +16,7 @@ names, in another schema until then). When the parent
 holds more rows than the side table, its rows are moved the other way instead and no index
 is built. Every step is restartable: an interrupted build leaves an invalid index that the
 next fold drops and builds again, a batch moves whole or not at all, the swap is one
-transaction. docs/decisions/0004-bulk-load.md says when a collection enters and leaves.
+transaction. docs/decisions/0005-bulk-load.md says when a collection enters and leaves.
 """
 
 from __future__ import annotations

@@ -136,7 +136,7 @@ def decode_master_key(value: str) -> bytes:
 
 class FormatSettings(BaseModel):
     """What the parser service can read: the parser's fact, not a probe of the machine that
-    asks (docs/decisions/0004-parser-capabilities.md). The chart renders one value into every
+    asks (docs/decisions/0006-parser-capabilities.md). The chart renders one value into every
     service (``FORMATS__LITEPARSE``, ``FORMATS__OFFICE``), so the upload API and sync refuse
     by it, and the parser is not ready while its own machine disagrees. Unset, a part is
     probed where it is read: right only where the parser runs too (``docproc dev``, the CLI)."""
@@ -212,7 +212,7 @@ class EmbedderSettings(BaseModel):
     serve_openai_api: bool = False
     #: The bearer token that ``/v1/embeddings`` requires, when set.
     openai_api_token: SecretStr | None = None
-    #: Bulk mode (docs/decisions/0004-bulk-load.md): a collection enters it when at least
+    #: Bulk mode (docs/decisions/0005-bulk-load.md): a collection enters it when at least
     #: this many of its documents wait to be indexed, and at least ``bulk_enter_ratio`` x
     #: the documents it has indexed; 0 turns the automatic entry off.
     bulk_enter_backlog: int = Field(default=100, ge=0)

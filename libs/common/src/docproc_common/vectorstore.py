@@ -108,7 +108,7 @@ def _lock_key(table: str) -> int:
 BULK_SCHEMA = "docproc_bulk"
 """Where a collection in bulk mode keeps its side table: ``docproc_bulk.rag_<collection>``,
 a child (``INHERITS``) of ``public.rag_<collection>`` without its HNSW index
-(``docproc_common.bulkload``, docs/decisions/0004-bulk-load.md)."""
+(``docproc_common.bulkload``, docs/decisions/0005-bulk-load.md)."""
 
 
 def side_table_name(collection: str) -> str:

@@ -1,5 +1,5 @@
 """When a collection enters and leaves bulk mode (``docproc_common.bulkload``;
-docs/decisions/0004-bulk-load.md).
+docs/decisions/0005-bulk-load.md).
 
 The handler asks ``maybe_enter`` before each write, at most once per
 ``bulk_check_interval_s`` and collection; ``sweep`` runs on the same period and folds each

@@ -47,7 +47,7 @@ class CapabilitiesDisagree(RuntimeError):
 def capabilities_check(declared: Capabilities, actual: Capabilities) -> ReadinessCheck:
     """Not ready while ``FORMATS__*`` (what the API and sync refuse by) disagrees with what
     this parser really has: an upload accepted there would fail here, or a file this parser
-    reads would be refused there (docs/decisions/0004-parser-capabilities.md)."""
+    reads would be refused there (docs/decisions/0006-parser-capabilities.md)."""
     why = declared.disagreement(actual)
     if why is not None:
         log.error("the parser's declared formats are not this machine's: %s", why)

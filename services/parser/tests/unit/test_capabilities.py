@@ -1,6 +1,6 @@
 """What the parser reads is declared once (``FORMATS__*``) and checked here, by the parser:
 the upload API and sync refuse by the declaration, so the parser is not ready while its
-own machine disagrees with it (docs/decisions/0004-parser-capabilities.md)."""
+own machine disagrees with it (docs/decisions/0006-parser-capabilities.md)."""
 
 from __future__ import annotations
 

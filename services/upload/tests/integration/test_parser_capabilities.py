@@ -1,6 +1,6 @@
 """What the parser can read is the parser's fact: the upload API refuses by the declared
 ``FORMATS__*`` (rendered by the chart from the parser's image), not by what LibreOffice
-or LiteParse this process's machine happens to have (docs/decisions/0004).
+or LiteParse this process's machine happens to have (docs/decisions/0006-parser-capabilities.md).
 
 This machine has LiteParse and all of LibreOffice; the app here is told its parser has
 LiteParse and LibreOffice Writer only, so a spreadsheet is refused and a text document
