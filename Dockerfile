@@ -34,14 +34,17 @@ ARG SERVICE
 ARG TESSERACT_LANGS="eng"
 # What each service runs besides Python, from Debian:
 # - parser: LibreOffice converts the office formats (`.doc`, `.ppt`, `.xls`, `.rtf`, ...),
-#   Tesseract OCRs scans; more OCR languages: --build-arg TESSERACT_LANGS="eng pol".
-# - upload: LibreOffice for chat attachments (`.doc` through a managed `soffice`) and for
-#   deciding whether a LiteParse collection can take an office file; no OCR.
+#   Tesseract OCRs scans; more OCR languages: --build-arg TESSERACT_LANGS="eng pol". Its
+#   components are the chart's parserFormats.office (FORMATS__OFFICE, all three by
+#   default): the parser is not ready while its image has others.
+# - upload: LibreOffice Writer for chat attachments (`.doc` through a managed `soffice`);
+#   which office files a LiteParse collection takes it reads from FORMATS__OFFICE (the
+#   parser's components, rendered by the chart), not from its own image; no OCR.
 # - sync: git for git sources.
 RUN case "${SERVICE}" in \
       parser) pkgs="libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui \
                     tesseract-ocr $(for l in ${TESSERACT_LANGS}; do printf 'tesseract-ocr-%s ' "$l"; done)" ;; \
-      upload) pkgs="libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui" ;; \
+      upload) pkgs="libreoffice-writer-nogui" ;; \
       sync) pkgs="git ca-certificates" ;; \
       embedder|teardown) pkgs="" ;; \
       *) echo "--build-arg SERVICE= one of upload, parser, embedder, sync, teardown" >&2; exit 1 ;; \

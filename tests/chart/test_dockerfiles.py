@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICES = ("upload", "parser", "embedder", "sync", "teardown")
@@ -166,6 +167,22 @@ def test_only_parser_and_upload_install_libreoffice_and_only_sync_git() -> None:
         assert any("libreoffice" in p for p in pkgs) == (svc in {"parser", "upload"}), svc
         assert any("tesseract" in p for p in pkgs) == (svc == "parser"), svc
         assert ("git" in pkgs) == (svc == "sync"), svc
+
+
+def office_components(pkgs: list[str]) -> set[str]:
+    return {m.group(1) for p in pkgs if (m := re.fullmatch(r"libreoffice-(\w+)-nogui", p))}
+
+
+def test_the_parser_has_the_office_components_the_chart_declares_and_upload_writer_only() -> None:
+    """The parser is not ready while its image's LibreOffice differs from FORMATS__OFFICE
+    (the chart's parserFormats.office); upload runs LibreOffice for chat `.doc` alone (Writer)
+    and reads the parser's components from FORMATS__OFFICE, so Calc and Impress are dead
+    weight there."""
+    values = yaml.safe_load((ROOT / "deploy/helm/docproc/values.yaml").read_text())
+    declared = set(values["common"]["parserFormats"]["office"])
+    packages = service_packages()
+    assert office_components(packages["parser"]) == declared
+    assert office_components(packages["upload"]) == {"writer"}
 
 
 def test_the_image_runs_as_a_numeric_non_root_user() -> None:
