@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,17 +117,20 @@ class Stack:
         self.containers[component(deployment)] = container
         return container
 
-    def replace(self, release: Release, name: str) -> Container:
-        """A Deployment's pod replaced by the new release's (SIGTERM first: one port here)."""
-        old = self.containers[name]
-        old.stop()
-        old.remove()
+    def replace(self, release: Release, *names: str) -> None:
+        """These Deployments' pods replaced by the new release's, all at once (SIGTERM first:
+        one port each here), ready when this returns."""
+        old = [self.containers[name] for name in names]
+        with ThreadPoolExecutor(len(old)) as pool:
+            list(pool.map(Container.stop, old))
+        for container in old:
+            container.remove()
         self.release = release
         self.generation += 1
-        deployment = next(d for d in release.of_kind("Deployment") if component(d) == name)
-        new = self.start_pod(deployment)
-        new.wait_ready()
-        return new
+        deployments = {component(d): d for d in release.of_kind("Deployment")}
+        new = [self.start_pod(deployments[name]) for name in names]
+        with ThreadPoolExecutor(len(new)) as pool:
+            list(pool.map(Container.wait_ready, new))
 
 
 def _secrets(database_url: str, jwt_secret: str, infra: dict[str, str]) -> dict[str, Any]:
@@ -208,4 +212,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             container.remove()
         keep = os.environ.get("DEPLOY_SMOKE_KEEP")
         if keep:
-            shutil.copytree(workdir, keep, dirs_exist_ok=True)
+            # the emptyDirs left (the embedder's model graph) are not worth keeping
+            shutil.copytree(
+                workdir, keep, dirs_exist_ok=True, ignore=shutil.ignore_patterns("volumes")
+            )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import time
 from collections.abc import Iterable, Iterator
@@ -163,19 +164,31 @@ class Container:
             args += ["--cap-drop", cap]
         volumes = {v["name"]: v for v in pod.get("volumes", [])}
         for mount in spec.get("volumeMounts", []):
-            volume = volumes[mount["name"]]
-            if "emptyDir" not in volume:
-                raise NotImplementedError(f"volume {mount['name']}: only emptyDir runs here")
-            size = quantity_bytes(volume["emptyDir"].get("sizeLimit", "1Gi"))
-            args += [
-                "--mount",
-                f"type=tmpfs,destination={mount['mountPath']},tmpfs-size={size},tmpfs-mode=1777",
-            ]
+            args += ["--mount", self.empty_dir(volumes[mount["name"]], mount["mountPath"])]
         if "terminationGracePeriodSeconds" in pod:
             args += ["--stop-timeout", str(pod["terminationGracePeriodSeconds"])]
         if spec.get("command"):
             args += ["--entrypoint", json.dumps(spec["command"])]
         return [*args, spec["image"], *spec.get("args", [])]
+
+    def empty_dir(self, volume: Doc, path: str) -> str:
+        """An emptyDir as the kubelet gives it: one per pod, kept while the pod is (a crashed
+        container restarted finds its files, e.g. the embedder's model graph), deleted with
+        it. ``medium: Memory`` is a tmpfs of ``sizeLimit``; the default medium, a directory."""
+        if "emptyDir" not in volume:
+            raise NotImplementedError(f"volume {volume['name']}: only emptyDir runs here")
+        spec = volume["emptyDir"] or {}
+        if spec.get("medium") == "Memory":
+            size = quantity_bytes(spec.get("sizeLimit", "1Gi"))
+            return f"type=tmpfs,destination={path},tmpfs-size={size},tmpfs-mode=1777"
+        source = self.volume_dir / volume["name"]
+        source.mkdir(parents=True, exist_ok=True)
+        source.chmod(0o1777)
+        return f"type=bind,source={source},destination={path}"
+
+    @property
+    def volume_dir(self) -> Path:
+        return self.workdir / "volumes" / self.name
 
     def start(self) -> None:
         podman(*self.run_args(detach=True))
@@ -204,7 +217,9 @@ class Container:
         podman("start", self.name)
 
     def remove(self) -> None:
+        """The pod deleted: its container, then its emptyDirs."""
         podman("rm", "--force", "--time", "5", self.name, timeout=120, check=False)
+        shutil.rmtree(self.volume_dir, ignore_errors=True)
 
     def logs(self, tail: int = 80) -> str:
         return podman("logs", "--tail", str(tail), self.name, check=False)
@@ -214,7 +229,7 @@ class Container:
             ["podman", *RUNTIME, "exec", self.name, *cmd],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=900,
         )
 
     def running(self) -> bool:
