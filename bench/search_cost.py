@@ -51,7 +51,8 @@ from docproc_common.db.vector_tables import vector_table_name
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.runtime import Runtime, build_app
 from docproc_common.settings import AuthSettings, BusMode
-from docproc_common.vectorstore import ChunkStamp, PlanCache, SearchFilters
+from docproc_common.vectorstore import PlanCache, SearchFilters
+from docproc_testing.rows import chunk_stamp
 from docproc_testing.runtime import fresh_runtime
 from docproc_upload import deps
 from docproc_upload.app import build as build_upload
@@ -377,19 +378,7 @@ async def bench_http(runtime: Runtime, corpus: vectors.Corpus, chunks: int, n: i
     async with runtime.sessionmaker() as s, s.begin():
         await vectorstore.ensure_table(s, name, corpus.dim)
         for d in range(chunks // 10):
-            stamp = ChunkStamp(
-                kb,
-                "acme",
-                uuid.uuid4(),
-                "upload",
-                "txt",
-                None,
-                None,
-                None,
-                f"d{d}.txt",
-                None,
-                "document",
-            )
+            stamp = chunk_stamp(kb, filename=f"d{d}.txt")
             await vectorstore.write_chunks(
                 s, name, uuid.uuid4(), corpus.contents(rng, 10), corpus.clustered(rng, 10), stamp
             )

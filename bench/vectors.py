@@ -69,6 +69,7 @@ from docproc_common.settings import DatabaseSettings
 from docproc_common.vectorstore import COLUMNS, ChunkStamp, SearchFilters
 from docproc_testing.db import create_test_database, plain_dsn
 from docproc_testing.infra import load_infra_env
+from docproc_testing.rows import chunk_stamp
 from pgvector.asyncpg import register_vector
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -158,18 +159,16 @@ class Corpus:
 
 
 def stamp_for(doc: uuid.UUID, document_type: str, n: int) -> ChunkStamp:
-    return ChunkStamp(
-        knowledge_base_id=KB,
+    return chunk_stamp(
+        KB,
         organization_id="org-bench",
         tracking_id=doc,
-        source="upload",
         document_type=document_type,
         organizational_unit=("sales", "legal", "ops", "hr")[n % 4],
         document_date=date(2024, 1 + n % 12, 1 + n % 28),
         source_path=f"bench/{doc}.txt",
         filename=f"{doc}.txt",
         content_hash=f"{doc.hex}{doc.hex}",
-        writer_kind="document",
     )
 
 

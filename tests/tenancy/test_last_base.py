@@ -19,8 +19,9 @@ import pytest
 from docproc_cli import operator
 from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.runtime import Runtime
-from docproc_common.vectorstore import ChunkStamp, ensure_table, write_chunks
+from docproc_common.vectorstore import ensure_table, write_chunks
 from docproc_teardown.service import LEFT_BEHIND
+from docproc_testing.rows import chunk_stamp
 from sqlalchemy import func, text
 
 from .conftest import Client
@@ -55,18 +56,8 @@ async def unfiled(
         await s.flush()
         if chunks:
             await ensure_table(s, name, 384)
-            stamp = ChunkStamp(
-                knowledge_base_id=None,
-                organization_id=organization_id,
-                tracking_id=row.id,
-                source="upload",
-                document_type="txt",
-                organizational_unit=None,
-                document_date=None,
-                source_path=None,
-                filename=row.filename,
-                content_hash=None,
-                writer_kind="document",
+            stamp = chunk_stamp(
+                None, organization_id=organization_id, tracking_id=row.id, filename=row.filename
             )
             assert row.vector_document_id is not None
             await write_chunks(s, name, row.vector_document_id, ["legacy"], vector, stamp)

@@ -20,7 +20,8 @@ import pytest
 from docproc_common import bulkload
 from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.runtime import Runtime
-from docproc_common.vectorstore import ChunkStamp, write_chunks
+from docproc_common.vectorstore import write_chunks
+from docproc_testing.rows import chunk_stamp
 from sqlalchemy import text, update
 
 from .conftest import Client
@@ -141,19 +142,7 @@ async def test_the_status_says_what_the_vector_index_is_doing(
         )
         s.add(inflight)
         assert await bulkload.enter(s, name, kb["embedding_dim"])  # creates the table too
-        stamp = ChunkStamp(
-            kb_id,
-            "acme",
-            inflight.id,
-            "upload",
-            "txt",
-            None,
-            None,
-            None,
-            "inflight.txt",
-            None,
-            "document",
-        )
+        stamp = chunk_stamp(kb_id, tracking_id=inflight.id, filename="inflight.txt")
         vectors = np.eye(2, kb["embedding_dim"], dtype=np.float32)
         await write_chunks(s, name, uuid.uuid4(), ["one", "two"], vectors, stamp)
     ingestion, info = await both_views(c, kb)

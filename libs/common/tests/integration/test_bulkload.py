@@ -14,7 +14,6 @@ from docproc_common import bulkload
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.settings import DatabaseSettings
 from docproc_common.vectorstore import (
-    ChunkStamp,
     delete_documents,
     drop_table,
     ensure_table,
@@ -22,6 +21,7 @@ from docproc_common.vectorstore import (
     write_chunks,
 )
 from docproc_testing.db import create_test_database
+from docproc_testing.rows import chunk_stamp
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -46,22 +46,6 @@ def sessions(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return create_sessionmaker(engine)
 
 
-def stamp() -> ChunkStamp:
-    return ChunkStamp(
-        knowledge_base_id=KB,
-        organization_id="acme",
-        tracking_id=uuid.uuid4(),
-        source="upload",
-        document_type="txt",
-        organizational_unit=None,
-        document_date=None,
-        source_path=None,
-        filename="f.txt",
-        content_hash=None,
-        writer_kind="document",
-    )
-
-
 def clusters(n: int, seed: int) -> np.ndarray:
     """``n`` clusters of 5 near-identical unit vectors: each cluster is the clear top 5 of a
     query at its centre, for HNSW and exact scan alike."""
@@ -83,7 +67,7 @@ async def write_documents(
         async with sessions() as s, s.begin():
             await ensure_table(s, name, DIM)
             chunks = [f"{word} chunk {start + i}" for i in range(len(part))]
-            await write_chunks(s, name, doc, chunks, part, stamp())
+            await write_chunks(s, name, doc, chunks, part, chunk_stamp(KB))
         ids.append(doc)
     return ids
 

@@ -13,7 +13,6 @@ from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.embedding.local_model import LocalMiniLM
 from docproc_common.settings import DatabaseSettings
 from docproc_common.vectorstore import (
-    ChunkStamp,
     Hit,
     KeywordIndexMissing,
     SearchFilters,
@@ -25,6 +24,7 @@ from docproc_common.vectorstore import (
     write_chunks,
 )
 from docproc_testing.db import create_test_database
+from docproc_testing.rows import chunk_stamp
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -91,23 +91,6 @@ def sessions(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return create_sessionmaker(engine)
 
 
-def stamp(kb: uuid.UUID, **kw: object) -> ChunkStamp:
-    base: dict[str, object] = {
-        "knowledge_base_id": kb,
-        "organization_id": "acme",
-        "tracking_id": uuid.uuid4(),
-        "source": "upload",
-        "document_type": "txt",
-        "organizational_unit": None,
-        "document_date": None,
-        "source_path": None,
-        "filename": "f.txt",
-        "content_hash": None,
-        "writer_kind": "document",
-    }
-    return ChunkStamp(**{**base, **kw})  # type: ignore[arg-type]
-
-
 async def load(
     sessions: async_sessionmaker[AsyncSession],
     model: LocalMiniLM,
@@ -122,7 +105,9 @@ async def load(
     async with sessions() as s, s.begin():
         await ensure_table(s, name, 384, config)
         for i, (doc, body) in enumerate(zip(ids, documents, strict=True)):
-            await write_chunks(s, name, doc, [body], vectors[i : i + 1], stamp(kb, filename=str(i)))
+            await write_chunks(
+                s, name, doc, [body], vectors[i : i + 1], chunk_stamp(kb, filename=str(i))
+            )
     async with sessions() as s:
         await s.execute(text(f"ANALYZE rag_{name}"))
     return ids
@@ -223,9 +208,11 @@ async def test_keyword_and_hybrid_keep_the_scope_and_filters(
     vectors = model.embed([body])
     async with sessions() as s, s.begin():
         await ensure_table(s, name, 384)
-        await write_chunks(s, name, uuid.uuid4(), [body], vectors, stamp(theirs, filename="t"))
         await write_chunks(
-            s, name, uuid.uuid4(), [body], vectors, stamp(mine, filename="m", source="s3")
+            s, name, uuid.uuid4(), [body], vectors, chunk_stamp(theirs, filename="t")
+        )
+        await write_chunks(
+            s, name, uuid.uuid4(), [body], vectors, chunk_stamp(mine, filename="m", source="s3")
         )
     for mode in ("keyword", "hybrid"):
         assert await ranked(sessions, model, name, mine, "RF-7731", mode) == ["m"]

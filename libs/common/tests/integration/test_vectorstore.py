@@ -14,7 +14,6 @@ import pytest
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.settings import DatabaseSettings
 from docproc_common.vectorstore import (
-    ChunkStamp,
     SearchFilters,
     count_vectors,
     ensure_table,
@@ -25,6 +24,7 @@ from docproc_common.vectorstore import (
     write_chunks,
 )
 from docproc_testing.db import create_test_database
+from docproc_testing.rows import chunk_stamp
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -38,23 +38,6 @@ async def sessions(infra: dict[str, str]) -> AsyncIterator[async_sessionmaker[As
     )
     yield create_sessionmaker(engine)
     await engine.dispose()
-
-
-def stamp(kb: uuid.UUID, **kw: object) -> ChunkStamp:
-    base: dict[str, object] = {
-        "knowledge_base_id": kb,
-        "organization_id": "acme",
-        "tracking_id": uuid.uuid4(),
-        "source": "upload",
-        "document_type": "txt",
-        "organizational_unit": None,
-        "document_date": None,
-        "source_path": None,
-        "filename": "f.txt",
-        "content_hash": None,
-        "writer_kind": "document",
-    }
-    return ChunkStamp(**{**base, **kw})  # type: ignore[arg-type]
 
 
 def unit_vectors(n: int, seed: int = 0, dim: int = 384) -> np.ndarray:
@@ -72,7 +55,9 @@ async def test_concurrent_first_writers_create_one_table_without_errors(
     async def writer(i: int) -> None:
         async with sessions() as s, s.begin():
             await ensure_table(s, name, 384)
-            await write_chunks(s, name, uuid.uuid4(), [f"doc {i}"], unit_vectors(1, i), stamp(kb))
+            await write_chunks(
+                s, name, uuid.uuid4(), [f"doc {i}"], unit_vectors(1, i), chunk_stamp(kb)
+            )
 
     await asyncio.gather(*(writer(i) for i in range(8)))
     async with sessions() as s:
@@ -118,7 +103,9 @@ async def test_first_writers_that_looked_for_the_table_first_create_it_once(
             assert not await table_exists(s, name)
             await looked.wait()
             await ensure_table(s, name, 384)
-            await write_chunks(s, name, uuid.uuid4(), [f"doc {i}"], unit_vectors(1, i), stamp(kb))
+            await write_chunks(
+                s, name, uuid.uuid4(), [f"doc {i}"], unit_vectors(1, i), chunk_stamp(kb)
+            )
 
     await asyncio.gather(*(writer(i) for i in range(4)))
     async with sessions() as s:
@@ -133,7 +120,7 @@ async def test_a_rewrite_of_the_same_document_replaces_its_set(
     for _ in range(2):  # a redelivered event
         async with sessions() as s, s.begin():
             await ensure_table(s, name, 384)
-            await write_chunks(s, name, doc, ["a", "b", "c"], unit_vectors(3), stamp(kb))
+            await write_chunks(s, name, doc, ["a", "b", "c"], unit_vectors(3), chunk_stamp(kb))
     async with sessions() as s:
         rows = (
             await s.execute(text(f"SELECT count(*), count(DISTINCT chunk_no) FROM rag_{name}"))
@@ -150,7 +137,7 @@ async def test_a_selective_filter_still_fills_the_top_k(
     async with sessions() as s, s.begin():
         await ensure_table(s, name, 384)
         await write_chunks(
-            s, name, uuid.uuid4(), [f"c{i}" for i in range(1980)], vectors[:1980], stamp(kb)
+            s, name, uuid.uuid4(), [f"c{i}" for i in range(1980)], vectors[:1980], chunk_stamp(kb)
         )
         await write_chunks(
             s,
@@ -158,7 +145,7 @@ async def test_a_selective_filter_still_fills_the_top_k(
             uuid.uuid4(),
             [f"rare{i}" for i in range(20)],
             vectors[1980:],
-            stamp(kb, document_type="rare"),
+            chunk_stamp(kb, document_type="rare"),
         )
     async with sessions() as s, s.begin():
         hits = await search(
@@ -205,7 +192,7 @@ async def test_table_and_indexes_are_created_in_the_writers_transaction(
         async with sessions() as s, s.begin():
             await ensure_table(s, name, 384)
             await write_chunks(
-                s, name, uuid.uuid4(), ["a"], unit_vectors(1, dim=8), stamp(uuid.uuid4())
+                s, name, uuid.uuid4(), ["a"], unit_vectors(1, dim=8), chunk_stamp(uuid.uuid4())
             )
 
     with pytest.raises(Exception, match="expected 384 dimensions"):
@@ -240,7 +227,7 @@ async def test_a_document_is_written_by_one_binary_copy(
     document = uuid.uuid4()
     async with sessions() as s, s.begin():
         written = await write_chunks(
-            s, name, document, [f"chunk {i}" for i in range(n)], vectors, stamp(uuid.uuid4())
+            s, name, document, [f"chunk {i}" for i in range(n)], vectors, chunk_stamp(uuid.uuid4())
         )
     assert written == n
     async with sessions() as s:
@@ -280,7 +267,7 @@ async def test_a_date_range_is_inclusive_ands_with_other_fields_and_fails_closed
                 uuid.uuid4(),
                 [f"{filename} one", f"{filename} two"],
                 vectors[2 * i : 2 * i + 2],
-                stamp(kb, filename=filename, document_type=doctype, document_date=day),
+                chunk_stamp(kb, filename=filename, document_type=doctype, document_date=day),
             )
 
     async def found(**filters: object) -> set[str]:
@@ -330,7 +317,7 @@ async def test_the_knowledge_base_constraint_comes_before_top_k(
             uuid.uuid4(),
             [f"big{i}" for i in range(len(big_vectors))],
             big_vectors,
-            stamp(big, filename="big.txt", organizational_unit="sales"),
+            chunk_stamp(big, filename="big.txt", organizational_unit="sales"),
         )
         await write_chunks(
             s,
@@ -338,7 +325,7 @@ async def test_the_knowledge_base_constraint_comes_before_top_k(
             uuid.uuid4(),
             [f"small{i}" for i in range(len(small_vectors))],
             small_vectors,
-            stamp(small, filename="small.txt", organizational_unit="legal"),
+            chunk_stamp(small, filename="small.txt", organizational_unit="legal"),
         )
 
     async def page(kbs: list[uuid.UUID], top_k: int) -> list[str]:
@@ -374,10 +361,13 @@ async def test_count_and_facets_read_the_chunks_search_reads(
     app = uuid.uuid4()
     unfiled = {"knowledge_base_id": None, "organization_id": None}
     sets = {
-        "own": (stamp(app, organization_id=None, organizational_unit="own"), 2),
-        "operator": (stamp(app, **unfiled, writer_kind="operator", organizational_unit="op"), 3),
-        "unknown": (stamp(app, **unfiled, organizational_unit="unknown"), 4),
-        "tenant": (stamp(app, knowledge_base_id=None, organizational_unit="tenant"), 5),
+        "own": (chunk_stamp(app, organization_id=None, organizational_unit="own"), 2),
+        "operator": (
+            chunk_stamp(app, **unfiled, writer_kind="operator", organizational_unit="op"),
+            3,
+        ),
+        "unknown": (chunk_stamp(app, **unfiled, organizational_unit="unknown"), 4),
+        "tenant": (chunk_stamp(app, knowledge_base_id=None, organizational_unit="tenant"), 5),
     }
     async with sessions() as s, s.begin():
         await ensure_table(s, name, 384)
@@ -412,7 +402,7 @@ async def test_what_keeps_the_last_bases_table_is_unfiled_content_they_do_not_ta
     async with sessions() as s, s.begin():
         await ensure_table(s, name, 384)
         await write_chunks(
-            s, name, uuid.uuid4(), ["filed"], unit_vectors(1, 40), stamp(uuid.uuid4())
+            s, name, uuid.uuid4(), ["filed"], unit_vectors(1, 40), chunk_stamp(uuid.uuid4())
         )
     assert await beyond(operator=False, orgs=[]) is False  # a filed chunk is some base's
     sets = [
@@ -424,12 +414,12 @@ async def test_what_keeps_the_last_bases_table_is_unfiled_content_they_do_not_ta
         for i, kw in enumerate(sets):
             vectors = unit_vectors(1, 41 + i)
             await write_chunks(
-                s, name, uuid.uuid4(), ["unfiled"], vectors, stamp(uuid.uuid4(), **kw)
+                s, name, uuid.uuid4(), ["unfiled"], vectors, chunk_stamp(uuid.uuid4(), **kw)
             )
     assert await beyond(operator=True, orgs=["acme", "globex"]) is False
     assert await beyond(operator=False, orgs=["acme", "globex"]) is True  # the operator's
     assert await beyond(operator=True, orgs=["acme"]) is True  # another tenant's
     async with sessions() as s, s.begin():  # a legacy chunk of unknown origin: nobody takes it
-        legacy = stamp(uuid.uuid4(), **unfiled, organization_id=None)
+        legacy = chunk_stamp(uuid.uuid4(), **unfiled, organization_id=None)
         await write_chunks(s, name, uuid.uuid4(), ["legacy"], unit_vectors(1, 45), legacy)
     assert await beyond(operator=True, orgs=["acme", "globex"]) is True

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from docproc_common.db.models import CollectionTeardown, DocumentStatus, RagDocument
 from docproc_common.runtime import Runtime
-from docproc_common.vectorstore import ChunkStamp, ensure_table, table_exists, write_chunks
+from docproc_common.vectorstore import ensure_table, table_exists, write_chunks
 from docproc_teardown.service import LEFT_BEHIND, finish
+from docproc_testing.rows import chunk_stamp
 from docproc_testing.runtime import fresh_runtime
 from sqlalchemy import select
 
@@ -25,19 +26,7 @@ async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Run
 
 
 async def a_table(runtime: Runtime, name: str) -> None:
-    stamp = ChunkStamp(
-        knowledge_base_id=uuid.uuid4(),
-        organization_id="acme",
-        tracking_id=uuid.uuid4(),
-        source="upload",
-        document_type="txt",
-        organizational_unit=None,
-        document_date=None,
-        source_path=None,
-        filename="gone.txt",
-        content_hash=None,
-        writer_kind="document",
-    )
+    stamp = chunk_stamp(uuid.uuid4(), filename="gone.txt")
     vectors = np.random.default_rng(1).normal(size=(2, 384)).astype(np.float32)
     async with runtime.sessionmaker() as s, s.begin():
         await ensure_table(s, name, 384)
