@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import uuid
 
-from docproc_common.access import Access, list_reachable, resolve_kb
 from fastapi import APIRouter, status
 
+from docproc_upload.access import Access, list_reachable, resolve_kb
 from docproc_upload.deps import Caller, RuntimeDep, Session
 from docproc_upload.knowledge_bases import service
 from docproc_upload.knowledge_bases.schemas import (

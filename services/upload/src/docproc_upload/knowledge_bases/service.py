@@ -15,7 +15,6 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from docproc_common.access import Access, resolve_kb
 from docproc_common.auth import EDIT, Principal
 from docproc_common.bulkload import index_state
 from docproc_common.db.models import (
@@ -48,6 +47,7 @@ from docproc_common.vectorstore import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from docproc_upload.access import Access, resolve_kb
 from docproc_upload.audit import record
 from docproc_upload.embeddings.service import EMBEDDING_FIELDS, choose_embedding, move_embedding
 from docproc_upload.knowledge_bases import repository

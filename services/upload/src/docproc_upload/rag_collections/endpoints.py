@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from docproc_common.access import list_reachable
 from fastapi import APIRouter, status
 
+from docproc_upload.access import list_reachable
 from docproc_upload.deps import Caller, RuntimeDep, Session, UploadDep
 from docproc_upload.knowledge_bases.endpoints import kb_out
 from docproc_upload.knowledge_bases.schemas import (

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from docproc_common.access import Access, resolve_collection, resolve_kbs
 from docproc_common.auth import Principal
 from docproc_common.db.models import KnowledgeBase, Scope
 from docproc_common.db.vector_tables import validate_collection_name
@@ -23,6 +22,7 @@ from docproc_common.vectorstore import filter_values as vector_filter_values
 from docproc_common.vectorstore import search as vector_search
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
+from docproc_upload.access import Access, resolve_collection, resolve_kbs
 from docproc_upload.knowledge_bases import repository as knowledge_bases
 from docproc_upload.knowledge_bases.schemas import CollectionDeletedOut
 from docproc_upload.knowledge_bases.service import status_for, tear_down

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from docproc_common.access import Access, resolve_collection, resolve_kb
 from docproc_common.auth import Principal
 from docproc_common.bus.outbox import enqueue
 from docproc_common.db.models import DocumentStatus, RagDocument
@@ -59,6 +58,7 @@ from docproc_common.storage import AsyncStorage
 from docproc_common.vectorstore import document_chunks
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from docproc_upload.access import Access, resolve_collection, resolve_kb
 from docproc_upload.inputs import column_length
 from docproc_upload.knowledge_bases import repository as knowledge_bases
 from docproc_upload.metrics import DOCUMENTS, REJECTIONS, UPLOAD_BYTES

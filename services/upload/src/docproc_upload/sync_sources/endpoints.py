@@ -5,9 +5,9 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from docproc_common.access import Access
 from fastapi import APIRouter, Query, Response, status
 
+from docproc_upload.access import Access
 from docproc_upload.deps import Caller, Session
 from docproc_upload.inputs import INT4_MAX
 from docproc_upload.sync_sources import service

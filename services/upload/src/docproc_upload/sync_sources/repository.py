@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from docproc_common.access import Access, reachable
 from docproc_common.auth import EDIT, Principal
 from docproc_common.connectors.runs import lock_key
 from docproc_common.db.models import (
@@ -16,6 +15,8 @@ from docproc_common.db.models import (
 )
 from sqlalchemy import ColumnElement, and_, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
+
+from docproc_upload.access import Access, reachable
 
 
 def unassigned_reach(principal: Principal) -> ColumnElement[bool]:

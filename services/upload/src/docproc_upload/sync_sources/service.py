@@ -13,7 +13,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from docproc_common.access import Access, resolve_collection, resolve_kb
 from docproc_common.auth import SECRETS_VIEW, Principal
 from docproc_common.connectors import CONNECTORS
 from docproc_common.connectors.base import ConnectorSpec
@@ -27,6 +26,7 @@ from docproc_common.vault import visible_secret
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from docproc_upload.access import Access, resolve_collection, resolve_kb
 from docproc_upload.audit import record
 from docproc_upload.knowledge_bases import repository as knowledge_bases
 from docproc_upload.sync_sources import repository

@@ -24,12 +24,11 @@ import uuid
 from collections.abc import Sequence
 from enum import StrEnum
 
-from sqlalchemy import ColumnElement, and_, false, or_, select
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from docproc_common.auth import EDIT, VIEW, Principal
 from docproc_common.db.models import CollectionGrant, KnowledgeBase, Scope
 from docproc_common.errors import CollectionNotFound
+from sqlalchemy import ColumnElement, and_, false, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 
 class Access(StrEnum):
