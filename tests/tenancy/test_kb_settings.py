@@ -19,6 +19,7 @@ import httpx
 import pytest
 from docproc_common.db.models import AuditLog, DocumentStatus, KnowledgeBase, RagDocument
 from docproc_common.runtime import Runtime
+from docproc_testing.rows import tracking_row
 from sqlalchemy import func, select, text
 
 from .conftest import Client
@@ -269,26 +270,18 @@ class TestReindex:
         self, alice: httpx.AsyncClient, runtime: Runtime
     ) -> None:
         kb = await create(alice, uniq("rxs"), "org")
-        kb_id = uuid.UUID(kb["id"])
+        name, kb_id = kb["collection_name"], uuid.UUID(kb["id"])
         async with runtime.sessionmaker() as s, s.begin():
-            synced = RagDocument(
-                collection_name=kb["collection_name"],
-                knowledge_base_id=kb_id,
-                organization_id="acme",
-                filename="a.md",
-                filetype="md",
-                status=DocumentStatus.DONE,
+            synced = tracking_row(
+                name,
+                kb_id,
+                "a.md",
+                DocumentStatus.DONE,
                 source="s3",
                 source_path="s3://bucket/a.md",
             )
-            sheet = RagDocument(
-                collection_name=kb["collection_name"],
-                knowledge_base_id=kb_id,
-                organization_id="acme",
-                filename="b.xlsx",
-                filetype="xlsx",
-                status=DocumentStatus.DONE,
-                storage_path=f"rag/{kb['collection_name']}/x_b.xlsx",
+            sheet = tracking_row(
+                name, kb_id, "b.xlsx", DocumentStatus.DONE, storage_path=f"rag/{name}/x_b.xlsx"
             )
             s.add_all([synced, sheet])
         r = await alice.post(f"/kb/{kb['id']}/reindex")

@@ -17,11 +17,11 @@ import httpx
 import numpy as np
 import pytest
 from docproc_cli import operator
-from docproc_common.db.models import DocumentStatus, RagDocument
+from docproc_common.db.models import DocumentStatus
 from docproc_common.runtime import Runtime
 from docproc_common.vectorstore import ensure_table, write_chunks
 from docproc_teardown.service import LEFT_BEHIND
-from docproc_testing.rows import chunk_stamp
+from docproc_testing.rows import chunk_stamp, tracking_row
 from sqlalchemy import func, text
 
 from .conftest import Client
@@ -41,12 +41,12 @@ async def unfiled(
     await runtime.storage.put(path, b"Legacy lighthouse keepers.")
     vector = np.random.default_rng(7).normal(size=(1, 384)).astype(np.float32)
     async with runtime.sessionmaker() as s, s.begin():
-        row = RagDocument(
-            collection_name=name,
+        row = tracking_row(
+            name,
+            None,
+            "legacy.txt",
+            DocumentStatus.DONE,
             organization_id=organization_id,
-            filename="legacy.txt",
-            filetype="txt",
-            status=DocumentStatus.DONE,
             storage_path=path,
             vector_document_id=uuid.uuid4(),
             chunk_count=1,

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from docproc_cli import operator
-from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import InvalidInput
 from docproc_common.runtime import Runtime
+from docproc_testing.rows import tracking_row
 from sqlalchemy import text
 
 from .conftest import Client
@@ -307,17 +307,7 @@ async def test_rag_bulk_puts_a_collection_in_bulk_mode_and_finish_folds_it(
     kb = await create(alice, uniq("bulkop"), "org")
     name = kb["collection_name"]
     async with runtime.sessionmaker() as s, s.begin():  # pending: the embedder's sweep waits
-        s.add(
-            RagDocument(
-                collection_name=name,
-                knowledge_base_id=uuid.UUID(kb["id"]),
-                organization_id="acme",
-                filename="pending.txt",
-                filetype="txt",
-                status=DocumentStatus.PROCESSING,
-                attempt_id=uuid.uuid4(),
-            )
-        )
+        s.add(tracking_row(name, uuid.UUID(kb["id"]), "pending.txt"))
     assert await operator.rag_bulk(runtime, name, finish=False) == "entered"
     assert await operator.rag_bulk(runtime, name, finish=False) == "already in bulk mode"
     info = (await alice.get(f"/rag/collections/{name}/info")).json()

@@ -21,7 +21,7 @@ from docproc_common import bulkload
 from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.runtime import Runtime
 from docproc_common.vectorstore import write_chunks
-from docproc_testing.rows import chunk_stamp
+from docproc_testing.rows import chunk_stamp, tracking_row
 from sqlalchemy import text, update
 
 from .conftest import Client
@@ -66,15 +66,7 @@ async def test_indexing_status_and_counts_follow_the_rows(client: Client, runtim
 
     # a document whose attempt is still in the pipeline
     async with runtime.sessionmaker() as s, s.begin():
-        inflight = RagDocument(
-            collection_name=kb["collection_name"],
-            knowledge_base_id=uuid.UUID(kb["id"]),
-            organization_id="acme",
-            filename="inflight.txt",
-            filetype="txt",
-            status=DocumentStatus.PROCESSING,
-            attempt_id=uuid.uuid4(),
-        )
+        inflight = tracking_row(kb["collection_name"], uuid.UUID(kb["id"]), "inflight.txt")
         s.add(inflight)
     ingestion, info = await both_views(c, kb)
     assert counts(ingestion) == counts(info) == ("indexing", 1, 1, 1, 3)
@@ -131,15 +123,7 @@ async def test_the_status_says_what_the_vector_index_is_doing(
     # bulk mode with a document still pending (so the embedder's sweep does not fold yet),
     # and one chunk set written to the side table
     async with runtime.sessionmaker() as s, s.begin():
-        inflight = RagDocument(
-            collection_name=name,
-            knowledge_base_id=kb_id,
-            organization_id="acme",
-            filename="inflight.txt",
-            filetype="txt",
-            status=DocumentStatus.PROCESSING,
-            attempt_id=uuid.uuid4(),
-        )
+        inflight = tracking_row(name, kb_id, "inflight.txt")
         s.add(inflight)
         assert await bulkload.enter(s, name, kb["embedding_dim"])  # creates the table too
         stamp = chunk_stamp(kb_id, tracking_id=inflight.id, filename="inflight.txt")

@@ -1,6 +1,6 @@
-"""What tests and benchmarks write straight to the database, past the API: the stamp a
-document's chunks carry. Each is acme's (alice's organization) unless told otherwise;
-keyword arguments set or replace any field."""
+"""What tests and benchmarks write straight to the database, past the API: a knowledge
+base row, a document's tracking row, the stamp a document's chunks carry. Each is acme's
+(alice's organization) unless told otherwise; keyword arguments set or replace any field."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import dataclasses
 import uuid
 from typing import Any
 
+from docproc_common.db.models import DocumentStatus, KnowledgeBase, RagDocument
 from docproc_common.vectorstore import ChunkStamp
 
 #: An uploaded text document's stamp; :func:`chunk_stamp` gives each its own base and id.
@@ -24,6 +25,44 @@ _UPLOADED_TEXT = ChunkStamp(
     content_hash=None,
     writer_kind="document",
 )
+
+
+def knowledge_base(name: str, **columns: Any) -> KnowledgeBase:
+    """An organization base of alice's named ``name`` (its collection too); ``columns``:
+    its ``embedding_provider``, ``embedding_model``, ``embedding_dim`` (and key or endpoint),
+    and any other column to set."""
+    defaults: dict[str, Any] = {
+        "scope": "org",
+        "owner_id": "alice",
+        "organization_id": "acme",
+        "ingestion_config": {},
+    }
+    return KnowledgeBase(name=name, collection_name=name, **{**defaults, **columns})
+
+
+def tracking_row(
+    collection_name: str,
+    knowledge_base_id: uuid.UUID | None,
+    filename: str,
+    status: DocumentStatus = DocumentStatus.PROCESSING,
+    **columns: Any,
+) -> RagDocument:
+    """The tracking row of ``filename`` (its type taken from the name) on base
+    ``knowledge_base_id`` of ``collection_name``; a processing row waits for a fresh attempt
+    (``attempt_id``)."""
+    defaults: dict[str, Any] = {
+        "organization_id": "acme",
+        "filetype": filename.rsplit(".", 1)[-1],
+    }
+    if status == DocumentStatus.PROCESSING:
+        defaults["attempt_id"] = uuid.uuid4()
+    return RagDocument(
+        collection_name=collection_name,
+        knowledge_base_id=knowledge_base_id,
+        filename=filename,
+        status=status,
+        **{**defaults, **columns},
+    )
 
 
 def chunk_stamp(knowledge_base_id: uuid.UUID | None, /, **fields: Any) -> ChunkStamp:

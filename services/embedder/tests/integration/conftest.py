@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 from docproc_common.bus.delivery import Delivery
-from docproc_common.db.models import DocumentStatus, KnowledgeBase, RagDocument
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.events import DocumentIndexed, DocumentParsed
 from docproc_common.runtime import Runtime
 from docproc_embedder.handler import vector_document_id
+from docproc_testing.rows import knowledge_base, tracking_row
 from docproc_testing.runtime import fresh_runtime
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -30,20 +30,6 @@ async def clients(runtime: Runtime) -> AsyncIterator[EmbeddingClients]:
     await c.aclose()
 
 
-def org_kb(name: str, **embedding: Any) -> KnowledgeBase:
-    """A knowledge base of alice's organization named ``name``; ``embedding``: its
-    ``embedding_provider``, ``embedding_model``, ``embedding_dim`` (and key or endpoint)."""
-    return KnowledgeBase(
-        name=name,
-        collection_name=name,
-        scope="org",
-        owner_id="alice",
-        organization_id="acme",
-        ingestion_config={},
-        **embedding,
-    )
-
-
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 CHUNKS = [f"Paragraph {i}: the capybara is the largest rodent, number {i}." for i in range(7)]
 
@@ -52,7 +38,9 @@ async def parsed_document(runtime: Runtime) -> DocumentParsed:
     """A knowledge base, its tracking row waiting for one attempt, and that attempt's chunk set."""
     name = f"redeliv_{uuid.uuid4().hex[:8]}"
     async with runtime.sessionmaker() as s, s.begin():
-        kb = org_kb(name, embedding_provider="local", embedding_model=MINILM, embedding_dim=384)
+        kb = knowledge_base(
+            name, embedding_provider="local", embedding_model=MINILM, embedding_dim=384
+        )
         s.add(kb)
         await s.flush()
         event = await add_processing(s, name, kb.id, len(CHUNKS))
@@ -66,15 +54,7 @@ async def add_processing(
     """A tracking row of knowledge base ``kb_id`` (collection ``name``) waiting for a new
     attempt, added in ``s``, and that attempt's event of ``chunk_count`` chunks."""
     attempt = uuid.uuid4()
-    doc = RagDocument(
-        collection_name=name,
-        knowledge_base_id=kb_id,
-        organization_id="acme",
-        filename="capybara.txt",
-        filetype="txt",
-        status=DocumentStatus.PROCESSING,
-        attempt_id=attempt,
-    )
+    doc = tracking_row(name, kb_id, "capybara.txt", attempt_id=attempt)
     s.add(doc)
     await s.flush()
     return DocumentParsed(

@@ -22,9 +22,8 @@ from docproc_common.runtime import Runtime
 from docproc_common.vault import create_secret
 from docproc_embedder.handler import EmbedderHandler
 from docproc_testing.embedding_standin import StandIn, running_standin, standin_vector
+from docproc_testing.rows import knowledge_base, tracking_row
 from sqlalchemy import text
-
-from .conftest import org_kb
 
 pytestmark = pytest.mark.integration
 
@@ -55,7 +54,7 @@ async def parsed(runtime: Runtime, standin: StandIn, chunks: list[str]) -> Parse
             master_key=runtime.settings.vault.master_key.get_secret_value(),
             provider="openai",
         )
-        kb = org_kb(
+        kb = knowledge_base(
             name,
             embedding_provider="openai",
             embedding_model=SMALL,
@@ -65,20 +64,16 @@ async def parsed(runtime: Runtime, standin: StandIn, chunks: list[str]) -> Parse
         )
         s.add(kb)
         await s.flush()
-        doc = RagDocument(
-            collection_name=name,
-            knowledge_base_id=kb.id,
-            organization_id="acme",
+        doc = tracking_row(
+            name,
+            kb.id,
+            "q1-report.md",
             uploaded_by="alice",
-            filename="q1-report.md",
-            filetype="md",
-            status=DocumentStatus.PROCESSING,
             source="s3",
             source_path="s3://reports/finance/q1-report.md",
             content_hash="ab" * 32,
             organizational_unit="finance",
             document_date=date(2024, 3, 31),
-            attempt_id=uuid.uuid4(),
         )
         s.add(doc)
         await s.flush()

@@ -26,9 +26,10 @@ from docproc_common.observability import BusMetrics
 from docproc_common.runtime import Runtime
 from docproc_embedder.handler import EmbedderHandler
 from docproc_testing.embedded import delivery
+from docproc_testing.rows import knowledge_base
 from sqlalchemy import text
 
-from .conftest import add_processing, org_kb
+from .conftest import add_processing
 
 pytestmark = pytest.mark.integration
 
@@ -58,7 +59,9 @@ async def test_documents_in_one_batch_share_model_calls_and_keep_their_own_vecto
 ) -> None:
     name = f"fused_{uuid.uuid4().hex[:8]}"
     async with runtime.sessionmaker() as s, s.begin():
-        kb = org_kb(name, embedding_provider="local", embedding_model=MINILM, embedding_dim=384)
+        kb = knowledge_base(
+            name, embedding_provider="local", embedding_model=MINILM, embedding_dim=384
+        )
         s.add(kb)
     documents = {
         await parsed(runtime, name, kb.id, chunks): chunks

@@ -10,9 +10,8 @@ import pytest
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.runtime import Runtime
 from docproc_embedder.app import warm_model
+from docproc_testing.rows import knowledge_base
 from docproc_testing.runtime import fresh_runtime
-
-from .conftest import org_kb
 
 pytestmark = pytest.mark.integration
 
@@ -36,7 +35,11 @@ async def warmed(runtime: Runtime, serves_openai_api: bool = False) -> bool:
 async def add_kb(runtime: Runtime, provider: str, model: str, dim: int) -> None:
     name = f"warm_{uuid.uuid4().hex[:8]}"
     async with runtime.sessionmaker() as s, s.begin():
-        s.add(org_kb(name, embedding_provider=provider, embedding_model=model, embedding_dim=dim))
+        s.add(
+            knowledge_base(
+                name, embedding_provider=provider, embedding_model=model, embedding_dim=dim
+            )
+        )
 
 
 async def test_loaded_only_once_a_knowledge_base_uses_it(empty: Runtime) -> None:

@@ -12,7 +12,7 @@ from docproc_common.db.models import CollectionTeardown, DocumentStatus, RagDocu
 from docproc_common.runtime import Runtime
 from docproc_common.vectorstore import ensure_table, table_exists, write_chunks
 from docproc_teardown.service import LEFT_BEHIND, finish
-from docproc_testing.rows import chunk_stamp
+from docproc_testing.rows import chunk_stamp, tracking_row
 from docproc_testing.runtime import fresh_runtime
 from sqlalchemy import select
 
@@ -55,22 +55,22 @@ async def test_a_dropped_table_fails_the_rows_it_leaves_and_keeps_their_files(
         await runtime.storage.put(path, b"text")
     async with runtime.sessionmaker() as s, s.begin():
         left = [
-            RagDocument(
-                collection_name=name,
+            tracking_row(
+                name,
+                None,
+                "theirs.txt",
+                DocumentStatus.DONE,
                 organization_id="globex",
-                filename="theirs.txt",
-                filetype="txt",
-                status=DocumentStatus.DONE,
                 storage_path=kept,
                 vector_document_id=uuid.uuid4(),
                 chunk_count=4,
             ),
-            RagDocument(
-                collection_name=name,
+            tracking_row(
+                name,
+                None,
+                "failed.txt",
+                DocumentStatus.ERROR,
                 organization_id="globex",
-                filename="failed.txt",
-                filetype="txt",
-                status=DocumentStatus.ERROR,
                 error_message="The document could not be parsed (ValueError) - ...",
             ),
         ]
