@@ -16,7 +16,11 @@ figures are the write path's and the index's, as with a fast HTTP or GPU embedde
   embedder's sweep folds it (index build with ``--maintenance-work-mem`` and
   ``--workers``, moves, swap). Its time runs from the first document to the end of the fold.
 
-Both end with the same checks: every row once, no side table, every index valid.
+Both end with the same checks: every row once, no side table, every index valid, and a
+breakdown by phase (``Phases``): the wall time spent in each step of the handler and of the
+fold, summed over the documents (``--concurrency`` of them overlap, so the handler's phases
+add up to about ``concurrency`` x the writes' wall time), and the SQL statements a document
+costs.
 
     uv run python bench/bulk_load.py                       # 100k chunks bulk, 20k old
     uv run python bench/bulk_load.py --old-docs 2000       # the old path on 100k too (~5 min)
@@ -29,6 +33,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import resource
 import tempfile
 import time
 import uuid
@@ -40,15 +45,18 @@ import numpy as np
 import numpy.typing as npt
 from docproc_common import bulkload
 from docproc_common.bus.delivery import Delivery
+from docproc_common.bus.unit import AttemptUnit
 from docproc_common.db.models import DocumentStatus, KnowledgeBase, RagDocument
 from docproc_common.embedding.client import EmbeddingClient, EmbeddingClients
 from docproc_common.events import DocumentParsed
 from docproc_common.runtime import Runtime
+from docproc_embedder import handler as handler_module
+from docproc_embedder.bulk import BulkMode
 from docproc_embedder.handler import EmbedderHandler
 from docproc_testing.db import plain_dsn
 from docproc_testing.infra import load_infra_env
 from docproc_testing.runtime import fresh_runtime
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 DIM = 384
 WORDS = (
@@ -80,6 +88,88 @@ class InstantClients(EmbeddingClients):
 
     async def for_collection(self, kb: Any, session: Any) -> EmbeddingClient:  # noqa: ARG002
         return self._instant
+
+
+class Phases:
+    """Wall time per phase: each wraps an async function (a module attribute or a method)
+    and adds up the time its calls take; ``statements`` counts what the engine executes."""
+
+    HANDLER = (
+        ("read (claim check, row, base)", AttemptUnit, "read"),
+        ("storage get", None, "get"),
+        ("bulk entry check", BulkMode, "maybe_enter"),
+        ("unit of work (whole transaction)", AttemptUnit, "commit_attempt"),
+        ("  chunk set: lock, delete, COPY", handler_module, "write_chunks"),
+        ("  base share lock", handler_module.repository, "share_lock_kb"),
+        ("  teardown reservation", handler_module.repository, "reserved"),
+        ("  row done", handler_module.repository, "complete"),
+        ("  outbox", handler_module, "enqueue"),
+        ("storage delete", None, "delete"),
+    )
+    FOLD = (
+        ("fold: moves", bulkload, "_move"),
+        ("fold: index builds", bulkload, "_build_indexes"),
+        ("fold: swap", bulkload, "_swap"),
+    )
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.seconds: dict[str, float] = {}
+        self.statements = 0
+        self._undo: list[tuple[Any, str, Any]] = []  # what to put back (None: delete)
+        for label, owner, attr in (*self.HANDLER, *self.FOLD):
+            self._wrap(label, runtime.storage if owner is None else owner, attr)
+        self._engine = runtime.engine.sync_engine
+        event.listen(self._engine, "before_cursor_execute", self._count)
+
+    def _wrap(self, label: str, owner: Any, attr: str) -> None:
+        original = getattr(owner, attr)
+        self.seconds[label] = 0.0
+
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return await original(*args, **kwargs)
+            finally:
+                self.seconds[label] += time.perf_counter() - started
+
+        self._undo.append((owner, attr, original if attr in vars(owner) else None))
+        setattr(owner, attr, timed)
+
+    def _count(self, *_: Any) -> None:
+        self.statements += 1
+
+    def close(self) -> None:
+        event.remove(self._engine, "before_cursor_execute", self._count)
+        for owner, attr, original in reversed(self._undo):
+            if original is None:
+                delattr(owner, attr)  # the instance's own wrapper; its class's method remains
+            else:
+                setattr(owner, attr, original)
+
+    def report(self, docs: int) -> dict[str, Any]:
+        return {
+            "per_document_ms": {
+                label: round(1000 * self.seconds[label] / docs, 2) for label, *_ in self.HANDLER
+            },
+            "fold_s": {label: round(self.seconds[label], 1) for label, *_ in self.FOLD},
+            "statements_per_document": round(self.statements / docs, 1),
+        }
+
+
+def cpu_seconds(database: str) -> tuple[float, float]:
+    """CPU time (user + system) of this process and of the backends of ``database`` now open
+    (the pool's; a parallel index build's workers are not among them)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    backends = 0.0
+    title = f"postgres: postgres {database} ".encode()
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and (proc / "cmdline").read_bytes().startswith(title):
+                fields = (proc / "stat").read_text().rpartition(")")[2].split()
+                backends += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            continue  # gone meanwhile
+    return usage.ru_utime + usage.ru_stime, backends
 
 
 def chunk_texts(first_row: int, count: int, rng: np.random.Generator) -> list[str]:
@@ -133,9 +223,9 @@ async def prepare(
                     chunk_count=per_doc,
                 )
             )
-    for i, event in enumerate(events):
+    for i, parsed in enumerate(events):
         body = json.dumps(chunk_texts(i * per_doc, per_doc, rng)).encode()
-        await runtime.storage.put(event.chunks_path, body, "application/json")
+        await runtime.storage.put(parsed.chunks_path, body, "application/json")
     return events
 
 
@@ -166,10 +256,14 @@ async def run_path(
             )
             await handler(event, delivery)
 
+    phases = Phases(runtime)
+    database = runtime.settings.database.url.rpartition("/")[2]
+    cpu_start = cpu_seconds(database)
     load_before = os.getloadavg()
     started = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     written = time.perf_counter() - started
+    cpu_written = cpu_seconds(database)
     async with runtime.sessionmaker() as s:
         entered = await bulkload.in_bulk(s, name)
     while True:  # the embedder's sweep, run until the collection has left bulk mode
@@ -178,6 +272,8 @@ async def run_path(
                 break
         await handler.bulk.sweep()
     total = time.perf_counter() - started
+    cpu_end = cpu_seconds(database)
+    phases.close()
     async with runtime.sessionmaker() as s:
         rows, distinct = (
             await s.execute(text(f"SELECT count(*), count(DISTINCT id) FROM rag_{name}"))
@@ -202,6 +298,11 @@ async def run_path(
         "rows_per_s": round(rows / total),
         "load_before": [round(x, 2) for x in load_before],
         "load_after": [round(x, 2) for x in os.getloadavg()],
+        "phases": phases.report(len(events)),
+        "cpu_s": {  # (this process, the database's backends), by step
+            "writes": [round(b - a, 1) for a, b in zip(cpu_start, cpu_written, strict=True)],
+            "fold": [round(b - a, 1) for a, b in zip(cpu_written, cpu_end, strict=True)],
+        },
     }
 
 
@@ -250,6 +351,18 @@ async def main(args: argparse.Namespace) -> None:
         f"rows/s (writes {bulk['write_s']} s, fold {bulk['fold_s']} s)"
         f"\nbulk / old: {bulk['rows_per_s'] / old['rows_per_s']:.2f}x"
     )
+    for label in ("old", "bulk"):
+        p, cpu = results[label]["phases"], results[label]["cpu_s"]
+        print(
+            f"\n{label} path: CPU s (bench process, database backends): writes {cpu['writes']}, "
+            f"fold {cpu['fold']}"
+        )
+        print(f"{label} path, per document (ms, {p['statements_per_document']} statements):")
+        for phase, ms in p["per_document_ms"].items():
+            print(f"  {phase:<36} {ms:>8}")
+        if label == "bulk":
+            for phase, s in p["fold_s"].items():
+                print(f"  {phase:<36} {s:>8} s")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
 
