@@ -12,8 +12,9 @@ figures are the write path's and the index's, as with a fast HTTP or GPU embedde
 - *old path*: bulk mode off (``bulk_enter_backlog = 0``): every row goes into the
   HNSW-indexed table.
 - *bulk path*: the default thresholds; the handler puts the collection in bulk mode on
-  its backlog, the chunk sets go to the side table, and once every document is written the
-  embedder's sweep folds it (index build with ``--maintenance-work-mem`` and
+  its backlog, the chunk sets go to the side table, and the
+  embedder's sweep task (``BulkMode.sweeper``, running from the start as in the service)
+  folds it once the writes settle (index build with ``--maintenance-work-mem`` and
   ``--workers``, moves, swap). Its time runs from the first document to the end of the fold.
 
 Both end with the same checks: every row once, no side table, every index valid, and a
@@ -260,18 +261,22 @@ async def run_path(
     database = runtime.settings.database.url.rpartition("/")[2]
     cpu_start = cpu_seconds(database)
     load_before = os.getloadavg()
+    stop = asyncio.Event()
+    sweeping = asyncio.create_task(handler.bulk.sweeper()(stop))  # as the embedder runs it
     started = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     written = time.perf_counter() - started
     cpu_written = cpu_seconds(database)
     async with runtime.sessionmaker() as s:
         entered = await bulkload.in_bulk(s, name)
-    while True:  # the embedder's sweep, run until the collection has left bulk mode
+    while True:  # until the embedder's sweep has folded the collection
         async with runtime.sessionmaker() as s:
             if not await bulkload.in_bulk(s, name):
                 break
-        await handler.bulk.sweep()
+        await asyncio.sleep(0.1)
     total = time.perf_counter() - started
+    stop.set()
+    await sweeping
     cpu_end = cpu_seconds(database)
     phases.close()
     async with runtime.sessionmaker() as s:

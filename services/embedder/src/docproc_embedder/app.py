@@ -8,7 +8,7 @@ import logging
 from docproc_common.bus.delivery import Subscription
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.events import DocumentParsed
-from docproc_common.periodic import Task, periodic
+from docproc_common.periodic import Task
 from docproc_common.runtime import Runtime, ServiceSpec
 
 from docproc_embedder import repository
@@ -46,7 +46,7 @@ def build(runtime: Runtime) -> ServiceSpec:
         routers=[build_openai_router(clients, token)] if e.serve_openai_api else [],
         tasks=[
             warm_model(runtime, clients, e.serve_openai_api),
-            periodic("bulk-mode sweep", handler.bulk.sweep, e.bulk_check_interval_s, log),
+            handler.bulk.sweeper(),
         ],
         on_shutdown=[clients.aclose],
         # documents embedded at once share the local model's batches (LocalEmbeddingClient);

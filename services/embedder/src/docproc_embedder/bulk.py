@@ -2,10 +2,12 @@
 docs/decisions/0005-bulk-load.md).
 
 The handler asks ``maybe_enter`` before each write, at most once per
-``bulk_check_interval_s`` and collection; ``sweep`` runs on the same period and folds each
-collection in bulk mode whose backlog has drained. Entry and fold are safe to race across
-replicas: entry re-checks under the collection's lock, a fold runs under a session lock
-(another replica's answers ``busy``).
+``bulk_check_interval_s`` and collection; ``sweep`` folds each collection in bulk mode whose
+backlog has drained. It runs on the same period, and also as soon as the writes have
+settled (no document written for ``SETTLE_S``): the end of a load is usually that moment,
+and its fold then starts a second after the last document instead of up to a whole period
+later (``sweeper``). Entry and fold are safe to race across replicas: entry re-checks under
+the collection's lock, a fold runs under a session lock (another replica's answers ``busy``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import time
 
 from docproc_common import bulkload
 from docproc_common.db.models import KnowledgeBase
+from docproc_common.periodic import Task, periodic
 from docproc_common.runtime import Runtime
 
 from docproc_embedder import repository
@@ -22,12 +25,40 @@ from docproc_embedder.metrics import BULK_ROWS_PENDING, FOLDS, STAGE_SECONDS
 
 log = logging.getLogger(__name__)
 
+SETTLE_S = 1.0
+"""Writes have settled (a load has likely ended) when no document was written for this long."""
+
 
 class BulkMode:
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, settle_s: float = SETTLE_S) -> None:
         self._runtime = runtime
         self._settings = runtime.settings.embedder
+        self._settle_s = settle_s
         self._checked: dict[str, float] = {}
+        self._last_write: float | None = None
+        self._last_sweep: float | None = None
+
+    def wrote(self) -> None:
+        """A document's chunk set was committed (``sweeper`` sweeps once the writes settle)."""
+        self._last_write = time.monotonic()
+
+    def sweeper(self) -> Task:
+        """The embedder's sweep task: ``sweep`` every ``bulk_check_interval_s``, and once
+        after each burst of writes, when it has settled."""
+        return periodic("bulk-mode sweep", self._tick, self._settle_s, log)
+
+    def _due(self, now: float) -> bool:
+        last, written = self._last_sweep, self._last_write
+        if last is None or now - last >= self._settings.bulk_check_interval_s:
+            return True
+        # a burst of writes since the last sweep began, settled now
+        return written is not None and written > last and now - written >= self._settle_s
+
+    async def _tick(self) -> None:
+        now = time.monotonic()
+        if self._due(now):
+            self._last_sweep = now
+            await self.sweep()
 
     async def maybe_enter(self, collection: str, kb: KnowledgeBase) -> None:
         """Enter bulk mode when the collection's backlog says so (``bulkload.should_enter``)."""

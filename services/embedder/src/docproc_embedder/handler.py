@@ -166,6 +166,7 @@ class EmbedderHandler:
         )
         if indexed is None:
             return  # processed already, deleted while indexing, or failed in the unit
+        self.bulk.wrote()
         crash_point("embedder.after_commit")
         STAGE_SECONDS.labels("write").observe(time.perf_counter() - started)
         # The chunk set served its purpose (the vectors and the parsed text remain); a crash

@@ -5,13 +5,16 @@ once its backlog has drained, the chunk set intact."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import time
 import uuid
 
 import pytest
 from docproc_common import bulkload
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.runtime import Runtime
+from docproc_embedder import app
 from docproc_embedder.bulk import BulkMode
 from docproc_embedder.handler import EmbedderHandler
 from sqlalchemy import text
@@ -21,10 +24,15 @@ from .conftest import CHUNKS, assert_one_chunk_set, delivery, one, parsed_docume
 pytestmark = pytest.mark.integration
 
 
+def with_embedder(runtime: Runtime, **embedder: object) -> Runtime:
+    e = runtime.settings.embedder.model_copy(update=embedder)
+    return dataclasses.replace(
+        runtime, settings=runtime.settings.model_copy(update={"embedder": e})
+    )
+
+
 def bulk_at(runtime: Runtime, backlog: int) -> BulkMode:
-    embedder = runtime.settings.embedder.model_copy(update={"bulk_enter_backlog": backlog})
-    settings = runtime.settings.model_copy(update={"embedder": embedder})
-    return BulkMode(dataclasses.replace(runtime, settings=settings))
+    return BulkMode(with_embedder(runtime, bulk_enter_backlog=backlog))
 
 
 async def test_a_backlog_puts_the_collection_in_bulk_mode_until_the_sweep_folds_it(
@@ -76,3 +84,35 @@ async def test_the_sweep_leaves_an_explicit_entry_waiting_for_its_load(
     await handler.bulk.sweep()
     async with runtime.sessionmaker() as s:
         assert await bulkload.in_bulk(s, name)
+
+
+async def test_the_embedder_folds_a_load_once_its_writes_settle_not_a_period_later(
+    runtime: Runtime,
+) -> None:
+    """The service's own handler and sweep task, with an hour between periodic sweeps: the
+    load's last document is followed by its fold within seconds (before, by the next
+    period: up to ``bulk_check_interval_s`` added to every bulk load)."""
+    spec = app.build(with_embedder(runtime, bulk_enter_backlog=1, bulk_check_interval_s=3600.0))
+    (subscription,) = spec.subscriptions
+    sweep_task = spec.tasks[-1]  # after warm_model
+    stop = asyncio.Event()
+    sweeping = asyncio.create_task(sweep_task(stop))
+    try:
+        event = await parsed_document(runtime)
+        await subscription.handler(event, delivery(uuid.uuid4()))
+        async with runtime.sessionmaker() as s:
+            assert await bulkload.in_bulk(s, event.collection_name)
+        deadline = time.monotonic() + 120  # generous on a loaded host; the period is 3600 s
+        while time.monotonic() < deadline:
+            async with runtime.sessionmaker() as s:
+                if not await bulkload.in_bulk(s, event.collection_name):
+                    break
+            await asyncio.sleep(0.2)
+        await assert_one_chunk_set(runtime, event)
+        async with runtime.sessionmaker() as s:
+            assert not await bulkload.in_bulk(s, event.collection_name)
+    finally:
+        stop.set()
+        await sweeping
+        for close in spec.on_shutdown:
+            await close()
