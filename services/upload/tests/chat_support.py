@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -136,6 +136,11 @@ async def chat_api(
         for hook in spec.on_shutdown:
             await hook()
         await runtime.close()
+
+
+#: ``async with local_api(**limits) as api``: an app of one test's own over the local store,
+#: with those limits (the ``local_api`` fixture).
+LocalApi = Callable[..., AbstractAsyncContextManager[ChatApi]]
 
 
 def raw_multipart(filename: bytes, data: bytes, content_type: str) -> tuple[bytes, str]:

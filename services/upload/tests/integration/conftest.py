@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import uuid
@@ -20,7 +21,7 @@ from docproc_upload.app import build
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # chat_inputs, chat_support
 
-from chat_support import ChatApi, chat_api  # noqa: E402
+from chat_support import ChatApi, LocalApi, chat_api  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -46,6 +47,11 @@ async def api(
 ) -> AsyncIterator[ChatApi]:
     async with chat_api(database_url, infra, request.param, tmp_path_factory.mktemp("chat")) as a:
         yield a
+
+
+@pytest.fixture
+def local_api(database_url: str, infra: dict[str, str], tmp_path: Path) -> LocalApi:
+    return functools.partial(chat_api, database_url, infra, "local", tmp_path)
 
 
 @pytest.fixture

@@ -19,11 +19,10 @@ import uuid
 import zipfile
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 
 import chat_inputs as gen
 import pytest
-from chat_support import ChatApi, auth, chat_api, raw_multipart
+from chat_support import ChatApi, LocalApi, auth, raw_multipart
 
 pytestmark = pytest.mark.integration
 
@@ -536,12 +535,8 @@ async def test_pathological_pdfs_are_bounded(
     assert row["parsed_content"] is None or len(row["parsed_content"]) <= 500_200
 
 
-async def test_a_parse_past_its_deadline_is_killed(
-    database_url: str, infra: dict[str, str], tmp_path: Path, user: str
-) -> None:
-    async with chat_api(
-        database_url, infra, "local", tmp_path, chat_parse_timeout_s=0.0005
-    ) as strict:
+async def test_a_parse_past_its_deadline_is_killed(local_api: LocalApi, user: str) -> None:
+    async with local_api(chat_parse_timeout_s=0.0005) as strict:
         started = time.monotonic()
         pdf = await strict.upload(user, "slow.pdf", gen.pdf_many_pages(1500), "application/pdf")
         assert time.monotonic() - started < 10

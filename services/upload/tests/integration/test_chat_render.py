@@ -18,7 +18,7 @@ from typing import Any
 
 import chat_inputs as gen
 import pytest
-from chat_support import ChatApi, auth, chat_api, hooked
+from chat_support import ChatApi, LocalApi, auth, hooked
 from docproc_testing.disk import file_size_limit
 from docproc_upload.chat.attachments import human_size
 
@@ -113,12 +113,8 @@ async def test_no_workspace_archive_is_refused_without_its_listing(api: ChatApi,
     assert out["files"][0]["mode"] == "not_opened"
 
 
-async def test_the_turn_budget_bounds_inline_text(
-    database_url: str, infra: dict[str, str], tmp_path: Path, user: str
-) -> None:
-    async with chat_api(
-        database_url, infra, "local", tmp_path, chat_inline_turn_max_chars=30
-    ) as small:
+async def test_the_turn_budget_bounds_inline_text(local_api: LocalApi, user: str) -> None:
+    async with local_api(chat_inline_turn_max_chars=30) as small:
         a = await upload(small, user, "a.txt", b"a" * 20, "text/plain")
         b = await upload(small, user, "b.txt", b"b" * 20, "text/plain")
         out = await render(small, user, [a["id"], b["id"]], NO_WORKSPACE)
@@ -185,16 +181,12 @@ async def test_extracted_text_goes_beside_only_what_the_runtime_cannot_read(
     assert "First 20 lines:\nRevenue grew" in pdf_text
 
 
-async def test_images_go_both_ways_below_the_inline_limit(
-    database_url: str, infra: dict[str, str], tmp_path: Path, user: str
-) -> None:
+async def test_images_go_both_ways_below_the_inline_limit(local_api: LocalApi, user: str) -> None:
     small_png = gen.make_image("PNG", (4, 4))
     big_png = gen.make_image("PNG", (300, 300))
     limit = len(small_png) + 10
     assert len(big_png) > limit
-    async with chat_api(
-        database_url, infra, "local", tmp_path, sandbox_inline_image_max_bytes=limit
-    ) as app:
+    async with local_api(sandbox_inline_image_max_bytes=limit) as app:
         small = await upload(app, user, "small.png", small_png, "image/png")
         big = await upload(app, user, "big.png", big_png, "image/png")
         agent = workspace_agent()
@@ -324,10 +316,8 @@ async def test_untrusted_names_are_sanitized_and_never_collide(api: ChatApi, use
     )
 
 
-async def test_a_full_workspace_falls_back_to_inline(
-    database_url: str, infra: dict[str, str], tmp_path: Path, user: str
-) -> None:
-    async with chat_api(database_url, infra, "local", tmp_path, workspace_max_bytes=64) as app:
+async def test_a_full_workspace_falls_back_to_inline(local_api: LocalApi, user: str) -> None:
+    async with local_api(workspace_max_bytes=64) as app:
         small = await upload(app, user, "s.txt", b"fits", "text/plain")
         big = await upload(app, user, "b.txt", b"x" * 100, "text/plain")
         z = await upload(
@@ -345,7 +335,7 @@ async def test_a_full_workspace_falls_back_to_inline(
 
 
 async def test_a_disk_full_mid_unpack_leaves_no_half_unpacked_archive(
-    database_url: str, infra: dict[str, str], tmp_path: Path, user: str
+    local_api: LocalApi, user: str
 ) -> None:
     """Issue #14 F12: the local store's disk refuses a member's write mid-archive (this
     process's ``RLIMIT_FSIZE``, as a full disk): the members written so far are removed
@@ -355,7 +345,7 @@ async def test_a_disk_full_mid_unpack_leaves_no_half_unpacked_archive(
         ("b.bin", os.urandom(4000)),
         ("c.bin", os.urandom(200_000)),
     ]
-    async with chat_api(database_url, infra, "local", tmp_path) as app:
+    async with local_api() as app:
         z = await upload(app, user, "z.zip", gen.make_zip(members), "application/zip")
         agent = workspace_agent()
         with file_size_limit(64 * 1024):

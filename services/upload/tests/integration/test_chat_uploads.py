@@ -12,12 +12,11 @@ import time
 import uuid
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import chat_inputs as gen
 import pytest
-from chat_support import ChatApi, auth, chat_api
+from chat_support import ChatApi, LocalApi, auth
 from docproc_common.auth import EDIT, VIEW
 from docproc_common.storage import AsyncStorage, Storage
 from prometheus_client import REGISTRY
@@ -240,12 +239,8 @@ async def test_blank_organizational_unit_is_no_unit(api: ChatApi, user: str) -> 
     assert row["organizational_unit"] is None
 
 
-async def test_parsed_text_budget_comes_from_settings(
-    database_url: str, infra: dict[str, str], tmp_path: Path, user: str
-) -> None:
-    async with chat_api(
-        database_url, infra, "local", tmp_path, chat_parsed_text_max_chars=50
-    ) as small:
+async def test_parsed_text_budget_comes_from_settings(local_api: LocalApi, user: str) -> None:
+    async with local_api(chat_parsed_text_max_chars=50) as small:
         body = (await small.upload(user, "a.txt", b"y" * 500, "text/plain")).json()
         (row,) = await small.fetch(
             "SELECT parsed_content FROM chat_files WHERE id=$1", uuid.UUID(body["id"])
@@ -286,16 +281,14 @@ async def test_size_limit_is_measured_on_the_content(api: ChatApi, user: str) ->
     assert await api.events() == events
 
 
-async def test_whole_body_is_capped_early_with_413(
-    database_url: str, infra: dict[str, str], tmp_path: Path, user: str
-) -> None:
+async def test_whole_body_is_capped_early_with_413(local_api: LocalApi, user: str) -> None:
     limits = {
         "max_upload_size_mb": 2,
         "chat_max_upload_size_mb": 1,
         "multipart_margin_bytes": 65536,
     }
     cap = 2 * MiB + 65536
-    async with chat_api(database_url, infra, "local", tmp_path, **limits) as small:
+    async with local_api(**limits) as small:
         # between the chat limit and the body cap: refused by the content measure
         mid = await small.upload(user, "mid.txt", b"a" * (MiB + 10), "text/plain")
         assert mid.status_code == 413 and "1 MB" in mid.json()["error"]["message"]
