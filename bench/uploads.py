@@ -25,7 +25,6 @@ import contextlib
 import importlib.util
 import os
 import random
-import signal
 import socket
 import statistics
 import string
@@ -45,6 +44,7 @@ from docproc_common.auth import mint_token
 from docproc_common.settings import AuthSettings
 from docproc_testing.db import create_test_database, plain_dsn
 from docproc_testing.infra import find_repo_root, load_infra_env
+from docproc_testing.processes import stop_group, wait_ready
 
 BENCH = Path(__file__).resolve().parent
 CACHE = Path("/tmp/docproc-parse-bench")
@@ -105,25 +105,11 @@ class Server:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def wait_ready(self, timeout: float = 120) -> None:
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the server exited:\n{self.log.read_text()[-3000:]}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200:
-                    return
-            time.sleep(0.3)
-        raise TimeoutError(self.log.read_text()[-3000:])
+    def wait_ready(self) -> None:
+        wait_ready(self.process, self.url, self.log, "the server")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(10)
+        stop_group(self.process)
 
 
 def start_server(env: dict[str, str], work: Path) -> Server:

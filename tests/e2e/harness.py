@@ -29,6 +29,7 @@ from docproc_common.faultpoints import CONTROL_ENV
 from docproc_common.settings import AuthSettings, KafkaSettings
 from docproc_testing.db import create_test_database_sync, plain_dsn
 from docproc_testing.infra import find_repo_root, free_port, load_infra_env
+from docproc_testing.processes import stop_group, wait_ready
 
 SERVICES = ("upload", "parser", "embedder", "sync", "teardown")
 
@@ -58,13 +59,8 @@ class Service:
         self.process.wait(10)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(10)
+        if self.process is not None:
+            stop_group(self.process, grace=20)
 
     def wait_exit(self, timeout: float = 120) -> int:
         """The exit status of a process that is to end by itself (at a fault point)."""
@@ -77,18 +73,8 @@ class Service:
             ) from None
 
     def wait_ready(self, timeout: float = 120) -> None:
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            assert self.process is not None
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{self.name} exited:\n{self.log_path.read_text()[-3000:]}")
-            try:
-                if httpx.get(f"http://127.0.0.1:{self.port}/readyz", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        raise TimeoutError(f"{self.name} not ready:\n{self.log_path.read_text()[-3000:]}")
+        assert self.process is not None
+        wait_ready(self.process, f"http://127.0.0.1:{self.port}", self.log_path, self.name, timeout)
 
 
 @dataclass

@@ -5,19 +5,16 @@ way a user does (its HTTP API, its console)."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
 from docproc_testing.db import create_test_database_sync
 from docproc_testing.infra import find_repo_root, free_port, load_infra_env
+from docproc_testing.processes import stop_group, wait_ready
 
 
 @dataclass
@@ -53,26 +50,7 @@ def running_dev(tmp: Path) -> Iterator[Dev]:
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_ready(process, url, log)
+        wait_ready(process, url, log, "docproc dev", timeout=180)
         yield Dev(url, log, tmp, database_url)
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(10)
-
-
-def _wait_ready(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    deadline = time.monotonic() + 180  # generous: a loaded host; it only bounds a wait
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"docproc dev exited:\n{log.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    raise TimeoutError(f"docproc dev not ready:\n{log.read_text()[-3000:]}")
+        stop_group(process)
