@@ -71,6 +71,9 @@ class KafkaSettings(BaseModel):
     #: How long records of revoked partitions may still finish (the group's rebalance waits
     #: for them) before they are cancelled and left to the partitions' next owner.
     revoke_grace_s: float = 30.0
+    #: How long a producer's send waits for the broker (its metadata, then the ack) before
+    #: it fails (aiokafka's ``request_timeout_ms``).
+    producer_timeout_ms: int = 40_000
     topic_partitions: int = 3
     topic_replication: int = 1
     # Prefix of every topic and consumer group on the broker ("<namespace>.<name>"), so that

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,13 +15,14 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.structs import RecordMetadata
 from docproc_common.bus.dead_letter import FRAMES, MAX_MESSAGE
 from docproc_common.bus.delivery import Delivery, Handler, Subscription, dlq_topic
-from docproc_common.bus.kafka import KafkaStageRunner
+from docproc_common.bus.kafka import KafkaStageRunner, make_producer
 from docproc_common.bus.outbox import EVENT_ID_HEADER
 from docproc_common.bus.policy import DlqLimitExceededError
 from docproc_common.errors import PermanentError
 from docproc_common.events import CollectionDeleted
 from docproc_common.observability import BusMetrics
 from docproc_common.settings import KafkaSettings
+from docproc_testing.private_infra import PrivateKafka, private_kafka
 
 pytestmark = pytest.mark.integration
 TOPIC = CollectionDeleted.TOPIC
@@ -353,3 +356,63 @@ async def test_a_namespaced_runner_uses_its_own_topics_and_group(infra: dict[str
     assert f"{TOPIC}.retry.{service}" not in topics
     assert {tp.topic for tp in committed} == {f"{namespace}.{TOPIC}"}
     assert not plain
+
+
+@pytest.fixture
+def kafka(tmp_path: Path) -> Iterator[PrivateKafka]:
+    """A broker of this test's own (``docproc_testing.private_infra``), to freeze."""
+    with private_kafka(tmp_path) as broker:
+        yield broker
+
+
+async def test_a_retry_due_while_the_broker_is_down_waits_for_it(kafka: PrivateKafka) -> None:
+    """A handler failing while the broker is unreachable (frozen, SIGSTOP): the runner's
+    producer learns a topic's partitions at its first send there (aiokafka), so the hand-off
+    to the retry topic fails after ``KAFKA__PRODUCER_TIMEOUT_MS`` (short here) with
+    ``UnknownTopicOrPartitionError``, which stopped the runner and with it the process. Now
+    the runner keeps trying the hand-off, and once the broker is back the event is redone
+    from the retry topic: attempts 1 and 2, each once, and everything read is committed."""
+    service = f"svc_{uuid.uuid4().hex[:8]}"
+    infra = {"KAFKA__BOOTSTRAP_SERVERS": kafka.bootstrap_servers}
+    attempts: list[int] = []
+    down, done = asyncio.Event(), asyncio.Event()
+
+    async def handler(_e: CollectionDeleted, d: Delivery) -> None:
+        attempts.append(d.attempt)
+        if d.attempt > 1:
+            done.set()
+            return
+        if not down.is_set():
+            kafka.pause()
+            down.set()
+        raise ConnectionError("the database went away")
+
+    runner = stage(service, handler, infra, producer_timeout_ms=1000)
+    # a broker that has served a producer, as a running one has (on a fresh one the runner's
+    # producer happens to fetch every topic's partitions as it starts)
+    warm = make_producer(settings(infra))
+    await warm.start()
+    await warm.stop()
+    await publish(infra, event())
+    stop = asyncio.Event()
+    task = asyncio.create_task(runner.run(stop))
+    try:
+        await asyncio.wait_for(down.wait(), 60)
+        await asyncio.sleep(3)  # the hand-off has failed, more than once
+        kafka.resume()
+        redone = asyncio.create_task(done.wait())
+        await asyncio.wait({task, redone}, timeout=120, return_when=asyncio.FIRST_COMPLETED)
+        assert not task.done(), f"the runner stopped: {task!r}"
+        assert redone.done(), "attempt 2 never came"
+        assert runner.consumer is not None
+        ends = await runner.consumer.end_offsets(list(runner.consumer.assignment()))
+        for _ in range(300):  # everything read is committed: nothing more is handled
+            committed = {tp: await runner.consumer.committed(tp) or 0 for tp in ends}
+            if committed == ends:
+                break
+            await asyncio.sleep(0.1)
+        assert committed == ends
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 30)
+    assert attempts == [1, 2]

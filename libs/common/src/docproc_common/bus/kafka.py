@@ -6,7 +6,10 @@ database commit. A failing message is retried in place, then republished to
 ``<topic>.retry.<service>`` with ``x-attempt`` / ``x-not-before`` headers (the
 partition is paused until then, never slept on, so the group does not
 rebalance), then dead-lettered to ``<topic>.dlq.<service>`` with its origin and
-its failure (``bus.dead_letter``: class, sanitised message, last frames).
+its failure (``bus.dead_letter``: class, sanitised message, last frames). A hand-off
+to either topic that the broker cannot take (away, no leader, the topic's partitions
+not known to the producer yet) is tried again until it can, the record in flight: an
+outage never stops the process.
 
 A runner handles up to ``concurrency`` records at once over all its partitions (the
 service's ``ServiceSpec.concurrency``, 1 unless its handler allows overlap); a
@@ -40,7 +43,7 @@ from aiokafka import (
     ConsumerRecord,
     TopicPartition,
 )
-from aiokafka.errors import CommitFailedError, IllegalStateError
+from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaError, KafkaTimeoutError
 from opentelemetry import propagate, trace
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -60,6 +63,8 @@ ATTEMPT = "x-attempt"
 NOT_BEFORE = "x-not-before"
 #: How long the group waits for a member to rejoin, past the grace of its revoked records
 REJOIN_MARGIN_MS = 10_000
+#: The pause between tries of a retry or dead-letter hand-off the broker did not take
+HAND_OFF_BACKOFF_S = 1.0
 
 
 def _encode_headers(headers: Mapping[str, str]) -> list[tuple[str, bytes]]:
@@ -76,6 +81,7 @@ def make_producer(settings: KafkaSettings) -> AIOKafkaProducer:
         client_id=settings.client_id,
         acks="all",
         enable_idempotence=True,
+        request_timeout_ms=settings.producer_timeout_ms,
     )
 
 
@@ -352,12 +358,7 @@ class KafkaStageRunner:
             out[ATTEMPT] = str(attempt + 1)
             out[NOT_BEFORE] = str(time.time() + self._policy.delay_s * attempt)
             out["x-error"] = type(result.error).__name__
-            await producer.send_and_wait(
-                self._settings.on_broker(retry_topic(original, self.service)),
-                value=record.value,
-                key=record.key,
-                headers=_encode_headers(out),
-            )
+            await self._hand_off(producer, retry_topic(original, self.service), record, out)
         elif result.outcome is Outcome.DLQ:
             assert result.error is not None
             out = dict(headers)
@@ -370,13 +371,41 @@ class KafkaStageRunner:
                     **failure_headers(result.error),
                 }
             )
-            await producer.send_and_wait(
-                self._settings.on_broker(dlq_topic(original, self.service)),
-                value=record.value,
-                key=record.key,
-                headers=_encode_headers(out),
-            )
+            await self._hand_off(producer, dlq_topic(original, self.service), record, out)
         self._guard.record(result.outcome)
+
+    async def _hand_off(
+        self,
+        producer: AIOKafkaProducer,
+        topic: str,
+        record: ConsumerRecord[Any, Any],
+        headers: dict[str, str],
+    ) -> None:
+        """Publish ``record`` to its retry or dead-letter ``topic``, trying again for as long
+        as the broker cannot take it (unreachable, no leader, the topic's partitions not
+        known yet): the record stays in flight, its offset uncommitted, and the process
+        keeps running; a revocation or the process's stop cancels it like any record."""
+        while True:
+            try:
+                await producer.send_and_wait(
+                    self._settings.on_broker(topic),
+                    value=record.value,
+                    key=record.key,
+                    headers=_encode_headers(headers),
+                )
+                return
+            except KafkaError as exc:
+                if not (exc.retriable or isinstance(exc, KafkaTimeoutError)):
+                    raise
+                log.warning(
+                    "%s: %s not handed to %s yet (%r); trying again in %.0f s",
+                    self.service,
+                    headers.get(EVENT_ID_HEADER, f"{record.topic}/{record.offset}"),
+                    topic,
+                    exc,
+                    HAND_OFF_BACKOFF_S,
+                )
+                await asyncio.sleep(HAND_OFF_BACKOFF_S)
 
 
 async def _all_or_first_error(coroutines: Sequence[Coroutine[Any, Any, None]]) -> None:
