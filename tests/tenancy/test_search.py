@@ -11,8 +11,8 @@ import httpx
 import pytest
 from docproc_common.events import DocumentAccepted
 from docproc_common.runtime import Runtime
-from docproc_common.vectorstore import search as vector_search
 from docproc_upload.rag_collections import service
+from docproc_upload.vector_search import search as vector_search
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 

@@ -12,31 +12,26 @@ document's chunk set appears whole or not at all.
 
 Each table also carries ``content_tsv``, a stored ``tsvector`` generated from the chunk's
 text with the collection's text-search configuration (``simple`` unless the collection
-chose another), under a GIN index: the keyword half of ``search``. A table created before
+chose another), under a GIN index: the keyword half of the API's search
+(``docproc_upload.vector_search``). A table created before
 it existed gets both from ``add_keyword_index`` (``docproc rag-keyword-index``).
 """
 
 from __future__ import annotations
 
-import json
-import math
 import re
-import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from datetime import date
 from typing import Any, Literal
 
 import numpy as np
 from sqlalchemy import text
-from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from docproc_common.db.engine import driver_connection
 from docproc_common.db.vector_tables import vector_table_name
-from docproc_common.errors import Conflict, FieldError
 
 COLUMNS = (
     "id",
@@ -73,28 +68,6 @@ class ChunkStamp:
     filename: str
     content_hash: str | None
     writer_kind: str
-
-
-@dataclass(frozen=True, slots=True)
-class SearchFilters:
-    source: list[str] | None = None
-    document_type: list[str] | None = None
-    organizational_unit: list[str] | None = None
-    date_from: date | None = None
-    date_to: date | None = None
-    parent_doc_id: uuid.UUID | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    chunk_id: uuid.UUID
-    document_id: uuid.UUID
-    tracking_id: uuid.UUID | None
-    chunk_no: int
-    content: str
-    filename: str | None
-    score: float
-    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 def chunk_id(document_id: uuid.UUID, chunk_no: int) -> uuid.UUID:
@@ -220,7 +193,8 @@ FILTER_INDEXES = {
     "parent": "tracking_id",
 }
 """B-tree per search filter column (index suffix -> column), so the exact scan that answers a
-selective filter reads the matching rows, not the whole table (``search``)."""
+selective filter reads the matching rows, not the whole table
+(``docproc_upload.vector_search.search``)."""
 
 
 async def ensure_table(
@@ -405,88 +379,6 @@ def scope_sql(include_operator: bool) -> str:
     return f"({own} OR {OPERATOR_CHUNKS})" if include_operator else own
 
 
-async def document_chunks(
-    session: AsyncSession, collection: str, document_id: uuid.UUID
-) -> list[str]:
-    """The text of one vector document's chunks, in order (read along the ``(document_id, chunk_no)`` key)."""
-    if not await table_exists(session, collection):
-        return []
-    table = vector_table_name(collection)
-    rows = await session.execute(
-        text(f"SELECT content FROM {table} WHERE document_id = :d ORDER BY chunk_no"),
-        {"d": document_id},
-    )
-    return [r[0] for r in rows]
-
-
-async def holds_unfiled_beyond(
-    session: AsyncSession,
-    collection: str,
-    *,
-    operator: bool,
-    organization_ids: Sequence[str],
-) -> bool:
-    """Does the table hold a chunk no knowledge base owns other than the operator's
-    (``OPERATOR_CHUNKS``, when ``operator``) and the unfiled chunks of ``organization_ids``?
-
-    What keeps the last bases' table when they are deleted: content they do not take
-    (an operator ingest under an organization's base, another tenant's unfiled chunks,
-    a legacy chunk of unknown origin).
-    """
-    if not await table_exists(session, collection):
-        return False
-    table = vector_table_name(collection)
-    taken = " OR ".join(["organization_id = ANY(:orgs)", *([OPERATOR_CHUNKS] if operator else [])])
-    row = await session.execute(
-        text(
-            f"SELECT EXISTS (SELECT 1 FROM {table} "
-            f"WHERE knowledge_base_id IS NULL AND NOT COALESCE({taken}, false))"
-        ),
-        {"orgs": list(organization_ids)},
-    )
-    return bool(row.scalar())
-
-
-async def count_vectors(
-    session: AsyncSession,
-    collection: str,
-    knowledge_base_ids: Sequence[uuid.UUID],
-    *,
-    include_operator: bool = False,
-) -> int:
-    """The chunks ``search`` reads for these knowledge bases (``scope_sql``)."""
-    if not await table_exists(session, collection):
-        return 0
-    table = vector_table_name(collection)
-    row = await session.execute(
-        text(f"SELECT count(*) FROM {table} WHERE {scope_sql(include_operator)}"),
-        {"kbs": list(knowledge_base_ids)},
-    )
-    return int(row.scalar() or 0)
-
-
-async def filter_values(
-    session: AsyncSession,
-    collection: str,
-    knowledge_base_ids: Sequence[uuid.UUID],
-    *,
-    include_operator: bool = False,
-) -> list[str]:
-    """The ``organizational_unit`` values really present in the chunks ``search`` reads."""
-    if not await table_exists(session, collection):
-        return []
-    table = vector_table_name(collection)
-    rows = await session.execute(
-        text(
-            f"SELECT DISTINCT organizational_unit FROM {table} "
-            f"WHERE {scope_sql(include_operator)} AND organizational_unit IS NOT NULL "
-            "ORDER BY organizational_unit"
-        ),
-        {"kbs": list(knowledge_base_ids)},
-    )
-    return [r[0] for r in rows]
-
-
 async def delete_knowledge_base_chunks(
     session: AsyncSession, collection: str, knowledge_base_id: uuid.UUID
 ) -> int:
@@ -505,356 +397,3 @@ async def drop_table(session: AsyncSession, collection: str) -> None:
     await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(table)})
     await session.execute(text(f"DROP TABLE IF EXISTS {side_table_name(collection)}"))
     await session.execute(text(f"DROP TABLE IF EXISTS {table}"))
-
-
-def _filter_sql(filters: SearchFilters, params: dict[str, Any]) -> list[str]:
-    """OR within a field, AND across fields; a chunk without a value fails closed (NULL never matches)."""
-    clauses: list[str] = []
-    for name in ("source", "document_type", "organizational_unit"):
-        values = getattr(filters, name)
-        if values is not None:
-            params[name] = list(values)
-            clauses.append(f"{name} = ANY(:{name})")
-    if filters.date_from is not None:
-        params["date_from"] = filters.date_from
-        clauses.append("document_date >= :date_from")
-    if filters.date_to is not None:
-        params["date_to"] = filters.date_to
-        clauses.append("document_date <= :date_to")
-    if filters.parent_doc_id is not None:
-        params["parent_doc_id"] = filters.parent_doc_id
-        clauses.append("tracking_id = :parent_doc_id")
-    return clauses
-
-
-EF_SEARCH_BY_ROWS: tuple[tuple[float, int], ...] = ((200_000, 100), (float("inf"), 400))
-"""``hnsw.ef_search`` by table size (rows up to, ef) for an unfiltered search; see ``search``."""
-
-EF_SEARCH_MAX = 400
-"""The most a filtered search raises ``hnsw.ef_search`` to (2 x the rows asked for when
-that is larger); a filter that would need more is an exact scan."""
-
-EXACT_BELOW_ROWS = 500
-"""Below this many rows a search is a deliberate exact scan (``search``)."""
-
-Reader = AsyncSession | AsyncConnection
-"""What a search reads through: a session, or an autocommit connection (one statement per
-search, no ``BEGIN``/``COMMIT``)."""
-
-
-def _ef_cap(limit: int) -> int:
-    return max(EF_SEARCH_MAX, 2 * limit)
-
-
-def ef_search_for(table_rows: float, limit: int, matching_rows: float | None = None) -> int:
-    """``hnsw.ef_search`` for ``limit`` rows from a table of ``table_rows``: by size, at
-    least 2 x ``limit``, and enough candidates to hold ``limit`` of the ``matching_rows``
-    the scope and filters keep (up to ``_ef_cap``)."""
-    ef = max(next(ef for rows, ef in EF_SEARCH_BY_ROWS if table_rows <= rows), 2 * limit)
-    if matching_rows is not None and matching_rows < table_rows:
-        ef = max(ef, math.ceil(limit * table_rows / max(matching_rows, 1.0)))
-    return min(ef, _ef_cap(limit))
-
-
-SearchMode = Literal["vector", "keyword", "hybrid"]
-
-RRF_K = 60
-"""Reciprocal-rank fusion's constant: a hit's hybrid score is the sum over the vector and
-keyword rankings of ``1 / (RRF_K + rank)`` (Cormack et al., 2009)."""
-
-HYBRID_CANDIDATES = 50
-"""Hits each ranking contributes to the fusion (``top_k`` when that is larger)."""
-
-
-class KeywordIndexMissing(Conflict):
-    def __init__(self, collection: str) -> None:
-        super().__init__(
-            f"The collection '{collection}' has no keyword index yet; the operator adds it "
-            "with docproc rag-keyword-index (vector search works meanwhile)",
-            fields=[FieldError("mode", "the collection has no keyword index yet")],
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class _Estimates:
-    table_rows: float
-    matching_rows: float
-    keyword_index: bool
-
-
-class PlanCache:
-    """The planner's estimates (``_row_estimates``) of recent searches, by table, scope and
-    filters, kept ``ttl_s``: a search that repeats them sends its one statement only.
-
-    Estimates only choose the plan (HNSW or exact scan, ``ef_search``); a stale one costs
-    time, never a result (a short HNSW page is still completed by the exact scan).
-    """
-
-    def __init__(self, ttl_s: float = 30.0, size: int = 1024) -> None:
-        self.ttl_s = ttl_s
-        self.size = size
-        self._entries: OrderedDict[tuple[Any, ...], tuple[float, _Estimates]] = OrderedDict()
-
-    @staticmethod
-    def key(table: str, where: str, params: dict[str, Any]) -> tuple[Any, ...]:
-        values = tuple(
-            (k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(params.items())
-        )
-        return (table, where, values)
-
-    def get(self, key: tuple[Any, ...]) -> _Estimates | None:
-        entry = self._entries.get(key)
-        if entry is None or time.monotonic() - entry[0] > self.ttl_s:
-            return None
-        self._entries.move_to_end(key)
-        return entry[1]
-
-    def put(self, key: tuple[Any, ...], estimates: _Estimates) -> None:
-        self._entries[key] = (time.monotonic(), estimates)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
-
-    def forget(self, table: str) -> None:
-        for key in [k for k in self._entries if k[0] == table]:
-            del self._entries[key]
-
-
-async def _row_estimates(
-    session: Reader, table: str, where: str, params: dict[str, Any]
-) -> _Estimates | None:
-    """Rows in the table and rows ``where`` keeps, as the planner estimates them, and whether
-    the table has its keyword column; None: no table.
-
-    Planning only, from the table's statistics, no scan. The table size is extrapolated
-    from ``reltuples`` to the current number of pages as the planner does, so both
-    figures age alike; it is 0 while the table has never been analyzed.
-    """
-    size = (
-        await session.execute(
-            text(
-                "SELECT CASE WHEN c.relpages > 0 AND c.reltuples >= 0 THEN c.reltuples / "
-                "c.relpages * (pg_relation_size(c.oid) / current_setting('block_size')::int) "
-                "ELSE 0 END, EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid "
-                "AND a.attname = 'content_tsv' AND NOT a.attisdropped) "
-                "FROM pg_class c WHERE c.oid = to_regclass(:t)"
-            ),
-            {"t": f"public.{table}"},
-        )
-    ).first()
-    if size is None:
-        return None
-    plan: Any = (
-        await session.execute(
-            text(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM {table} WHERE {where}"),
-            params,
-        )
-    ).scalar_one()
-    if isinstance(plan, str):
-        plan = json.loads(plan)
-    return _Estimates(float(size[0]), float(plan[0]["Plan"]["Plan Rows"]), bool(size[1]))
-
-
-_SELECT_COLUMNS = (
-    "id, document_id, tracking_id, chunk_no, content, filename, source, document_type, "
-    "organizational_unit, document_date"
-)
-
-
-def _hit(r: Any, score: float) -> Hit:
-    return Hit(
-        chunk_id=r.id,
-        document_id=r.document_id,
-        tracking_id=r.tracking_id,
-        chunk_no=r.chunk_no,
-        content=r.content,
-        filename=r.filename,
-        score=score,
-        metadata={
-            "source": r.source,
-            "document_type": r.document_type,
-            "organizational_unit": r.organizational_unit,
-            "document_date": r.document_date.isoformat() if r.document_date else None,
-        },
-    )
-
-
-def _exact_scan(estimates: _Estimates, limit: int) -> bool:
-    """A small table, or a scope and filters so selective that even the index's first
-    ``_ef_cap`` candidates would hold fewer than ``limit`` matching rows."""
-    if estimates.table_rows < EXACT_BELOW_ROWS:
-        return True
-    return estimates.matching_rows * _ef_cap(limit) < limit * estimates.table_rows
-
-
-async def _vector_hits(
-    session: Reader,
-    table: str,
-    where: str,
-    params: dict[str, Any],
-    estimates: _Estimates,
-    limit: int,
-) -> list[Hit]:
-    """The ``limit`` nearest matching chunks, best first (cosine similarity); see ``search``.
-
-    The HNSW statement sets its own ``hnsw.*`` settings, local to its transaction, in an
-    InitPlan the planner runs as a one-time filter before the index scan starts: one
-    statement, no ``SET`` before it, and no transaction needed around it.
-    """
-    ef_search = ef_search_for(estimates.table_rows, limit, estimates.matching_rows)
-    select_cols = f"{_SELECT_COLUMNS}, embedding <=> :q AS distance"
-    params = {**params, "k": limit}
-    rows: Sequence[Any] = []
-    if not _exact_scan(estimates, limit):
-        rows = (
-            await session.execute(
-                text(
-                    f"SELECT {select_cols} FROM {table} WHERE {where} AND (SELECT "
-                    "set_config('hnsw.iterative_scan', 'relaxed_order', true) || "
-                    "set_config('hnsw.ef_search', :ef, true)) IS NOT NULL "
-                    "ORDER BY embedding <=> :q LIMIT :k"
-                ),
-                {**params, "ef": str(ef_search)},
-            )
-        ).all()
-    if len(rows) < limit:
-        rows = (
-            await session.execute(
-                text(
-                    f"SELECT * FROM (SELECT {select_cols} FROM {table} WHERE {where} OFFSET 0) s "
-                    "ORDER BY distance LIMIT :k"
-                ),
-                params,
-            )
-        ).all()
-    hits = [_hit(r, 1.0 - float(r.distance)) for r in rows]
-    return sorted(hits, key=lambda h: h.score, reverse=True)
-
-
-async def _keyword_hits(
-    session: Reader, table: str, where: str, params: dict[str, Any], limit: int
-) -> list[Hit]:
-    """The ``limit`` matching chunks that hold every word of the query (web-search syntax:
-    ``"a phrase"``, ``or``, ``-word``), best first by ``ts_rank_cd``, from the GIN index."""
-    rows = (
-        await session.execute(
-            text(
-                f"SELECT {_SELECT_COLUMNS}, ts_rank_cd(content_tsv, query) AS rank "
-                f"FROM {table}, websearch_to_tsquery(CAST(:cfg AS regconfig), :text) query "
-                f"WHERE {where} AND content_tsv @@ query ORDER BY rank DESC, id LIMIT :k"
-            ),
-            {**params, "k": limit},
-        )
-    ).all()
-    return [_hit(r, float(r.rank)) for r in rows]
-
-
-def fuse(rankings: Sequence[Sequence[Hit]], top_k: int) -> list[Hit]:
-    """Reciprocal-rank fusion: ``sum(1 / (RRF_K + rank))`` over the rankings a chunk is in
-    (rank from 1), best first; a tie keeps the earlier ranking's order."""
-    scores: dict[uuid.UUID, float] = {}
-    first: dict[uuid.UUID, Hit] = {}
-    for ranking in rankings:
-        for rank, hit in enumerate(ranking, start=1):
-            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + 1.0 / (RRF_K + rank)
-            first.setdefault(hit.chunk_id, hit)
-    order = sorted(first, key=lambda c: scores[c], reverse=True)  # stable: first seen wins ties
-    return [replace(first[c], score=scores[c]) for c in order[:top_k]]
-
-
-async def search(
-    session: Reader,
-    collection: str,
-    query: np.ndarray | None,
-    *,
-    knowledge_base_ids: Sequence[uuid.UUID],
-    top_k: int,
-    filters: SearchFilters = SearchFilters(),  # noqa: B008 - frozen, immutable default
-    include_operator: bool = False,
-    mode: SearchMode = "vector",
-    text_query: str = "",
-    text_search_config: str = DEFAULT_TEXT_SEARCH_CONFIG,
-    plans: PlanCache | None = None,
-) -> list[Hit]:
-    """Top-k within the caller's knowledge bases, filters applied before top-k.
-
-    ``mode``: ``vector`` ranks by cosine similarity to ``query`` (score: the similarity);
-    ``keyword`` by full-text match of ``text_query`` on ``content_tsv`` read with
-    ``text_search_config`` (score: ``ts_rank_cd``; ``query`` is not needed); ``hybrid``
-    fuses the first ``HYBRID_CANDIDATES`` of both rankings (``fuse``; score: the fused
-    one). Both rankings read the same scope and filters.
-
-    The vector ranking is HNSW with pgvector's iterative scan (``relaxed_order``) and
-    ``hnsw.ef_search`` from the table's size and the share of it the scope and filters keep
-    (``ef_search_for``: 100 up to 200k rows, 400 above; at least 2 x the rows asked for, and
-    enough candidates to hold them among the matching rows, up to 400), set inside the
-    statement itself (``_vector_hits``). An exact scan over the matching rows answers
-    instead on a table under ``EXACT_BELOW_ROWS`` (500), and when the scope and filters are
-    selective: when the planner's estimates say even 400 candidates of the index would hold
-    fewer than ``top_k`` matching rows (matching rows x 400 < top_k x table rows; with top
-    10, under 2.5% of the table).
-    When the HNSW scan still leaves fewer than ``top_k`` rows, the exact scan answers too,
-    so a filter never returns a short page that a complete one would fill.
-
-    The estimates are one catalog read and one EXPLAIN (planning only); ``plans`` keeps
-    them between searches, so a search that repeats a scope and filters is one statement
-    (on an autocommit connection: no ``BEGIN``/``COMMIT`` either).
-
-    Why (``bench/vectors.py`` and ``bench/search_cost.py``, 384-d clustered chunks, top
-    10, docs/benchmarks.md "Vector store" and "Search cost"):
-
-    - ``ef_search``: at 100k chunks 100 has recall@10 0.999-1.0 on both data sets, where
-      40 loses whole queries on islands data (0.97-0.99) for no time saved, and 400 costs
-      several times more for nothing; at 1M pgvector's 40 loses whole queries (the graph search
-      settles in a wrong neighbourhood: recall@10 0 for ~8% of them) for a mean recall of
-      0.90; 100 gives 0.96, 200 0.97, 400 0.99.
-    - Small tables: under ~500 rows the exact scan costs what the HNSW scan does, and is
-      exact; above, it costs more.
-    - Selective filters: once the first candidates hold fewer than ``top_k`` matches the
-      result depends on the iterative continuation, whose recall@10 stays at 0.86-0.94
-      with a 1% filter whatever ``ef_search`` (up to 1000) or ``max_scan_tuples``, at
-      100k and at 1M. With 3.6% or more, HNSW keeps 0.98. The exact scan has recall 1;
-      with the filter columns' b-trees (``FILTER_INDEXES``) it reads only the matching
-      rows: ~5 ms at 100k chunks, ~26 ms at 1M with 1%.
-    """
-    table = vector_table_name(collection)
-    params: dict[str, Any] = {"kbs": list(knowledge_base_ids)}
-    where = " AND ".join([scope_sql(include_operator), *_filter_sql(filters, params)])
-    key = PlanCache.key(table, where, params)
-    estimates = plans.get(key) if plans is not None else None
-    if estimates is None or (mode != "vector" and not estimates.keyword_index):
-        # (read again when the cache says "no keyword column": rag-keyword-index may have
-        # added it since)
-        estimates = await _row_estimates(session, table, where, params)
-        if estimates is None:
-            return []
-        if plans is not None:
-            plans.put(key, estimates)
-    if mode != "vector" and not estimates.keyword_index:
-        raise KeywordIndexMissing(collection)
-    limit = top_k if mode != "hybrid" else max(top_k, HYBRID_CANDIDATES)
-    rankings: list[list[Hit]] = []
-    try:
-        if mode != "keyword":
-            if query is None:
-                raise ValueError(f"a {mode} search needs the query's vector")
-            vector_params = {**params, "q": query.astype(np.float32)}
-            rankings.append(
-                await _vector_hits(session, table, where, vector_params, estimates, limit)
-            )
-        if mode != "vector":
-            keyword_params = {**params, "text": text_query, "cfg": text_search_config}
-            rankings.append(await _keyword_hits(session, table, where, keyword_params, limit))
-    except DBAPIError as exc:
-        # the estimates were cached and the table has gone since (its last base emptied,
-        # docproc rag-drop): nothing to find. An autocommit connection goes on; a
-        # session's transaction is aborted, so there the error stands.
-        gone = getattr(exc.orig, "sqlstate", None) == "42P01"  # undefined_table
-        if gone and plans is not None:
-            plans.forget(table)
-        if not gone or not isinstance(session, AsyncConnection):
-            raise
-        return []
-    if mode == "hybrid":
-        return fuse(rankings, top_k)
-    return rankings[0]

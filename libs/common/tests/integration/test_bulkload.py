@@ -13,15 +13,10 @@ import pytest
 from docproc_common import bulkload
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.settings import DatabaseSettings
-from docproc_common.vectorstore import (
-    delete_documents,
-    drop_table,
-    ensure_table,
-    search,
-    write_chunks,
-)
+from docproc_common.vectorstore import delete_documents, drop_table, ensure_table, write_chunks
 from docproc_testing.db import create_test_database
 from docproc_testing.rows import chunk_stamp
+from docproc_upload.vector_search import search
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 

@@ -1,6 +1,7 @@
 """What tests and benchmarks write straight to the database, past the API: a knowledge
-base row, a document's tracking row, the stamp a document's chunks carry. Each is acme's
-(alice's organization) unless told otherwise; keyword arguments set or replace any field."""
+base row, a document's tracking row, the stamp a document's chunks carry, and vectors to
+write. Each is acme's (alice's organization) unless told otherwise; keyword arguments set
+or replace any field."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import dataclasses
 import uuid
 from typing import Any
 
+import numpy as np
 from docproc_common.db.models import DocumentStatus, KnowledgeBase, RagDocument
 from docproc_common.vectorstore import ChunkStamp
 
@@ -70,3 +72,10 @@ def chunk_stamp(knowledge_base_id: uuid.UUID | None, /, **fields: Any) -> ChunkS
     under a fresh tracking id; ``fields`` may replace the base too."""
     given = {"knowledge_base_id": knowledge_base_id, "tracking_id": uuid.uuid4(), **fields}
     return dataclasses.replace(_UPLOADED_TEXT, **given)
+
+
+def unit_vectors(n: int, seed: int = 0, dim: int = 384) -> np.ndarray:
+    """``n`` random unit vectors of ``dim`` (the local model's width), the same for a seed."""
+    v = np.random.default_rng(seed).normal(size=(n, dim)).astype(np.float32)
+    out: np.ndarray = v / np.linalg.norm(v, axis=1, keepdims=True)
+    return out

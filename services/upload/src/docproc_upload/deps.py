@@ -21,12 +21,12 @@ from typing import Annotated, Any
 from docproc_common.auth import Principal, principal_from_header
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.runtime import Runtime
-from docproc_common.vectorstore import PlanCache
 from fastapi import Depends, Header, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.chat.service import ChatParser
 from docproc_upload.intake import IntakeGuard
+from docproc_upload.vector_search import PlanCache
 
 # anyio's asyncio backend, which FastAPI's cleanup scope around ``session`` needs, is
 # loaded with the app: imported by a first request it held that request's event loop for

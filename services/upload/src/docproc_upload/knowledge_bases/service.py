@@ -42,7 +42,6 @@ from docproc_common.vectorstore import (
     DEFAULT_VECTOR_TYPE,
     HNSW_MAX_DIMENSIONS,
     VectorType,
-    holds_unfiled_beyond,
     text_search_config_exists,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -60,6 +59,7 @@ from docproc_upload.knowledge_bases.schemas import (
 )
 from docproc_upload.rag_documents import repository as documents
 from docproc_upload.sync_sources.repository import deactivate_sources_for_kb
+from docproc_upload.vector_search import holds_unfiled_beyond
 
 
 def _derive_name(display: str) -> str:

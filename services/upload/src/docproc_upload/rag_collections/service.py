@@ -17,9 +17,6 @@ from docproc_common.db.vector_tables import validate_collection_name
 from docproc_common.embedding.client import EmbeddingClient, EmbeddingClients
 from docproc_common.errors import FieldError, InvalidInput
 from docproc_common.runtime import Runtime
-from docproc_common.vectorstore import PlanCache, SearchFilters, count_vectors
-from docproc_common.vectorstore import filter_values as vector_filter_values
-from docproc_common.vectorstore import search as vector_search
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from docproc_upload.access import Access, resolve_collection, resolve_kbs
@@ -27,6 +24,9 @@ from docproc_upload.knowledge_bases import repository as knowledge_bases
 from docproc_upload.knowledge_bases.schemas import CollectionDeletedOut
 from docproc_upload.knowledge_bases.service import status_for, tear_down
 from docproc_upload.rag_collections.schemas import CollectionInfo, SearchHit, SearchRequest
+from docproc_upload.vector_search import PlanCache, SearchFilters, count_vectors
+from docproc_upload.vector_search import filter_values as vector_filter_values
+from docproc_upload.vector_search import search as vector_search
 
 
 async def collection_info(session: AsyncSession, principal: Principal, name: str) -> CollectionInfo:

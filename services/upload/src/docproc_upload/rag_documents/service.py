@@ -55,7 +55,6 @@ from docproc_common.ingestion import IngestionConfig, merge_config
 from docproc_common.runtime import Runtime
 from docproc_common.settings import Settings
 from docproc_common.storage import AsyncStorage
-from docproc_common.vectorstore import document_chunks
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.access import Access, resolve_collection, resolve_kb
@@ -72,6 +71,7 @@ from docproc_upload.rag_documents.schemas import (
     ParserFormats,
     RAGIngestResponse,
 )
+from docproc_upload.vector_search import document_chunks
 
 DOCUMENT_NOT_FOUND = "Document not found"
 NOT_IN_KB = "Document not found in this knowledge base"

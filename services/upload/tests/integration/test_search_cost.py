@@ -13,18 +13,16 @@ import numpy as np
 import pytest
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.settings import DatabaseSettings
-from docproc_common.vectorstore import (
+from docproc_common.vectorstore import VectorType, drop_table, embedding_index_sql, ensure_table
+from docproc_testing.db import create_test_database
+from docproc_testing.rows import unit_vectors
+from docproc_upload.vector_search import (
     EXACT_BELOW_ROWS,
     PlanCache,
     SearchFilters,
-    VectorType,
-    drop_table,
     ef_search_for,
-    embedding_index_sql,
-    ensure_table,
     search,
 )
-from docproc_testing.db import create_test_database
 from pgvector.asyncpg import register_vector
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -48,12 +46,6 @@ class Statements:
 
     def _seen(self, _c: Any, _cur: Any, statement: str, *_: Any) -> None:
         self.sent.append(statement)
-
-
-def unit_vectors(n: int, seed: int) -> np.ndarray:
-    v = np.random.default_rng(seed).normal(size=(n, 384)).astype(np.float32)
-    out: np.ndarray = v / np.linalg.norm(v, axis=1, keepdims=True)
-    return out
 
 
 async def fill(

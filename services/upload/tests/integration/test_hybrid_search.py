@@ -12,19 +12,17 @@ import pytest
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.embedding.local_model import LocalMiniLM
 from docproc_common.settings import DatabaseSettings
-from docproc_common.vectorstore import (
+from docproc_common.vectorstore import add_keyword_index, ensure_table, write_chunks
+from docproc_testing.db import create_test_database
+from docproc_testing.rows import chunk_stamp
+from docproc_upload.vector_search import (
     Hit,
     KeywordIndexMissing,
     SearchFilters,
     SearchMode,
-    add_keyword_index,
-    ensure_table,
     fuse,
     search,
-    write_chunks,
 )
-from docproc_testing.db import create_test_database
-from docproc_testing.rows import chunk_stamp
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
