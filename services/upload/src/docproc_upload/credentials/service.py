@@ -64,9 +64,8 @@ async def create(
         session,
         principal,
         "secret.created",
-        target=str(secret.id),
-        organization_id=secret.organization_id,
-        details={"kind": secret.kind, "provider": secret.provider, "name": secret.name},
+        secret,
+        {"kind": secret.kind, "provider": secret.provider, "name": secret.name},
     )
     return secret
 
@@ -94,9 +93,8 @@ async def delete(session: AsyncSession, principal: Principal, secret_id: uuid.UU
         session,
         principal,
         "secret.deleted",
-        target=str(secret_id),
-        organization_id=secret.organization_id,
-        details={"kind": secret.kind, "collections": collections, "sync_sources": sources},
+        secret,
+        {"kind": secret.kind, "collections": collections, "sync_sources": sources},
     )
     log.info(
         "secret %s deleted by %s; %d collection(s) and %d source(s) named it",

@@ -382,9 +382,8 @@ async def move_embedding(
         session,
         principal,
         "kb.embedding_moved",
-        target=str(kb.id),
-        organization_id=kb.organization_id,
-        details={
+        kb,
+        {
             "from_provider": before[0],
             "to_provider": kb.embedding_provider,
             "secret_changed": before[1] != kb.embedding_secret_id,
@@ -428,9 +427,8 @@ async def register_endpoint(
         session,
         principal,
         "embedding_endpoint.registered",
-        target=str(endpoint.id),
-        organization_id=org,
-        details={"name": endpoint.name, "base_url": endpoint.base_url},
+        endpoint,
+        {"name": endpoint.name, "base_url": endpoint.base_url},
     )
     return endpoint
 
@@ -450,13 +448,7 @@ async def delete_endpoint(
             "(PATCH /kb/{id})"
         )
     await session.delete(endpoint)
-    await record(
-        session,
-        principal,
-        "embedding_endpoint.deleted",
-        target=str(endpoint_id),
-        organization_id=endpoint.organization_id,
-    )
+    await record(session, principal, "embedding_endpoint.deleted", endpoint)
 
 
 def _models_out(models: Sequence[ModelSpec]) -> list[EmbeddingModelOut]:

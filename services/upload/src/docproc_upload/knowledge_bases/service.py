@@ -225,9 +225,8 @@ async def create_kb(
         session,
         principal,
         "knowledge_base.created",
-        target=str(kb.id),
-        organization_id=kb.organization_id,
-        details={"collection_name": name, "scope": kb.scope},
+        kb,
+        {"collection_name": name, "scope": kb.scope},
     )
     return kb
 
@@ -282,18 +281,13 @@ async def update_kb(
             session,
             principal,
             "kb.ingestion_config_changed",
-            target=str(kb.id),
-            organization_id=kb.organization_id,
-            details={"changed": sorted(patch.ingestion_config or {})},
+            kb,
+            {"changed": sorted(patch.ingestion_config or {})},
         )
     if patch.is_default is not None and patch.is_default != kb.is_default:
         kb.is_default = patch.is_default
         await record(
-            session,
-            principal,
-            "kb.default_set" if kb.is_default else "kb.default_unset",
-            target=str(kb.id),
-            organization_id=kb.organization_id,
+            session, principal, "kb.default_set" if kb.is_default else "kb.default_unset", kb
         )
     await session.flush()
     return kb
@@ -422,9 +416,8 @@ async def tear_down(
             session,
             principal,
             "knowledge_base.emptied" if kb.id in emptied else "knowledge_base.deleted",
-            target=str(kb.id),
-            organization_id=kb.organization_id,
-            details={
+            kb,
+            {
                 "collection_name": name,
                 "documents": sum(d.knowledge_base_id == kb.id for d in docs),
             },
@@ -516,9 +509,8 @@ async def reindex_kb(
         session,
         principal,
         "kb.reindexed",
-        target=str(kb.id),
-        organization_id=kb.organization_id,
-        details={"queued": queued, "skipped": no_original + unsupported},
+        kb,
+        {"queued": queued, "skipped": no_original + unsupported},
     )
     return ReindexOut(
         knowledge_base_id=kb_id,
@@ -544,9 +536,8 @@ async def grant(
         session,
         principal,
         "knowledge_base.granted",
-        target=str(kb.id),
-        organization_id=kb.organization_id,
-        details={"user_id": user_id, "permission": permission},
+        kb,
+        {"user_id": user_id, "permission": permission},
     )
 
 
@@ -555,11 +546,4 @@ async def revoke(
 ) -> None:
     kb = await resolve_kb(session, principal, kb_id, Access.EDIT)
     await repository.delete_grant(session, kb.id, user_id)
-    await record(
-        session,
-        principal,
-        "knowledge_base.revoked",
-        target=str(kb.id),
-        organization_id=kb.organization_id,
-        details={"user_id": user_id},
-    )
+    await record(session, principal, "knowledge_base.revoked", kb, {"user_id": user_id})

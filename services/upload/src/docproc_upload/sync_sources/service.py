@@ -264,14 +264,7 @@ async def _add_source(session: AsyncSession, principal: Principal, src: SyncSour
     """Insert ``src`` and its ``sync_source.created`` audit entry."""
     session.add(src)
     await session.flush()
-    await record(
-        session,
-        principal,
-        "sync_source.created",
-        target=str(src.id),
-        organization_id=src.organization_id,
-        details=_audit_details(src),
-    )
+    await record(session, principal, "sync_source.created", src, _audit_details(src))
 
 
 async def create_source(
@@ -426,9 +419,8 @@ async def update_source(
         session,
         principal,
         "sync_source.updated",
-        target=str(src.id),
-        organization_id=src.organization_id,
-        details=_audit_details(src, changed=sorted(sent), **extra),
+        src,
+        _audit_details(src, changed=sorted(sent), **extra),
     )
     await session.refresh(src)
     return await source_out(session, principal, src, with_audience=True)
@@ -436,22 +428,12 @@ async def update_source(
 
 async def delete_source(session: AsyncSession, principal: Principal, src: SyncSource) -> None:
     """The source and its claims go; the documents it ingested stay in the collection."""
-    details = _audit_details(src)
-    organization_id = src.organization_id
-    source_id = src.id
     if src.connector == "local":
         _connector(principal, src.connector)
     for log in await repository.open_logs(session, src.id):
         log.status = "cancelling" if log.status == "running" else "cancelled"
+    await record(session, principal, "sync_source.deleted", src, _audit_details(src))
     await session.delete(src)
-    await record(
-        session,
-        principal,
-        "sync_source.deleted",
-        target=str(source_id),
-        organization_id=organization_id,
-        details=details,
-    )
 
 
 async def clone_source(
@@ -500,9 +482,8 @@ async def clone_source(
         session,
         principal,
         "sync_source.created",
-        target=str(clone.id),
-        organization_id=clone.organization_id,
-        details=_audit_details(clone, cloned_from=str(src.id)),
+        clone,
+        _audit_details(clone, cloned_from=str(src.id)),
     )
     await session.refresh(clone)
     return await source_out(session, principal, clone, with_audience=True)
