@@ -260,11 +260,13 @@ def _audit_details(src: SyncSource, **extra: Any) -> dict[str, Any]:
 # -- sources ---------------------------------------------------------------------------------------
 
 
-async def _add_source(session: AsyncSession, principal: Principal, src: SyncSource) -> None:
-    """Insert ``src`` and its ``sync_source.created`` audit entry."""
+async def _add_source(
+    session: AsyncSession, principal: Principal, src: SyncSource, **extra: Any
+) -> None:
+    """Insert ``src`` and its ``sync_source.created`` audit entry (``extra`` in its details)."""
     session.add(src)
     await session.flush()
-    await record(session, principal, "sync_source.created", src, _audit_details(src))
+    await record(session, principal, "sync_source.created", src, _audit_details(src, **extra))
 
 
 async def create_source(
@@ -476,15 +478,7 @@ async def clone_source(
         active=True,
         created_by=principal.user_id,
     )
-    session.add(clone)
-    await session.flush()
-    await record(
-        session,
-        principal,
-        "sync_source.created",
-        clone,
-        _audit_details(clone, cloned_from=str(src.id)),
-    )
+    await _add_source(session, principal, clone, cloned_from=str(src.id))
     await session.refresh(clone)
     return await source_out(session, principal, clone, with_audience=True)
 
