@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 from docproc_common.bus.outbox import enqueue
-from docproc_common.connectors.base import BaseSyncConnector, RemoteFile, RemoteListing
 from docproc_common.connectors.config import check_config
 from docproc_common.connectors.errors import ConnectorError
 from docproc_common.connectors.remote_names import last_component
@@ -62,6 +61,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_sync import repository
 from docproc_sync.connectors import CONNECTORS
+from docproc_sync.connectors.base import BaseSyncConnector, RemoteFile, RemoteListing
 from docproc_sync.metrics import BYTES, DELETED, FILES, RUN_SECONDS, RUNS
 from docproc_sync.repository import ClaimState, Existing
 

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
 from docproc_common.blocking import BlockingPool
-from docproc_common.connectors import network
+from docproc_common.connectors import network as rules
 from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.settings import SyncSettings, get_sync_settings
 from docproc_common.db.engine import create_engine, create_sessionmaker
@@ -26,6 +26,7 @@ from docproc_common.db.migrate import upgrade
 from docproc_common.runtime import Runtime, build_app
 from docproc_common.settings import AuthSettings, DatabaseSettings, Settings, StorageSettings
 from docproc_common.storage import AsyncStorage, create_storage
+from docproc_sync.connectors import network
 from docproc_sync.testing import SyncBed, plain_dsn
 from docproc_testing.infra import load_infra_env
 from docproc_testing.stores import AzuriteStore, FaultProxy, GcsStore, TokenServer
@@ -170,7 +171,7 @@ class RebindingDns:
 def rebinding_dns(monkeypatch: pytest.MonkeyPatch) -> RebindingDns:
     dns = RebindingDns()
     monkeypatch.setattr(network, "resolve", dns.resolve)
-    monkeypatch.setattr(network, "_is_public", dns.is_public)
+    monkeypatch.setattr(rules, "is_public", dns.is_public)
     return dns
 
 

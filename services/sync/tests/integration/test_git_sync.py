@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
-from docproc_common.connectors.base import RemoteFile
+from docproc_sync.connectors.base import RemoteFile
 from docproc_sync.connectors.git import GitConfig, GitConnector
 from docproc_sync.testing import SyncBed
 from docproc_testing.servers import KeepAliveHandler, ThreadedServer

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from docproc_common.connectors.base import RemoteFile
 from docproc_common.connectors.errors import RemoteNameRefusedError
 from docproc_common.connectors.remote_names import MAX_COMPONENT_BYTES
 from docproc_common.db.models import KnowledgeBase, SyncSource
 from docproc_common.events import DocumentAccepted, DocumentDeleted
 from docproc_sync.connectors import CONNECTORS
+from docproc_sync.connectors.base import RemoteFile
 from docproc_sync.connectors.object_store import ObjectStoreConnector
 from docproc_sync.testing import SyncBed
 from docproc_testing.stores import AzuriteStore, TokenServer

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from docproc_common.connectors.base import RemoteFile
 from docproc_common.db.models import DocumentStatus, KnowledgeBase, SyncLog, SyncSource
 from docproc_common.events import DocumentAccepted, DocumentDeleted
 from docproc_common.runtime import Runtime
 from docproc_common.settings import LimitSettings
+from docproc_sync.connectors.base import RemoteFile
 from docproc_sync.connectors.s3 import S3Config, S3Connector
 from docproc_sync.service import run_source
 from docproc_sync.testing import SyncBed

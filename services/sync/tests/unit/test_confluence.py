@@ -10,12 +10,12 @@ from typing import Any
 import httpx
 import pytest
 from docproc_common.connectors.config import CREDENTIAL_REFUSAL, check_config, describe
-from docproc_common.connectors.remote_names import landing_path
 from docproc_common.errors import InvalidInput
 from docproc_common.vault import validate_value
 from docproc_sync.connectors.confluence import ConfluenceConfig, page_label, page_text
 from docproc_sync.connectors.html_text import parse_storage
 from docproc_sync.connectors.http_retry import RetryPolicy, retry_after, send
+from docproc_sync.connectors.landing import landing_path
 from docproc_testing.connectors import LAX, STRICT, refused_fields
 
 SITE = "https://acme.atlassian.net"

@@ -6,15 +6,11 @@ import os
 from pathlib import Path
 
 import pytest
-from docproc_common.connectors.base import (
-    BaseSyncConnector,
-    ConnectorOptions,
-    RemoteFile,
-    RemoteListing,
-    write_into,
-)
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.errors import RemoteNameRefusedError
-from docproc_common.connectors.remote_names import landing_path, last_component
+from docproc_common.connectors.remote_names import last_component
+from docproc_sync.connectors.base import BaseSyncConnector, RemoteFile, RemoteListing, write_into
+from docproc_sync.connectors.landing import landing_path
 from pydantic import BaseModel
 
 HOSTILE = [

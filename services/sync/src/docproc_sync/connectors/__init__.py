@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from docproc_common.connectors.base import BaseSyncConnector
-
 from docproc_sync.connectors.azure_blob import AzureBlobConnector
+from docproc_sync.connectors.base import BaseSyncConnector
 from docproc_sync.connectors.confluence import ConfluenceConnector
 from docproc_sync.connectors.gcs import GcsConnector
 from docproc_sync.connectors.gdrive import GoogleDriveConnector

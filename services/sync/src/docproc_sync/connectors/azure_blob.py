@@ -11,10 +11,8 @@ from azure.core.credentials import AzureNamedKeyCredential, AzureSasCredential
 from azure.core.exceptions import AzureError, HttpResponseError
 from azure.core.paging import PageIterator
 from azure.storage.blob import BlobProperties, BlobServiceClient
-from docproc_common.connectors.base import ConnectorOptions, RemoteListing
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError, Subject
-from docproc_common.connectors.network import check_url
-from docproc_common.connectors.remote_names import open_landing
 from docproc_common.connectors.specs.azure_blob import (
     AzureBlobConfig,
     AzureBlobSpec,
@@ -22,7 +20,10 @@ from docproc_common.connectors.specs.azure_blob import (
 from docproc_common.vault import AzureStorageValue, connection_string_parts
 from pydantic import ValidationError
 
+from docproc_sync.connectors.base import RemoteListing
 from docproc_sync.connectors.http_retry import parse_retry_after
+from docproc_sync.connectors.landing import open_landing
+from docproc_sync.connectors.network import check_url
 from docproc_sync.connectors.object_store import (
     TRANSIENT_STATUS,
     ObjectStoreConnector,

@@ -41,16 +41,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
-from docproc_common.connectors.base import (
-    BaseSyncConnector,
-    ConnectorOptions,
-    RemoteFile,
-    RemoteListing,
-    write_into,
-)
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError, Subject
-from docproc_common.connectors.network import PinnedTransport
-from docproc_common.connectors.remote_names import open_landing
 from docproc_common.connectors.specs.confluence import (
     CONTENT_ID,
     ConfluenceConfig,
@@ -59,8 +51,11 @@ from docproc_common.connectors.specs.confluence import (
 )
 from pydantic import BaseModel, ConfigDict
 
+from docproc_sync.connectors.base import BaseSyncConnector, RemoteFile, RemoteListing, write_into
 from docproc_sync.connectors.html_text import parse_storage
 from docproc_sync.connectors.http_retry import RetryPolicy, read_capped, send
+from docproc_sync.connectors.landing import open_landing
+from docproc_sync.connectors.network import PinnedTransport
 
 T = TypeVar("T")
 

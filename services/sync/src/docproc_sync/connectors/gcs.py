@@ -6,10 +6,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from docproc_common.connectors.base import ConnectorOptions, RemoteListing
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError, Subject
-from docproc_common.connectors.network import check_url
-from docproc_common.connectors.remote_names import open_landing
 from docproc_common.connectors.specs.gcs import (
     GcsConfig,
     GcsSpec,
@@ -23,7 +21,10 @@ from google.oauth2 import service_account
 from pydantic import ValidationError
 from requests import RequestException
 
+from docproc_sync.connectors.base import RemoteListing
 from docproc_sync.connectors.http_retry import parse_retry_after
+from docproc_sync.connectors.landing import open_landing
+from docproc_sync.connectors.network import check_url
 from docproc_sync.connectors.object_store import (
     TRANSIENT_STATUS,
     ObjectStoreConnector,

@@ -52,15 +52,8 @@ from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import httplib2
-from docproc_common.connectors.base import (
-    BaseSyncConnector,
-    ConnectorOptions,
-    RemoteFile,
-    RemoteListing,
-)
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError, Subject
-from docproc_common.connectors.network import check_url
-from docproc_common.connectors.remote_names import open_landing
 from docproc_common.connectors.specs.gdrive import (
     GoogleDriveConfig,
     GoogleDriveSpec,
@@ -74,6 +67,10 @@ from googleapiclient.discovery import build
 from googleapiclient.errors import HttpError
 from googleapiclient.http import MediaIoBaseDownload
 from pydantic import ValidationError
+
+from docproc_sync.connectors.base import BaseSyncConnector, RemoteFile, RemoteListing
+from docproc_sync.connectors.landing import open_landing
+from docproc_sync.connectors.network import check_url
 
 T = TypeVar("T")
 

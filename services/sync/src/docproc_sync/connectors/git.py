@@ -27,20 +27,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from docproc_common.connectors.base import (
-    BaseSyncConnector,
-    ConnectorOptions,
-    RemoteFile,
-    RemoteListing,
-)
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError, Subject
-from docproc_common.connectors.network import check_url, default_port
-from docproc_common.connectors.remote_names import open_landing
 from docproc_common.connectors.specs.git import (
     GitConfig,
     GitSpec,
 )
 from pydantic import BaseModel, ConfigDict, Field
+
+from docproc_sync.connectors.base import BaseSyncConnector, RemoteFile, RemoteListing
+from docproc_sync.connectors.landing import open_landing
+from docproc_sync.connectors.network import check_url, default_port
 
 #: git's fatal messages, in docproc's words (first match wins; git's own text names the URL)
 GIT_FAILURES = (

@@ -5,17 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from docproc_common.connectors.base import (
-    BaseSyncConnector,
-    RemoteFile,
-    RemoteListing,
-)
 from docproc_common.connectors.errors import ConnectorError
-from docproc_common.connectors.remote_names import open_landing
 from docproc_common.connectors.specs.local import (
     LocalConfig,
     LocalSpec,
 )
+
+from docproc_sync.connectors.base import BaseSyncConnector, RemoteFile, RemoteListing
+from docproc_sync.connectors.landing import open_landing
 
 
 def _walk(root: Path) -> list[RemoteFile]:

@@ -31,14 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
-from docproc_common.connectors.base import (
-    BaseSyncConnector,
-    RemoteFile,
-    RemoteListing,
-)
 from docproc_common.connectors.errors import ClientFailedError, Subject
 from docproc_common.connectors.specs.object_store import ObjectStoreSpec
 from pydantic import BaseModel
+
+from docproc_sync.connectors.base import BaseSyncConnector, RemoteFile, RemoteListing
 
 C = TypeVar("C", bound=BaseModel)
 T = TypeVar("T")

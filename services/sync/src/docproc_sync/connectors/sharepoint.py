@@ -45,14 +45,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from docproc_common.connectors.base import (
-    BaseSyncConnector,
-    ConnectorOptions,
-    RemoteFile,
-    RemoteListing,
-)
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError
-from docproc_common.connectors.remote_names import open_landing
 from docproc_common.connectors.specs.sharepoint import (
     DRIVE_ID,
     SharePointConfig,
@@ -61,6 +55,8 @@ from docproc_common.connectors.specs.sharepoint import (
 from docproc_common.vault import MsGraphAppValue
 from pydantic import ValidationError
 
+from docproc_sync.connectors.base import BaseSyncConnector, RemoteFile, RemoteListing
+from docproc_sync.connectors.landing import open_landing
 from docproc_sync.connectors.msgraph import (
     GRAPH_URL,
     LOGIN_URL,

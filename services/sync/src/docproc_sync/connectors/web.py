@@ -26,23 +26,18 @@ from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 from urllib.robotparser import RobotFileParser
 
 import httpx
-from docproc_common.connectors.base import (
-    BaseSyncConnector,
-    ConnectorOptions,
-    RemoteFile,
-    RemoteListing,
-    copy_into,
-)
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.errors import ConnectorError
-from docproc_common.connectors.network import PinnedTransport
 from docproc_common.connectors.specs.web import (
     WebConfig,
     WebSpec,
     normalize,
 )
 
+from docproc_sync.connectors.base import BaseSyncConnector, RemoteFile, RemoteListing, copy_into
 from docproc_sync.connectors.html_text import parse_html
 from docproc_sync.connectors.http_retry import read_capped
+from docproc_sync.connectors.network import PinnedTransport
 
 USER_AGENT = "docproc-sync"
 MAX_PAGE_BYTES = 10 * 1024 * 1024

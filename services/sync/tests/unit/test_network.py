@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from docproc_common.connectors import network
-from docproc_common.connectors.network import PinnedTransport
+from docproc_sync.connectors import network
+from docproc_sync.connectors.network import PinnedTransport
 
 
 async def test_https_goes_to_the_checked_address_with_the_name_for_tls(
