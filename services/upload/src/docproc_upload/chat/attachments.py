@@ -73,17 +73,8 @@ LIT_READS = frozenset(
 )
 #: Types that are already text: the original is what a shell reads; no sibling needed.
 _TEXT_LIKE = frozenset({FileType.TEXT})
-_DOCUMENTS = frozenset(
-    {
-        FileType.PDF,
-        FileType.DOCX,
-        FileType.DOC,
-        FileType.SPREADSHEET,
-        FileType.DOCUMENT,
-        FileType.PRESENTATION,
-        FileType.EMAIL,
-    }
-)
+#: Documents (not text, images or archives): what ``lit`` reads, and email.
+_DOCUMENTS = LIT_READS | {FileType.EMAIL}
 _ARCHIVE_EXTENSIONS = {"application/zip": "zip", "application/gzip": "tar.gz"}
 
 WORKSPACE_UNAVAILABLE = (
