@@ -24,7 +24,7 @@ add up to about ``concurrency`` x the writes' wall time), and the SQL statements
 costs.
 
     uv run python bench/bulk_load.py                       # 100k chunks bulk, 20k old
-    uv run python bench/bulk_load.py --old-docs 2000       # the old path on 100k too (~5 min)
+    uv run python bench/bulk_load.py --old-docs 2000       # the old path on 100k too (~10 min at load 5-7)
 """
 
 from __future__ import annotations
