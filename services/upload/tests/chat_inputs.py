@@ -159,12 +159,46 @@ def make_image(fmt: str, size: tuple[int, int] = (16, 12)) -> bytes:
     return out.getvalue()
 
 
+def _png_chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
 def image_declaring(fmt: str, width: int, height: int) -> bytes:
-    return bytes(parsing_tests("test_parsing").image_declaring(fmt, width, height))
+    """A PNG, GIF, JPEG or WebP whose header declares ``width`` x ``height`` (no real pixels)."""
+    if fmt == "PNG":
+        ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+        return (
+            b"\x89PNG\r\n\x1a\n"
+            + _png_chunk(b"IHDR", ihdr)
+            + _png_chunk(b"IDAT", zlib.compress(b"\x00" * 4))
+            + _png_chunk(b"IEND", b"")
+        )
+    if fmt == "GIF":
+        screen = struct.pack("<HHBBB", width, height, 0, 0, 0)
+        frame = b"\x2c" + struct.pack("<HHHHB", 0, 0, width, height, 0)
+        return b"GIF89a" + screen + frame + b"\x02\x02\x44\x01\x00\x3b"
+    if fmt == "JPEG":
+        sof = struct.pack(">BHHB", 8, height, width, 1) + b"\x01\x11\x00"
+        return b"\xff\xd8\xff\xc0" + struct.pack(">H", len(sof) + 2) + sof + b"\xff\xd9"
+    assert fmt == "WEBP"
+    canvas = b"\x00" * 4 + (width - 1).to_bytes(3, "little") + (height - 1).to_bytes(3, "little")
+    body = b"WEBPVP8X" + struct.pack("<I", len(canvas)) + canvas
+    return b"RIFF" + struct.pack("<I", len(body)) + body
 
 
 def tiff_declaring(sizes: Sequence[tuple[int, int]]) -> bytes:
-    return bytes(parsing_tests("test_parsing").tiff_declaring(sizes))
+    """A little-endian TIFF whose pages declare these (width, height), 8 bytes of pixels each."""
+    out = bytearray(b"II*\x00" + struct.pack("<I", 8))
+    for index, (width, height) in enumerate(sizes):
+        tags = [(256, width), (257, height), (258, 1), (259, 1), (262, 1), (273, 0)]
+        tags += [(277, 1), (278, height), (279, 8)]
+        pixels_at = len(out) + 2 + 12 * len(tags) + 4
+        out += struct.pack("<H", len(tags))
+        for tag, value in tags:
+            out += struct.pack("<HHII", tag, 4, 1, pixels_at if tag == 273 else value)
+        out += struct.pack("<I", pixels_at + 8 if index + 1 < len(sizes) else 0)
+        out += b"\x00" * 8
+    return bytes(out)
 
 
 def make_tiff(pages: int) -> bytes:

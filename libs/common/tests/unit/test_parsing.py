@@ -9,7 +9,6 @@ import struct
 import subprocess
 import time
 import zipfile
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,6 @@ from docproc_common.parsing import (
     Detected,
     EncryptedDocument,
     FileType,
-    ImageTooLarge,
     ParsedText,
     ParseLimits,
     UnsupportedType,
@@ -37,10 +35,8 @@ from docproc_common.parsing import (
     iter_pdf_pages,
     parse,
     preview,
-    tiff_to_png_pages,
 )
 from docproc_common.parsing import doc as doc_module
-from docproc_common.parsing.images import check_pages
 from docproc_common.parsing.ole import OleRefused, check_header
 from docproc_testing.archives import rewrite_member
 from docproc_testing.documents import make_pdf
@@ -298,48 +294,6 @@ def make_tiff(pages: int) -> bytes:
     out = io.BytesIO()
     frames[0].save(out, format="TIFF", save_all=True, append_images=frames[1:])
     return out.getvalue()
-
-
-def _png_chunk(kind: bytes, body: bytes) -> bytes:
-    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-
-
-def image_declaring(fmt: str, width: int, height: int) -> bytes:
-    """A PNG, GIF, JPEG or WebP whose header declares ``width`` x ``height`` (no real pixels)."""
-    if fmt == "PNG":
-        ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-        return (
-            b"\x89PNG\r\n\x1a\n"
-            + _png_chunk(b"IHDR", ihdr)
-            + _png_chunk(b"IDAT", zlib.compress(b"\x00" * 4))
-            + _png_chunk(b"IEND", b"")
-        )
-    if fmt == "GIF":
-        screen = struct.pack("<HHBBB", width, height, 0, 0, 0)
-        frame = b"\x2c" + struct.pack("<HHHHB", 0, 0, width, height, 0)
-        return b"GIF89a" + screen + frame + b"\x02\x02\x44\x01\x00\x3b"
-    if fmt == "JPEG":
-        sof = struct.pack(">BHHB", 8, height, width, 1) + b"\x01\x11\x00"
-        return b"\xff\xd8\xff\xc0" + struct.pack(">H", len(sof) + 2) + sof + b"\xff\xd9"
-    assert fmt == "WEBP"
-    canvas = b"\x00" * 4 + (width - 1).to_bytes(3, "little") + (height - 1).to_bytes(3, "little")
-    body = b"WEBPVP8X" + struct.pack("<I", len(canvas)) + canvas
-    return b"RIFF" + struct.pack("<I", len(body)) + body
-
-
-def tiff_declaring(sizes: Sequence[tuple[int, int]]) -> bytes:
-    """A little-endian TIFF whose pages declare these (width, height), 8 bytes of pixels each."""
-    out = bytearray(b"II*\x00" + struct.pack("<I", 8))
-    for index, (width, height) in enumerate(sizes):
-        tags = [(256, width), (257, height), (258, 1), (259, 1), (262, 1), (273, 0)]
-        tags += [(277, 1), (278, height), (279, 8)]
-        pixels_at = len(out) + 2 + 12 * len(tags) + 4
-        out += struct.pack("<H", len(tags))
-        for tag, value in tags:
-            out += struct.pack("<HHII", tag, 4, 1, pixels_at if tag == 273 else value)
-        out += struct.pack("<I", pixels_at + 8 if index + 1 < len(sizes) else 0)
-        out += b"\x00" * 8
-    return bytes(out)
 
 
 def parsed_text(data: bytes, filename: str, limits: ParseLimits | None = None) -> str:
@@ -940,75 +894,6 @@ def test_images_have_no_text() -> None:
     assert result.text is None
     tiff = make_tiff(2)
     assert parse(tiff, detect(tiff, "s.tiff", None)).text is None
-
-
-@pytest.mark.filterwarnings("ignore:Corrupt EXIF data")
-def test_tiff_to_png_pages_caps_pages() -> None:
-    pages = tiff_to_png_pages(make_tiff(3), max_pages=2)
-    assert len(pages) == 2
-    sizes = [Image.open(io.BytesIO(p)).size for p in pages]
-    assert sizes == [(20, 10), (21, 10)]
-    assert all(p.startswith(b"\x89PNG") for p in pages)
-    with pytest.raises(ContentMismatch):
-        tiff_to_png_pages(b"II*\x00garbage", max_pages=1)
-
-
-_HUGE = (30000, 30000)  # far past Pillow's own limit: refused by Pillow while opening
-_LARGE = (9000, 9000)  # past MAX_PAGE_PIXELS, below Pillow's limits: read, then refused
-
-
-@pytest.mark.parametrize(
-    ("fmt", "size", "message"),
-    [
-        ("PNG", _HUGE, "The image is above the 67108864 pixel limit"),
-        ("PNG", _LARGE, "The image is 9000x9000 pixels, above the 67108864 pixel limit"),
-        ("GIF", _HUGE, "The image is above"),
-        ("GIF", _LARGE, "The image is 9000x9000 pixels"),
-        ("JPEG", _HUGE, "The image is above"),
-        ("JPEG", _LARGE, "The image is 9000x9000 pixels"),
-        ("WEBP", _HUGE, "The image is above"),
-    ],
-)
-@pytest.mark.filterwarnings("ignore::PIL.Image.DecompressionBombWarning")
-def test_an_image_above_the_page_limit_is_refused_from_its_header(
-    fmt: str, size: tuple[int, int], message: str
-) -> None:
-    data = image_declaring(fmt, *size)
-    detected = detect(data, f"big.{fmt.lower()}", None)
-    with pytest.raises(ImageTooLarge, match=message) as refused:
-        check_pages(data, detected, max_pages=5)
-    assert refused.value.details == {"rule": "image_too_large"}
-    small = image_declaring(fmt, 16, 12)
-    check_pages(small, detect(small, f"small.{fmt.lower()}", None), max_pages=5)
-
-
-@pytest.mark.parametrize(
-    ("sizes", "message"),
-    [
-        ([_HUGE], "TIFF page 1 is above the 67108864 pixel limit"),
-        ([_LARGE], "TIFF page 1 is 9000x9000 pixels"),
-        ([(10, 10), _HUGE], "TIFF page 2 is 30000x30000 pixels"),
-    ],
-)
-@pytest.mark.filterwarnings("ignore::PIL.Image.DecompressionBombWarning")
-def test_a_tiff_page_above_the_limit_is_refused_at_upload_and_when_shown(
-    sizes: list[tuple[int, int]], message: str
-) -> None:
-    data = tiff_declaring(sizes)
-    detected = detect(data, "fax.tiff", None)
-    with pytest.raises(ImageTooLarge, match=message):
-        check_pages(data, detected, max_pages=5)
-    with pytest.raises(ImageTooLarge, match=message):
-        tiff_to_png_pages(data, max_pages=5)
-
-
-def test_only_the_pages_shown_are_checked_and_an_unreadable_header_is_not_this_checks() -> None:
-    beyond = tiff_declaring([(10, 10)] * 5 + [_HUGE])
-    check_pages(beyond, detect(beyond, "fax.tiff", None), max_pages=5)
-    with pytest.raises(ImageTooLarge, match="TIFF page 6"):
-        check_pages(beyond, detect(beyond, "fax.tiff", None), max_pages=6)
-    garbage = b"\x89PNG\r\n\x1a\n" + b"\x00" * 40
-    check_pages(garbage, detect(garbage, "p.png", None), max_pages=5)
 
 
 # --- archives as uploads, preview ------------------------------------------------------------

@@ -45,7 +45,6 @@ from .types import (
 
 if TYPE_CHECKING:
     from .dispatch import parse
-    from .images import tiff_to_png_pages
     from .pdf import PYMUPDF_LOCK, iter_pdf_pages
 
 #: Loaded on first use: they import PyMuPDF, the office libraries and Pillow, which a
@@ -53,7 +52,6 @@ if TYPE_CHECKING:
 #: before its fork server) never needs. The parse children have them preloaded.
 _LAZY = {
     "parse": ".dispatch",
-    "tiff_to_png_pages": ".images",
     "PYMUPDF_LOCK": ".pdf",
     "iter_pdf_pages": ".pdf",
 }
@@ -102,5 +100,4 @@ __all__ = [
     "iter_pdf_pages",
     "parse",
     "preview",
-    "tiff_to_png_pages",
 ]

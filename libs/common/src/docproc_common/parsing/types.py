@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+MAX_PAGE_PIXELS = 64 * 2**20
+"""The most pixels an image page may have to be decoded: a chat image or TIFF page
+(``docproc_upload.chat.images``), an image in a parsed PDF."""
+
 
 class FileType(StrEnum):
     IMAGE = "image"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pymupdf
-from docproc_common.parsing.images import MAX_PAGE_PIXELS
+from docproc_common.parsing.types import MAX_PAGE_PIXELS
 
 from docproc_parser.engine import errors
 from docproc_parser.engine.jobs import ExtractedImage, PageText

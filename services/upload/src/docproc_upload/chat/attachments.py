@@ -394,8 +394,9 @@ def _archive_detected(f: AttachmentFile) -> Detected:
 
 
 def _tiff_pages(data: bytes, max_pages: int) -> tuple[list[bytes], int]:
-    from docproc_common.parsing.images import tiff_to_png_pages  # Pillow: loaded when used
     from PIL import Image
+
+    from docproc_upload.chat.images import tiff_to_png_pages  # Pillow: loaded when used
 
     pages = tiff_to_png_pages(data, max_pages)
     try:

@@ -522,7 +522,7 @@ def _parse_here(data: bytes, detected: Detected, limits: ParseLimits) -> ParsedT
 
 def _check_pages(data: bytes, detected: Detected, max_pages: int) -> None:
     """The page-size check, Pillow loaded here in the file-I/O thread, never on the loop."""
-    from docproc_common.parsing.images import check_pages
+    from docproc_upload.chat.images import check_pages
 
     check_pages(data, detected, max_pages)
 

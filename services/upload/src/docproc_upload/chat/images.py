@@ -1,6 +1,8 @@
-"""Image page sizes, and TIFF pages as PNG for showing a TIFF to a model.
+"""Image page sizes, and TIFF pages as PNG for showing a TIFF to a model (a chat upload's
+check and its render).
 
-An image is refused when a page it will be shown by is above MAX_PAGE_PIXELS pixels,
+An image is refused when a page it will be shown by is above MAX_PAGE_PIXELS pixels
+(``docproc_common.parsing.types``, which the parser's PDF images are held to too),
 read from its header before anything is decoded: at upload (``check_pages``) and
 again when a TIFF is converted (``tiff_to_png_pages``), so a file stored before the
 check cannot fail a render either.
@@ -11,12 +13,9 @@ from __future__ import annotations
 import io
 from collections.abc import Iterator
 
+from docproc_common.parsing.errors import ContentMismatch, ImageTooLarge
+from docproc_common.parsing.types import MAX_PAGE_PIXELS, Detected, FileType
 from PIL import Image, ImageSequence, UnidentifiedImageError
-
-from .errors import ContentMismatch, ImageTooLarge
-from .types import Detected, FileType
-
-MAX_PAGE_PIXELS = 64 * 2**20
 
 
 def _too_large(page: str, size: tuple[int, int] | None = None) -> ImageTooLarge:
