@@ -21,13 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import httpx
 import pytest
 import yaml
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
 from docproc_common.settings import AuthSettings
-from docproc_testing.db import create_test_database_sync, plain_dsn
+from docproc_testing.db import create_test_database_sync, fetch
 from docproc_testing.infra import find_repo_root, free_port, load_infra_env
 from pydantic import SecretStr
 
@@ -88,14 +87,7 @@ class Stack:
         return self.client(user_id="root", permissions=[VIEW, EDIT, SECRETS_VIEW], app_admin=True)
 
     def query(self, sql: str, *args: Any) -> list[Any]:
-        async def go() -> list[Any]:
-            conn = await asyncpg.connect(plain_dsn(self.database_url))
-            try:
-                return list(await conn.fetch(sql, *args))
-            finally:
-                await conn.close()
-
-        return asyncio.run(go())
+        return asyncio.run(fetch(self.database_url, sql, *args))
 
     def on_broker(self, name: str) -> str:
         return f"{self.kafka_namespace}.{name}"

@@ -20,14 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import httpx
 from aiokafka.admin import AIOKafkaAdminClient
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
 from docproc_common.bus.topics import all_topics, ensure_topics
 from docproc_common.faultpoints import CONTROL_ENV
 from docproc_common.settings import AuthSettings, KafkaSettings
-from docproc_testing.db import create_test_database_sync, plain_dsn
+from docproc_testing.db import create_test_database_sync, fetch
 from docproc_testing.infra import find_repo_root, free_port, load_infra_env
 from docproc_testing.processes import stop_group, wait_ready
 
@@ -126,14 +125,7 @@ class Cluster:
         svc.wait_ready()
 
     def query(self, sql: str, *args: Any) -> list[Any]:
-        async def go() -> list[Any]:
-            conn = await asyncpg.connect(plain_dsn(self.database_url))
-            try:
-                return list(await conn.fetch(sql, *args))
-            finally:
-                await conn.close()
-
-        return asyncio.run(go())
+        return asyncio.run(fetch(self.database_url, sql, *args))
 
 
 @contextmanager
