@@ -29,11 +29,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from docproc_testing import chaos, faults  # noqa: E402
+from docproc_testing.api import create_kb  # noqa: E402
 from docproc_testing.infra import load_infra_env  # noqa: E402
 from docproc_testing.proxies import S3FaultProxy  # noqa: E402
 
 from tests.e2e.harness import SERVICES, Cluster, running_cluster  # noqa: E402
-from tests.e2e.test_pipeline import create_kb  # noqa: E402
 from tests.faults.invariants import (  # noqa: E402
     cluster_kafka,
     cluster_storage,

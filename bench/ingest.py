@@ -50,12 +50,13 @@ from docproc_common.ingestion import IngestionConfig  # noqa: E402
 from docproc_common.settings import AuthSettings  # noqa: E402
 from docproc_parser.engine.processor import extract_text  # noqa: E402
 from docproc_parser.handler import chunk  # noqa: E402
+from docproc_testing.api import wait_for  # noqa: E402
 from docproc_testing.db import plain_dsn  # noqa: E402
 from docproc_testing.dev import running_dev  # noqa: E402
 from docproc_testing.infra import load_infra_env  # noqa: E402
 from docproc_testing.runtime import LOCAL_MODEL  # noqa: E402
 
-from tests.e2e.harness import running_cluster, wait_for  # noqa: E402
+from tests.e2e.harness import running_cluster  # noqa: E402
 
 WORDS = (
     "revenue quarter region growth customer contract policy review budget forecast "

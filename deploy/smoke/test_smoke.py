@@ -7,11 +7,11 @@ one release, the alert and dashboard checks last so they see the whole journey's
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 import json
 import re
 import shutil
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ import pymupdf
 import pytest
 import yaml
 from aiokafka import AIOKafkaProducer
+from docproc_testing import api
 from docproc_testing.office import soffice_convert
 from docproc_testing.stores import S3Store
 
@@ -32,18 +33,11 @@ from deploy.smoke.pods import Release, component, run_hooks
 # each step waits on the pipeline of a loaded machine (load 20-30 on two cores): the waits
 # inside wait for a condition, each bounded generously, and this bounds their sum
 pytestmark = pytest.mark.timeout(2400)
-LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 SERVICES = ("upload", "parser", "embedder", "sync", "teardown")
 
 
-def wait_for(predicate: Any, timeout: float = 600, interval: float = 1, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise TimeoutError(f"timed out waiting for {what}")
+#: A pod's pipeline answers slower than a process's: longer waits, asked less often.
+wait_for = functools.partial(api.wait_for, timeout=600, interval=1)
 
 
 def make_pdf(text: str) -> bytes:
@@ -70,18 +64,7 @@ def long_text(n: int) -> bytes:
 
 
 def create_kb(client: httpx.Client, **ingestion: Any) -> dict[str, Any]:
-    name = f"smoke_{uuid.uuid4().hex[:8]}"
-    body = {
-        "name": name,
-        "collection_name": name,
-        "scope": "app",
-        "embedding_provider": "local",
-        "embedding_model": LOCAL_MODEL,
-        "ingestion_config": ingestion,
-    }
-    response = client.post("/kb", json=body)
-    assert response.status_code == 201, response.text
-    return dict(response.json())
+    return api.create_kb(client, "smoke", ingestion_config=ingestion)
 
 
 def upload(client: httpx.Client, kb: dict[str, Any], name: str, data: bytes) -> uuid.UUID:

@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -200,15 +199,3 @@ async def _delete_topics(settings: KafkaSettings) -> None:
             await admin.delete_topics(ours)
     finally:
         await admin.close()
-
-
-def wait_for(
-    predicate: Any, timeout: float = 120, interval: float = 0.5, what: str = "condition"
-) -> Any:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise TimeoutError(f"timed out waiting for {what}")

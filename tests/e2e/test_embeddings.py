@@ -18,9 +18,10 @@ from typing import Any
 import httpx
 import pytest
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW
+from docproc_testing.api import wait_for
 from docproc_testing.embedding_standin import running_standin
 
-from tests.e2e.harness import Cluster, running_cluster, wait_for
+from tests.e2e.harness import Cluster, running_cluster
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

@@ -6,9 +6,10 @@ import re
 
 import httpx
 import pytest
+from docproc_testing.api import create_kb
 
 from tests.e2e.harness import Cluster
-from tests.e2e.test_pipeline import create_kb, make_pdf, wait_complete
+from tests.e2e.test_pipeline import make_pdf, wait_complete
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

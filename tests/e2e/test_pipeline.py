@@ -7,12 +7,11 @@ import uuid
 import httpx
 import pymupdf
 import pytest
+from docproc_testing.api import create_kb, wait_for
 
-from tests.e2e.harness import Cluster, wait_for
+from tests.e2e.harness import Cluster
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
-
-LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def make_pdf(pages: list[str]) -> bytes:
@@ -22,21 +21,6 @@ def make_pdf(pages: list[str]) -> bytes:
         page.insert_textbox(pymupdf.Rect(50, 50, 550, 800), text, fontsize=9)
     data: bytes = doc.tobytes()
     return data
-
-
-def create_kb(client: httpx.Client, **extra: object) -> dict[str, object]:
-    name = f"e2e_{uuid.uuid4().hex[:8]}"
-    body = {
-        "name": name,
-        "collection_name": name,
-        "scope": "app",
-        "embedding_provider": "local",
-        "embedding_model": LOCAL_MODEL,
-        **extra,
-    }
-    response = client.post("/kb", json=body)
-    assert response.status_code == 201, response.text
-    return dict(response.json())
 
 
 def wait_complete(

@@ -14,6 +14,8 @@ from typing import Any
 import httpx
 import pytest
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW
+from docproc_testing import api
+from docproc_testing.api import wait_for
 from docproc_testing.confluence_standin import running_confluence
 from docproc_testing.documents import make_docx
 from docproc_testing.drive_standin import DOC, DriveStandIn
@@ -21,11 +23,10 @@ from docproc_testing.graph_standin import GraphStandIn, serve_graph
 from docproc_testing.infra import load_infra_env
 from docproc_testing.stores import AzuriteStore, GcsStore, S3Store, Store, TokenServer
 
-from tests.e2e.harness import Cluster, running_cluster, wait_for
+from tests.e2e.harness import Cluster, running_cluster
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
-LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 #: an app admin who may see secrets: a source's audience sentence names its secret to them
 SECRETS_VIEWER = {"user_id": "root", "permissions": [VIEW, EDIT, SECRETS_VIEW], "app_admin": True}
 
@@ -94,19 +95,8 @@ def wait_indexed(client: httpx.Client, kb_id: str, documents: int) -> None:
 def create_kb(client: httpx.Client, prefix: str) -> tuple[str, str]:
     """A knowledge base of the whole deployment on the local model: its name (its collection's
     too) and its id."""
-    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
-    kb = client.post(
-        "/kb",
-        json={
-            "name": name,
-            "collection_name": name,
-            "scope": "app",
-            "embedding_provider": "local",
-            "embedding_model": LOCAL_MODEL,
-        },
-    )
-    assert kb.status_code == 201, kb.text
-    return name, str(kb.json()["id"])
+    kb = api.create_kb(client, prefix)
+    return kb["name"], str(kb["id"])
 
 
 def create_source(

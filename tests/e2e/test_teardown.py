@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from docproc_testing.api import create_kb, wait_for
 
-from tests.e2e.harness import Cluster, wait_for
-from tests.e2e.test_pipeline import create_kb, wait_complete
+from tests.e2e.harness import Cluster
+from tests.e2e.test_pipeline import wait_complete
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

@@ -9,10 +9,10 @@ import asyncio
 
 import pytest
 from docproc_testing import chaos, faults
+from docproc_testing.api import create_kb
 from docproc_testing.proxies import S3FaultProxy
 
 from tests.e2e.harness import Cluster
-from tests.e2e.test_pipeline import create_kb
 from tests.faults.invariants import cluster_kafka, cluster_storage, settled_invariants
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.timeout(900)]

@@ -7,9 +7,9 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from docproc_testing.api import create_kb, wait_for
 
-from tests.e2e.harness import Cluster, wait_for
-from tests.e2e.test_pipeline import create_kb
+from tests.e2e.harness import Cluster
 from tests.faults.invariants import assert_invariants
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]

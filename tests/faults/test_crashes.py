@@ -24,10 +24,11 @@ from docproc_common.events import DocumentAccepted, DocumentParsed
 from docproc_common.faultpoints import FAULT_EXIT
 from docproc_common.settings import KafkaSettings
 from docproc_testing import faults
+from docproc_testing.api import create_kb, wait_for
 
-from tests.e2e.harness import Cluster, wait_for
+from tests.e2e.harness import Cluster
 from tests.e2e.test_metrics import scrape
-from tests.e2e.test_pipeline import create_kb, wait_complete
+from tests.e2e.test_pipeline import wait_complete
 from tests.faults.invariants import assert_invariants, cluster_kafka, read_kafka
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.timeout(600)]

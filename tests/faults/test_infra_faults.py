@@ -35,6 +35,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 from docproc_common.events import DocumentAccepted, DocumentIndexed, DocumentParsed
+from docproc_testing.api import create_kb, wait_for
 from docproc_testing.db import plain_dsn
 from docproc_testing.private_infra import (
     PrivateKafka,
@@ -45,8 +46,8 @@ from docproc_testing.private_infra import (
 from docproc_testing.proxies import Action, TcpFaultProxy
 from docproc_testing.stores import S3Store
 
-from tests.e2e.harness import SERVICES, Cluster, running_cluster, wait_for
-from tests.e2e.test_pipeline import create_kb, wait_complete
+from tests.e2e.harness import SERVICES, Cluster, running_cluster
+from tests.e2e.test_pipeline import wait_complete
 from tests.e2e.test_sync import SECRETS_VIEWER, create_source, run_source, wait_indexed
 from tests.e2e.test_sync import create_kb as create_sync_kb
 from tests.e2e.test_teardown import table_exists

@@ -26,9 +26,10 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from docproc_common.bus.delivery import retry_topic
 from docproc_common.events import DocumentAccepted, DocumentParsed
+from docproc_testing.api import create_kb, wait_for
 
-from tests.e2e.harness import Cluster, wait_for
-from tests.e2e.test_pipeline import create_kb, wait_complete
+from tests.e2e.harness import Cluster
+from tests.e2e.test_pipeline import wait_complete
 from tests.faults.conftest import CRASHING_FILE
 from tests.faults.invariants import (
     DLQ_HEADERS,

@@ -19,10 +19,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from docproc_testing.api import create_kb, wait_for
 from docproc_testing.proxies import S3FaultProxy
 
-from tests.e2e.harness import Cluster, wait_for
-from tests.e2e.test_pipeline import create_kb, wait_complete
+from tests.e2e.harness import Cluster
+from tests.e2e.test_pipeline import wait_complete
 from tests.faults.conftest import PARSE_FILE_LIMIT_MB
 from tests.faults.invariants import assert_invariants
 from tests.faults.test_crashes import text_of, upload

@@ -8,9 +8,10 @@ import uuid
 import pytest
 from docproc_common.faultpoints import FAULT_EXIT
 from docproc_testing import faults
+from docproc_testing.api import create_kb, wait_for
 
-from tests.e2e.harness import Cluster, wait_for
-from tests.e2e.test_pipeline import create_kb, wait_complete
+from tests.e2e.harness import Cluster
+from tests.e2e.test_pipeline import wait_complete
 from tests.e2e.test_teardown import table_exists
 from tests.faults.invariants import assert_invariants
 from tests.faults.test_crashes import text_of
