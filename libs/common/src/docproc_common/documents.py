@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Iterable, Sequence
 
@@ -23,8 +22,6 @@ from docproc_common.events import (
     DocumentFailed,
 )
 from docproc_common.failures import Stage, failure_message
-
-log = logging.getLogger(__name__)
 
 
 async def accept_document(
@@ -239,33 +236,3 @@ async def reserve_teardown(
     session.add(reservation)
     await session.flush()
     await enqueue(session, CollectionDeleted(teardown_id=reservation.id, collection_name=name))
-
-
-async def retire_replaced(session: AsyncSession, doc: RagDocument) -> int:
-    """An upload with ``replace=true`` has just been completed (its chunks written in this
-    transaction): the earlier documents of its name in its knowledge base go, rows now,
-    chunks and files after commit (``delete_unclaimed``: one a sync source still claims
-    stays). Insert before delete, so a search finds one of them throughout.
-
-    Earlier means created before it, whatever their status: a failed attempt, or one
-    still indexing (it then finds its row gone and writes nothing); a later upload of the
-    name is never touched. A failed retirement is logged, not a failed ingest: the new
-    document is in, and a duplicate someone can see and delete is no failure.
-    """
-    if not doc.replace_by_name or doc.knowledge_base_id is None:
-        return 0
-    try:
-        async with session.begin_nested():
-            earlier = await session.execute(
-                select(RagDocument.id).where(
-                    RagDocument.knowledge_base_id == doc.knowledge_base_id,
-                    RagDocument.filename == doc.filename,
-                    not_addressed_elsewhere(),
-                    RagDocument.id != doc.id,
-                    RagDocument.created_at <= doc.created_at,
-                )
-            )
-            return await delete_unclaimed(session, earlier.scalars())
-    except Exception:  # noqa: BLE001 - see the docstring
-        log.exception("the documents %s replaces in its base were not retired", doc.id)
-        return 0

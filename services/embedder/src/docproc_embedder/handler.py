@@ -25,7 +25,7 @@ from docproc_common.bus.delivery import Delivery
 from docproc_common.bus.outbox import enqueue
 from docproc_common.bus.unit import AttemptUnit, Stale
 from docproc_common.db.models import KnowledgeBase, RagDocument, WriterKind
-from docproc_common.documents import fail_document, retire_failed_attempts, retire_replaced
+from docproc_common.documents import fail_document, retire_failed_attempts
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import AppError, InvalidInput
 from docproc_common.events import DocumentIndexed, DocumentParsed
@@ -110,7 +110,7 @@ async def write_index(
         await delete_documents(session, event.collection_name, [replaced])
     await repository.complete(session, doc.id, vdid, written)
     await retire_failed_attempts(session, doc.id)
-    await retire_replaced(session, doc)
+    await repository.retire_replaced(session, doc)
     out = DocumentIndexed(
         document_id=doc.id,
         collection_name=event.collection_name,

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 
 from docproc_common.db.models import CollectionTeardown, DocumentStatus, KnowledgeBase, RagDocument
+from docproc_common.documents import delete_unclaimed, not_addressed_elsewhere
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+
+log = logging.getLogger(__name__)
 
 
 async def share_lock_kb(session: AsyncSession, kb_id: uuid.UUID) -> KnowledgeBase | None:
@@ -53,3 +57,33 @@ async def local_model_in_use(session: AsyncSession) -> bool:
         select(select(KnowledgeBase.id).where(KnowledgeBase.embedding_provider == "local").exists())
     )
     return bool(row.scalar())
+
+
+async def retire_replaced(session: AsyncSession, doc: RagDocument) -> int:
+    """An upload with ``replace=true`` has just been completed (its chunks written in this
+    transaction): the earlier documents of its name in its knowledge base go, rows now,
+    chunks and files after commit (``delete_unclaimed``: one a sync source still claims
+    stays). Insert before delete, so a search finds one of them throughout.
+
+    Earlier means created before it, whatever their status: a failed attempt, or one
+    still indexing (it then finds its row gone and writes nothing); a later upload of the
+    name is never touched. A failed retirement is logged, not a failed ingest: the new
+    document is in, and a duplicate someone can see and delete is no failure.
+    """
+    if not doc.replace_by_name or doc.knowledge_base_id is None:
+        return 0
+    try:
+        async with session.begin_nested():
+            earlier = await session.execute(
+                select(RagDocument.id).where(
+                    RagDocument.knowledge_base_id == doc.knowledge_base_id,
+                    RagDocument.filename == doc.filename,
+                    not_addressed_elsewhere(),
+                    RagDocument.id != doc.id,
+                    RagDocument.created_at <= doc.created_at,
+                )
+            )
+            return await delete_unclaimed(session, earlier.scalars())
+    except Exception:  # noqa: BLE001 - see the docstring
+        log.exception("the documents %s replaces in its base were not retired", doc.id)
+        return 0

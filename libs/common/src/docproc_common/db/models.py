@@ -136,7 +136,7 @@ class RagDocument(Base):
     ingestion_config: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     attempt_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
     #: An upload with ``replace=true``: once it is ``done``, the earlier documents of its
-    #: name in its knowledge base are retired (``documents.retire_replaced``).
+    #: name in its knowledge base are retired (``docproc_embedder.repository.retire_replaced``).
     replace_by_name: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -213,7 +213,8 @@ async def accept_upload(
     """The row of a stored upload and its ``DocumentAccepted``, in the caller's transaction.
 
     With ``replace`` the row is marked to retire the earlier documents of its name in the
-    base once it is ``done`` (the embedder's completion, ``documents.retire_replaced``).
+    base once it is ``done`` (the embedder's completion,
+    ``docproc_embedder.repository.retire_replaced``).
     """
     doc = RagDocument(
         id=document_id,
