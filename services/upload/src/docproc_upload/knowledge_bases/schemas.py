@@ -44,11 +44,12 @@ COLLECTION_NAME_SCHEMA: dict[str, Any] = {
 }
 
 
-class KnowledgeBaseCreate(BaseModel):
+class CollectionChoices(BaseModel):
+    """What a new knowledge base chooses besides its names, by either route that creates one
+    (``POST /kb``, ``POST /rag/collections/{name}``)."""
+
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=KB_NAME_CHARS)
-    collection_name: str | None = Field(default=None, json_schema_extra=COLLECTION_NAME_SCHEMA)
     scope: Literal["personal", "org", "app"] | None = None
     #: Required for a new collection name; adopted from the collection when the name exists.
     embedding_provider: str | None = Field(default=None, max_length=PROVIDER_CHARS)
@@ -68,6 +69,11 @@ class KnowledgeBaseCreate(BaseModel):
     #: ``halfvec`` (2-byte floats, half the index); ``vector`` for a new collection, adopted
     #: from the collection when the name exists. Fixed at creation.
     vector_type: VectorType | None = None
+
+
+class KnowledgeBaseCreate(CollectionChoices):
+    name: str = Field(min_length=1, max_length=KB_NAME_CHARS)
+    collection_name: str | None = Field(default=None, json_schema_extra=COLLECTION_NAME_SCHEMA)
     #: The organization's default base (emptied, not deleted); set by the app admin only.
     is_default: bool = False
 

@@ -8,6 +8,7 @@ from docproc_upload.access import list_reachable
 from docproc_upload.deps import Caller, RuntimeDep, Session, UploadDep
 from docproc_upload.knowledge_bases.endpoints import kb_out
 from docproc_upload.knowledge_bases.schemas import (
+    CollectionChoices,
     CollectionDeletedOut,
     KnowledgeBaseCreate,
     KnowledgeBaseOut,
@@ -37,19 +38,8 @@ async def create_collection(
     db: Session,
     runtime: RuntimeDep,
 ) -> KnowledgeBaseOut:
-    create = KnowledgeBaseCreate(
-        name=body.name or name,
-        collection_name=name,
-        scope=body.scope,
-        embedding_provider=body.embedding_provider,
-        embedding_model=body.embedding_model,
-        embedding_secret_id=body.embedding_secret_id,
-        embedding_base_url=body.embedding_base_url,
-        embedding_endpoint_id=body.embedding_endpoint_id,
-        ingestion_config=body.ingestion_config,
-        text_search_config=body.text_search_config,
-        vector_type=body.vector_type,
-    )
+    choices = {field: getattr(body, field) for field in CollectionChoices.model_fields}
+    create = KnowledgeBaseCreate(name=body.name or name, collection_name=name, **choices)
     async with db.begin():
         return kb_out(await create_kb(db, caller, create, runtime.settings))
 

@@ -6,36 +6,20 @@ import uuid
 from datetime import date
 from typing import Annotated, Any, Literal
 
-from docproc_common.ingestion import IngestionConfig
-from docproc_common.vectorstore import VectorType
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from docproc_upload.knowledge_bases.schemas import (
-    BASE_URL_CHARS,
     COLLECTION_NAME_SCHEMA,
     KB_NAME_CHARS,
-    MODEL_CHARS,
-    PROVIDER_CHARS,
-    TEXT_SEARCH_CONFIG_CHARS,
+    CollectionChoices,
     IngestionStatus,
 )
 
 
-class CollectionCreate(BaseModel):
+class CollectionCreate(CollectionChoices):
     """``POST /rag/collections/{name}``: a knowledge base whose collection name is the path."""
 
-    model_config = ConfigDict(extra="forbid")
-
     name: str | None = Field(default=None, max_length=KB_NAME_CHARS)
-    scope: Literal["personal", "org", "app"] | None = None
-    embedding_provider: str | None = Field(default=None, max_length=PROVIDER_CHARS)
-    embedding_model: str | None = Field(default=None, max_length=MODEL_CHARS)
-    embedding_secret_id: uuid.UUID | None = None
-    embedding_base_url: str | None = Field(default=None, max_length=BASE_URL_CHARS)
-    embedding_endpoint_id: uuid.UUID | None = None
-    ingestion_config: IngestionConfig = IngestionConfig()
-    text_search_config: str | None = Field(default=None, max_length=TEXT_SEARCH_CONFIG_CHARS)
-    vector_type: VectorType | None = None
 
 
 class CollectionInfo(IngestionStatus):
