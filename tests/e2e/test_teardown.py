@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import httpx
 import pytest
 from docproc_testing.api import create_kb, wait_for
 
@@ -15,14 +18,22 @@ def table_exists(cluster: Cluster, name: str) -> bool:
     return bool(cluster.query("SELECT to_regclass($1) IS NOT NULL", f"public.rag_{name}")[0][0])
 
 
+def indexed_base(
+    cluster: Cluster, client: httpx.Client, filename: str, data: bytes
+) -> tuple[dict[str, Any], str]:
+    """A new base with ``filename`` indexed (so its table exists), and its collection's name."""
+    kb = create_kb(client)
+    name = str(kb["collection_name"])
+    r = client.post(f"/kb/{kb['id']}/documents", files={"file": (filename, data)})
+    assert r.status_code == 202
+    wait_complete(client, kb["id"])
+    assert table_exists(cluster, name)
+    return kb, name
+
+
 def test_a_killed_teardown_service_finishes_the_drop_after_restart(cluster: Cluster) -> None:
     with cluster.admin() as client:
-        kb = create_kb(client)
-        name = str(kb["collection_name"])
-        r = client.post(f"/kb/{kb['id']}/documents", files={"file": ("t.txt", b"to be torn down")})
-        assert r.status_code == 202
-        wait_complete(client, kb["id"])
-        assert table_exists(cluster, name)
+        kb, name = indexed_base(cluster, client, "t.txt", b"to be torn down")
 
         cluster.services["teardown"].kill()  # SIGKILL: nothing of it runs any more
         assert client.delete(f"/kb/{kb['id']}").status_code == 200

@@ -8,11 +8,10 @@ import uuid
 import pytest
 from docproc_common.faultpoints import FAULT_EXIT
 from docproc_testing import faults
-from docproc_testing.api import create_kb, wait_for
+from docproc_testing.api import wait_for
 
 from tests.e2e.harness import Cluster
-from tests.e2e.test_pipeline import wait_complete
-from tests.e2e.test_teardown import table_exists
+from tests.e2e.test_teardown import indexed_base, table_exists
 from tests.faults.invariants import assert_invariants
 from tests.faults.test_crashes import text_of
 
@@ -21,12 +20,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.timeout(900)
 
 def test_f9_a_base_deleted_while_embedding_then_teardown_killed_mid_drop(cluster: Cluster) -> None:
     with cluster.admin() as client:
-        kb = create_kb(client)
-        name = str(kb["collection_name"])
-        r = client.post(f"/kb/{kb['id']}/documents", files={"file": ("s.txt", b"A small one.")})
-        assert r.status_code == 202
-        wait_complete(client, kb["id"])
-        assert table_exists(cluster, name)
+        kb, name = indexed_base(cluster, client, "s.txt", b"A small one.")
         faults.arm(cluster, "teardown", "teardown.mid_drop")
 
         r = client.post(
