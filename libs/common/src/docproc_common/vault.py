@@ -33,7 +33,6 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
@@ -43,10 +42,9 @@ from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from sqlalchemy import ColumnElement, and_, or_, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from docproc_common.auth import SECRETS_VIEW, Principal
 from docproc_common.db.models import Secret
 from docproc_common.errors import FieldError, InvalidInput
 from docproc_common.settings import decode_master_key
@@ -476,40 +474,6 @@ async def open_secret(
         log.warning("secret %s could not be opened: %s", secret_id, exc)
         return None
     return OpenedSecret(id=secret.id, kind=secret.kind, provider=secret.provider, value=value)
-
-
-def _visible(principal: Principal) -> ColumnElement[bool]:
-    org_match = (
-        Secret.organization_id.is_(None)
-        if principal.organization_id is None
-        else Secret.organization_id == principal.organization_id
-    )
-    shared = (
-        and_(Secret.visibility == Visibility.ORG.value, Secret.organization_id.is_not(None))
-        if principal.organization_id is not None and principal.has(SECRETS_VIEW)
-        else None
-    )
-    own = Secret.owner_id == principal.user_id
-    return and_(org_match, or_(own, shared) if shared is not None else own)
-
-
-async def visible_secret(
-    session: AsyncSession, principal: Principal, secret_id: uuid.UUID
-) -> Secret | None:
-    """What ``principal`` may see: their own secrets in their current organization, and the
-    organization's shared ones when they hold ``secrets:view``. Anything else is None."""
-    return (
-        await session.execute(select(Secret).where(Secret.id == secret_id, _visible(principal)))
-    ).scalar_one_or_none()
-
-
-async def list_visible_secrets(
-    session: AsyncSession, principal: Principal, *, kind: str | None = None
-) -> Sequence[Secret]:
-    query = select(Secret).where(_visible(principal))
-    if kind is not None:
-        query = query.where(Secret.kind == kind)
-    return (await session.execute(query.order_by(Secret.created_at, Secret.id))).scalars().all()
 
 
 async def rewrap_all(session: AsyncSession, *, old_master_key: str, new_master_key: str) -> int:

@@ -7,7 +7,7 @@ Who may do what:
 
 * **create** - anyone signed in, for themselves (``private``, the default); sharing
   with the organization (``org``) needs ``secrets:view`` in an organization.
-* **list** - what the caller may see (``docproc_common.vault.visible_secret``): their
+* **list** - what the caller may see (``repository.visible_secret``): their
   own secrets in their current organization, and the organization's shared ones with
   ``secrets:view``. Optional ``kind`` filter.
 * **delete** - the owner; or, for a secret shared with the organization, a member
@@ -26,13 +26,7 @@ from docproc_common.auth import EDIT, SECRETS_VIEW, Principal
 from docproc_common.db.models import Secret
 from docproc_common.errors import Forbidden, NotFound
 from docproc_common.settings import Settings
-from docproc_common.vault import (
-    SecretKind,
-    Visibility,
-    create_secret,
-    list_visible_secrets,
-    visible_secret,
-)
+from docproc_common.vault import SecretKind, Visibility, create_secret
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.audit import record
@@ -73,11 +67,13 @@ async def create(
 async def visible(
     session: AsyncSession, principal: Principal, kind: SecretKind | None
 ) -> list[Secret]:
-    return list(await list_visible_secrets(session, principal, kind=kind.value if kind else None))
+    return list(
+        await repository.list_visible_secrets(session, principal, kind=kind.value if kind else None)
+    )
 
 
 async def delete(session: AsyncSession, principal: Principal, secret_id: uuid.UUID) -> None:
-    secret = await visible_secret(session, principal, secret_id)
+    secret = await repository.visible_secret(session, principal, secret_id)
     if secret is None:
         raise NotFound("Secret not found")
     if secret.owner_id != principal.user_id and not (

@@ -50,10 +50,11 @@ from docproc_common.embedding.catalog import (
 )
 from docproc_common.errors import Conflict, FieldError, Forbidden, InvalidInput, NotFound
 from docproc_common.settings import Settings
-from docproc_common.vault import SecretKind, visible_secret
+from docproc_common.vault import SecretKind
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.audit import record
+from docproc_upload.credentials.repository import visible_secret
 from docproc_upload.embeddings import repository
 from docproc_upload.embeddings.base_urls import check_base_url, normalize_url
 from docproc_upload.embeddings.schemas import (

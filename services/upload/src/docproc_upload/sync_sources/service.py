@@ -22,12 +22,12 @@ from docproc_common.connectors.settings import get_sync_settings
 from docproc_common.db.models import KnowledgeBase, Scope, Secret, SyncLog, SyncSource
 from docproc_common.db.vector_tables import validate_collection_name
 from docproc_common.errors import Conflict, FieldError, Forbidden, InvalidInput, NotFound
-from docproc_common.vault import visible_secret
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.access import Access, resolve_collection, resolve_kb
 from docproc_upload.audit import record
+from docproc_upload.credentials.repository import visible_secret
 from docproc_upload.knowledge_bases import repository as knowledge_bases
 from docproc_upload.sync_sources import repository
 from docproc_upload.sync_sources.schemas import (
