@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
-import re
-import subprocess
 import sys
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-SERVICES = ("upload", "parser", "embedder", "sync", "teardown")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.test_declared_dependencies import SERVICES, closure  # noqa: E402
 
 
 def installed_sizes() -> dict[str, int]:
@@ -35,24 +35,13 @@ def installed_sizes() -> dict[str, int]:
     return sizes
 
 
-def closure(repo: Path, svc: str) -> set[str]:
-    out = subprocess.run(
-        ["uv", "export", "--frozen", "--no-dev", "--no-hashes", "--package", f"docproc-{svc}"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return {canonicalize_name(m) for m in re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==", out, re.M)}
-
-
 def main() -> None:
     repo = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1]
     sizes = installed_sizes()
     print("| service | distributions | installed | largest (MiB) |")
     print("|---|---|---|---|")
     for svc in SERVICES:
-        names = closure(repo, svc)
+        names = closure(svc, repo)
         total = sum(sizes.get(n, 0) for n in names)
         largest = sorted(names, key=lambda n: -sizes.get(n, 0))[:5]
         shown = ", ".join(f"{n} {sizes.get(n, 0) / 2**20:.0f}" for n in largest)

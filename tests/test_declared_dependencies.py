@@ -147,10 +147,12 @@ def test_a_member_declares_exactly_what_it_imports(member: Path) -> None:
 
 
 @cache
-def closure(svc: str) -> set[str]:
+def closure(svc: str, root: Path = ROOT) -> set[str]:
+    """The distributions of docproc-``svc``'s locked closure over ``root``'s uv.lock (also
+    ``bench/closure_sizes.py``'s)."""
     out = subprocess.run(
         ["uv", "export", "--frozen", "--no-dev", "--no-hashes", "--package", f"docproc-{svc}"],
-        cwd=ROOT,
+        cwd=root,
         capture_output=True,
         text=True,
         check=True,
