@@ -45,16 +45,17 @@ from typing import Any
 import asyncpg
 import httpx
 import numpy as np
-from docproc_common import auth, vectorstore
-from docproc_common.auth import mint_token, principal_from_header
+from docproc_common import vectorstore
+from docproc_common.auth import mint_token
 from docproc_common.db.vector_tables import vector_table_name
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.runtime import Runtime, build_app
 from docproc_common.settings import AuthSettings, BusMode
 from docproc_testing.rows import chunk_stamp
 from docproc_testing.runtime import fresh_runtime
-from docproc_upload import deps, vector_search
+from docproc_upload import bearer, deps, vector_search
 from docproc_upload.app import build as build_upload
+from docproc_upload.bearer import principal_from_header
 from docproc_upload.rag_collections import service as upload_service
 from docproc_upload.rag_collections.schemas import SearchHit, SearchRequest, SearchResponse
 from docproc_upload.vector_search import PlanCache, SearchFilters
@@ -351,7 +352,7 @@ def verify_uncached(settings: AuthSettings, authorization: str | None) -> Any:
     """``principal_from_header`` as it was before verified tokens were kept: every request
     checks the signature."""
     assert authorization
-    return auth._verify(settings, authorization[7:].strip())[0]
+    return bearer._verify(settings, authorization[7:].strip())[0]
 
 
 async def bench_http(runtime: Runtime, corpus: vectors.Corpus, chunks: int, n: int) -> None:

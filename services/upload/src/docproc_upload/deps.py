@@ -18,12 +18,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from docproc_common.auth import Principal, principal_from_header
+from docproc_common.auth import Principal
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.runtime import Runtime
 from fastapi import Depends, Header, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from docproc_upload.bearer import principal_from_header
 from docproc_upload.chat.service import ChatParser
 from docproc_upload.intake import IntakeGuard
 from docproc_upload.vector_search import PlanCache

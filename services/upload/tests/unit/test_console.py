@@ -9,9 +9,10 @@ from typing import Any
 
 import httpx
 import pytest
-from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, verify_token
+from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW
 from docproc_common.http import create_app
 from docproc_common.settings import BusMode, BusSettings, Settings
+from docproc_upload.bearer import verify_token
 from docproc_upload.console import BUILD_HINT, build_console_router
 
 

@@ -1,13 +1,17 @@
+"""A bearer token verified into its principal (``docproc_upload.bearer``): signed with the
+deployment's key, unexpired, ids that fit their columns; kept while it lives."""
+
 import datetime
 import time
 
 import jwt
 import jwt.api_jwt
 import pytest
-from docproc_common import auth
-from docproc_common.auth import mint_token, principal_from_header, verify_token
+from docproc_common.auth import mint_token
 from docproc_common.errors import Unauthorized
 from docproc_common.settings import AuthSettings
+from docproc_upload import bearer
+from docproc_upload.bearer import principal_from_header, verify_token
 from pydantic import SecretStr
 
 
@@ -87,7 +91,7 @@ class TestVerifiedTokens:
             decoded.append(str(args[0]))
             return real(*args, **kwargs)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(auth.jwt, "decode", counting)
+        monkeypatch.setattr(bearer.jwt, "decode", counting)
         first = principal_from_header(settings, f"Bearer {token}")
         again = principal_from_header(settings, f"Bearer {token}")
         assert first == again
@@ -107,7 +111,7 @@ class TestVerifiedTokens:
             def now(cls, tz: datetime.tzinfo | None = None) -> datetime.datetime:
                 return cls.fromtimestamp(later, tz)
 
-        monkeypatch.setattr(auth.time, "time", lambda: later)  # the cache's clock
+        monkeypatch.setattr(bearer.time, "time", lambda: later)  # the cache's clock
         monkeypatch.setattr(jwt.api_jwt, "datetime", Later)  # and PyJWT's
         with pytest.raises(Unauthorized):
             verify_token(settings, token)
