@@ -43,6 +43,18 @@ async def s3_source(
     return kb, await bed.source(kb, "s3", config, secret_id=secret, sync_mode=mode)
 
 
+async def synced(
+    bed: SyncBed, infra: dict[str, str], s3_client: Any, bucket: str, objects: dict[str, bytes]
+) -> tuple[KnowledgeBase, SyncSource, SyncLog]:
+    """A new source of ``bucket`` holding ``objects``, run once (its log), what it accepted
+    through the pipeline."""
+    put(s3_client, bucket, objects)
+    kb, src = await s3_source(bed, infra, bucket)
+    log = await bed.run(src.id)
+    await bed.finish_pipeline(kb.id)
+    return kb, src, log
+
+
 class TestChangeSignal:
     async def test_second_run_downloads_only_what_changed(
         self, bed: SyncBed, infra: dict[str, str], s3_client: Any, bucket: str
@@ -96,11 +108,10 @@ class TestChangeSignal:
     async def test_same_name_in_two_prefixes_both_survive(
         self, bed: SyncBed, infra: dict[str, str], s3_client: Any, bucket: str
     ) -> None:
-        put(s3_client, bucket, {"a/readme.md": b"same", "b/readme.md": b"same"})
-        kb, src = await s3_source(bed, infra, bucket)
-        log = await bed.run(src.id)
+        kb, src, log = await synced(
+            bed, infra, s3_client, bucket, {"a/readme.md": b"same", "b/readme.md": b"same"}
+        )
         assert log.ingested == 2, "identical bytes at two listed addresses are two documents"
-        await bed.finish_pipeline(kb.id)
         put(s3_client, bucket, {"b/readme.md": b"different now"})
         changed = await bed.run(src.id)
         assert (changed.updated, changed.skipped) == (1, 1)
@@ -113,10 +124,9 @@ class TestChangeSignal:
     async def test_a_moved_object_is_matched_by_content_not_embedded_again(
         self, bed: SyncBed, infra: dict[str, str], s3_client: Any, bucket: str
     ) -> None:
-        put(s3_client, bucket, {"old/place.md": b"moving content"})
-        kb, src = await s3_source(bed, infra, bucket)
-        await bed.run(src.id)
-        await bed.finish_pipeline(kb.id)
+        kb, src, _ = await synced(
+            bed, infra, s3_client, bucket, {"old/place.md": b"moving content"}
+        )
         (before,) = await bed.documents(kb.id)
         s3_client.copy_object(
             Bucket=bucket, Key="new/place.md", CopySource={"Bucket": bucket, "Key": "old/place.md"}
@@ -130,11 +140,10 @@ class TestChangeSignal:
     async def test_distinct_contents_under_one_name_are_two_documents(
         self, bed: SyncBed, infra: dict[str, str], s3_client: Any, bucket: str
     ) -> None:
-        put(s3_client, bucket, {"a/readme.md": b"first", "b/readme.md": b"second"})
-        kb, src = await s3_source(bed, infra, bucket)
-        log = await bed.run(src.id)
+        kb, src, log = await synced(
+            bed, infra, s3_client, bucket, {"a/readme.md": b"first", "b/readme.md": b"second"}
+        )
         assert log.ingested == 2
-        await bed.finish_pipeline(kb.id)
         again = await bed.run(src.id)
         assert again.skipped == 2
         assert len(await bed.documents(kb.id)) == 2
@@ -142,10 +151,7 @@ class TestChangeSignal:
     async def test_a_change_before_the_reconciler_came_by_keeps_the_newest_done(
         self, bed: SyncBed, infra: dict[str, str], s3_client: Any, bucket: str
     ) -> None:
-        put(s3_client, bucket, {"x.md": b"v1"})
-        kb, src = await s3_source(bed, infra, bucket)
-        await bed.run(src.id)
-        await bed.finish_pipeline(kb.id)
+        kb, src, _ = await synced(bed, infra, s3_client, bucket, {"x.md": b"v1"})
         put(s3_client, bucket, {"x.md": b"v2"})
         await bed.run(src.id)
         await bed.finish_pipeline(kb.id, reconcile=False)  # v2 done, still pending in the claim
@@ -163,10 +169,9 @@ class TestDeletion:
     async def test_an_object_gone_from_a_complete_listing_is_deleted(
         self, bed: SyncBed, infra: dict[str, str], s3_client: Any, bucket: str
     ) -> None:
-        put(s3_client, bucket, {"keep.md": b"keep", "drop.md": b"drop"})
-        kb, src = await s3_source(bed, infra, bucket)
-        await bed.run(src.id)
-        await bed.finish_pipeline(kb.id)
+        kb, src, _ = await synced(
+            bed, infra, s3_client, bucket, {"keep.md": b"keep", "drop.md": b"drop"}
+        )
         s3_client.delete_object(Bucket=bucket, Key="drop.md")
         since = await bed.last_event_id()
         log = await bed.run(src.id)
@@ -205,10 +210,7 @@ class TestDeletion:
     async def test_a_cancelled_run_deletes_nothing(
         self, bed: SyncBed, infra: dict[str, str], s3_client: Any, bucket: str
     ) -> None:
-        put(s3_client, bucket, {"a.md": b"a", "b.md": b"b"})
-        kb, src = await s3_source(bed, infra, bucket)
-        await bed.run(src.id)
-        await bed.finish_pipeline(kb.id)
+        kb, src, _ = await synced(bed, infra, s3_client, bucket, {"a.md": b"a", "b.md": b"b"})
         s3_client.delete_object(Bucket=bucket, Key="a.md")
         log_id = await bed.queue(src.id)
         async with bed.runtime.sessionmaker() as s, s.begin():
@@ -224,10 +226,7 @@ class TestModes:
     async def test_update_only_ignores_new_files_before_downloading(
         self, bed: SyncBed, infra: dict[str, str], s3_client: Any, bucket: str
     ) -> None:
-        put(s3_client, bucket, {"old.md": b"old"})
-        kb, src = await s3_source(bed, infra, bucket)
-        await bed.run(src.id)
-        await bed.finish_pipeline(kb.id)
+        kb, src, _ = await synced(bed, infra, s3_client, bucket, {"old.md": b"old"})
         await bed.set_source(src.id, sync_mode="update_only")
         put(s3_client, bucket, {"new.md": b"new", "old.md": b"old, changed"})
         log = await bed.run(src.id)
@@ -237,10 +236,7 @@ class TestModes:
     async def test_full_replaces_everything_that_matches(
         self, bed: SyncBed, infra: dict[str, str], s3_client: Any, bucket: str
     ) -> None:
-        put(s3_client, bucket, {"one.md": b"1", "two.md": b"2"})
-        kb, src = await s3_source(bed, infra, bucket)
-        await bed.run(src.id)
-        await bed.finish_pipeline(kb.id)
+        kb, src, _ = await synced(bed, infra, s3_client, bucket, {"one.md": b"1", "two.md": b"2"})
         await bed.set_source(src.id, sync_mode="full")
         log = await bed.run(src.id)
         assert (log.ingested, log.updated, log.skipped) == (0, 2, 0)
