@@ -121,6 +121,22 @@ def vectors(cluster: Cluster, collection: str) -> int:
     return int(cluster.query(f'SELECT count(*) AS n FROM "rag_{collection}"')[0]["n"])
 
 
+def indexed_and_found(
+    cluster: Cluster, client: httpx.Client, kb: dict[str, Any], doc: str, query: str
+) -> tuple[int, str]:
+    """``doc`` done with every chunk of it in its table: its chunk count, and the content of
+    the first hit of a search of its collection for ``query``."""
+    status, error, chunks = settled(cluster, doc)
+    assert (status, error) == ("done", None)
+    assert chunks >= 1
+    assert vectors(cluster, kb["collection_name"]) == chunks
+    hits = client.post(
+        "/rag/search", json={"query": query, "collections": [kb["collection_name"]], "top_k": 3}
+    )
+    assert hits.status_code == 200, hits.text
+    return chunks, str(hits.json()["results"][0]["content"])
+
+
 def test_openai_provider_through_the_embedders_own_endpoint(cluster: Cluster) -> None:
     embedder = f"http://127.0.0.1:{cluster.services['embedder'].port}/v1"
     with member(cluster) as client:
@@ -133,16 +149,8 @@ def test_openai_provider_through_the_embedders_own_endpoint(cluster: Cluster) ->
             kb,
             "Penguins live in the southern hemisphere.\n\nThe capybara is the largest rodent.",
         )
-        status, error, chunks = settled(cluster, doc)
-        assert (status, error) == ("done", None)
-        assert chunks >= 1
-        assert vectors(cluster, kb["collection_name"]) == chunks
-        hits = client.post(
-            "/rag/search",
-            json={"query": "largest rodent", "collections": [kb["collection_name"]], "top_k": 3},
-        )
-        assert hits.status_code == 200, hits.text
-        assert "capybara" in hits.json()["results"][0]["content"]
+        _, first = indexed_and_found(cluster, client, kb, doc, "largest rodent")
+        assert "capybara" in first
 
 
 def test_a_rejected_key_fails_the_document_with_the_credential_message(cluster: Cluster) -> None:
@@ -198,16 +206,8 @@ def test_a_failed_document_is_retried_from_its_stored_original(cluster: Cluster)
         r = client.post(f"/rag/documents/{doc}/retry")
         assert r.status_code == 200, r.text
         assert (r.json()["status"], r.json()["error_message"]) == ("processing", None)
-        status, error, chunks = settled(cluster, doc)
-        assert (status, error) == ("done", None)
-        assert chunks >= 1
-        assert vectors(cluster, kb["collection_name"]) == chunks
-        hits = client.post(
-            "/rag/search",
-            json={"query": "which animal regrows limbs", "collections": [kb["collection_name"]]},
-        )
-        assert hits.status_code == 200, hits.text
-        assert "axolotl" in hits.json()["results"][0]["content"]
+        chunks, first = indexed_and_found(cluster, client, kb, doc, "which animal regrows limbs")
+        assert "axolotl" in first
 
         again = client.post(f"/rag/documents/{doc}/retry")
         assert again.status_code == 400
