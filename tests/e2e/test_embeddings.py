@@ -171,12 +171,18 @@ def test_a_rejected_key_fails_the_document_with_the_credential_message(cluster: 
         assert {r.bearer for r in embedded} == {"sk-revoked"}
 
 
-def test_a_deleted_key_is_named_in_the_failure(cluster: Cluster) -> None:
+def with_its_key_deleted(cluster: Cluster, client: httpx.Client) -> dict[str, Any]:
+    """A base on the embedder's own endpoint whose vault key has since been deleted."""
     embedder = f"http://127.0.0.1:{cluster.services['embedder'].port}/v1"
+    key = add_key(client, TOKEN)
+    kb = create_kb(client, key, embedder)
+    assert client.delete(f"/secrets/{key}").status_code == 204
+    return kb
+
+
+def test_a_deleted_key_is_named_in_the_failure(cluster: Cluster) -> None:
     with member(cluster) as client:
-        key = add_key(client, TOKEN)
-        kb = create_kb(client, key, embedder)
-        assert client.delete(f"/secrets/{key}").status_code == 204
+        kb = with_its_key_deleted(cluster, client)
         status, error, _ = settled(cluster, upload(client, kb, "Some text."))
         assert status == "error"
         assert error == (
@@ -191,11 +197,8 @@ def test_a_deleted_key_is_named_in_the_failure(cluster: Cluster) -> None:
 
 def test_a_failed_document_is_retried_from_its_stored_original(cluster: Cluster) -> None:
     """Key deleted -> error; bind a new key, retry: the stored original is indexed, once."""
-    embedder = f"http://127.0.0.1:{cluster.services['embedder'].port}/v1"
     with member(cluster) as client:
-        key = add_key(client, TOKEN)
-        kb = create_kb(client, key, embedder)
-        assert client.delete(f"/secrets/{key}").status_code == 204
+        kb = with_its_key_deleted(cluster, client)
         doc = upload(client, kb, "The axolotl regrows its limbs.\n\nPenguins cannot fly.")
         assert settled(cluster, doc)[0] == "error"
 
