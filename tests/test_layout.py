@@ -1,5 +1,11 @@
 """What the repository's layout promises (docs/architecture.md).
 
+``libs/common`` holds only what two or more members use, so it stays a minority of the
+code: its share is the lines (every line, blank and comment too) of the ``*.py`` files
+under ``libs/common/src`` over those under ``libs/common/src``, ``services/*/src`` and
+``cli/src`` (test support, ``libs/testing``, and every ``tests`` folder count on neither
+side), at most ``COMMON_SHARE_MAX``.
+
 The decision records in ``docs/decisions`` are numbered once each, in the order they were
 added, and every ``docs/decisions/<file>`` the tree names is one of them.
 """
@@ -13,6 +19,24 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DECISIONS = ROOT / "docs" / "decisions"
+COMMON_SHARE_MAX = 0.40
+
+
+def lines_of_python(src: Path) -> int:
+    return sum(len(path.read_text().splitlines()) for path in src.rglob("*.py"))
+
+
+def test_libs_common_is_at_most_its_share_of_the_code() -> None:
+    common = lines_of_python(ROOT / "libs" / "common" / "src")
+    members = {
+        str(src.relative_to(ROOT)): lines_of_python(src)
+        for src in [*sorted((ROOT / "services").glob("*/src")), ROOT / "cli" / "src"]
+    }
+    share = common / (common + sum(members.values()))
+    assert share <= COMMON_SHARE_MAX, (
+        f"libs/common/src is {share:.1%} of the code ({common} lines; {members}): move what "
+        "one member alone uses to that member"
+    )
 
 
 def test_each_decision_record_has_its_own_number() -> None:
