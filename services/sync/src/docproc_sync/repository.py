@@ -24,6 +24,9 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.orm import aliased
 
+#: The statuses of a run that is not over (``open_run``).
+OPEN_RUN = ("queued", "running", "cancelling")
+
 
 def address_hash(address: str) -> str:
     return hashlib.sha256(address.encode("utf-8", errors="surrogatepass")).hexdigest()
@@ -407,3 +410,13 @@ async def due_sources(session: AsyncSession, limit: int = 50) -> Sequence[SyncSo
         .with_for_update(skip_locked=True)
     )
     return rows.scalars().all()
+
+
+async def open_run(session: AsyncSession, source_id: uuid.UUID) -> SyncLog | None:
+    row = await session.execute(
+        select(SyncLog)
+        .where(SyncLog.source_id == source_id, SyncLog.status.in_(OPEN_RUN))
+        .order_by(SyncLog.started_at.desc())
+        .limit(1)
+    )
+    return row.scalar_one_or_none()

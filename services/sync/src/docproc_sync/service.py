@@ -43,7 +43,7 @@ from docproc_common.bus.outbox import enqueue
 from docproc_common.connectors.config import check_config
 from docproc_common.connectors.errors import ConnectorError
 from docproc_common.connectors.remote_names import last_component
-from docproc_common.connectors.runs import open_run, queue_run
+from docproc_common.connectors.runs import queue_run
 from docproc_common.connectors.settings import SyncSettings
 from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.documents import accept_document
@@ -715,7 +715,7 @@ async def schedule_once(runtime: Runtime) -> int:
             if not await repository.source_idle(s, src.id):
                 continue  # a run holds the lock: it is not stale, wait for it
             await repository.interrupt_stale_runs(s, src.id, keep=None)
-            if await open_run(s, src.id) is not None:
+            if await repository.open_run(s, src.id) is not None:
                 continue  # queued, not yet picked up
             await queue_run(s, src)
             queued += 1

@@ -12,29 +12,17 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import func, select
+from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_common.bus.outbox import enqueue
 from docproc_common.db.models import SyncLog, SyncSource
 from docproc_common.events import SyncRequested
 
-OPEN_RUN = ("queued", "running", "cancelling")
-
 
 def lock_key(source_id: uuid.UUID) -> int:
     """The advisory-lock key that makes one run per source at a time."""
     return int.from_bytes(uuid.uuid5(source_id, "sync-run").bytes[:8], "big", signed=True)
-
-
-async def open_run(session: AsyncSession, source_id: uuid.UUID) -> SyncLog | None:
-    row = await session.execute(
-        select(SyncLog)
-        .where(SyncLog.source_id == source_id, SyncLog.status.in_(OPEN_RUN))
-        .order_by(SyncLog.started_at.desc())
-        .limit(1)
-    )
-    return row.scalar_one_or_none()
 
 
 async def queue_run(session: AsyncSession, source: SyncSource) -> SyncLog:
