@@ -83,11 +83,25 @@ async def chunks_of_document(runtime: Runtime, name: str, vdid: uuid.UUID) -> in
     )
 
 
-async def org_base(alice: httpx.AsyncClient, prefix: str) -> dict[str, Any]:
+async def org_base(client: Client, prefix: str) -> tuple[httpx.AsyncClient, dict[str, Any], str]:
+    """alice of acme (view, edit), an organization base of hers with ``ours.txt`` indexed, and
+    its collection's name."""
+    alice = client("alice", "acme", (VIEW, EDIT))
     kb = await create(alice, uniq(prefix), "org")
     assert (await upload(alice, kb["id"], "ours.txt", "Our lighthouse keepers.")).status_code == 202
     await wait_complete(alice, kb["id"])
-    return kb
+    return alice, kb, kb["collection_name"]
+
+
+async def personal_base(alice: httpx.AsyncClient, name: str) -> dict[str, Any]:
+    """alice's personal base on the collection ``name``, with ``mine.txt`` indexed."""
+    r = await alice.post(
+        "/kb", json={"name": "p", "collection_name": name, "scope": "personal", **MODEL}
+    )
+    personal: dict[str, Any] = r.json()
+    assert (await upload(alice, personal["id"], "mine.txt", "My keepers.")).status_code == 202
+    await wait_complete(alice, personal["id"])
+    return personal
 
 
 def stored(runtime: Runtime, path: str) -> bool:
@@ -97,9 +111,7 @@ def stored(runtime: Runtime, path: str) -> bool:
 async def test_an_org_bases_last_delete_keeps_a_table_holding_operator_chunks(
     client: Client, runtime: Runtime, tmp_path: Path
 ) -> None:
-    alice = client("alice", "acme", (VIEW, EDIT))
-    kb = await org_base(alice, "keepop")
-    name = kb["collection_name"]
+    alice, kb, name = await org_base(client, "keepop")
     doc = await rag_ingest(runtime, tmp_path, name, "# Keepers\n\nThe operator's keepers.")
     out = (await alice.delete(f"/kb/{kb['id']}")).json()
     assert (out["table_dropped"], out["documents_deleted"]) == (False, 1)
@@ -116,9 +128,7 @@ async def test_an_org_bases_last_delete_keeps_a_table_holding_operator_chunks(
 async def test_the_last_delete_takes_its_tenants_unfiled_rows_and_keeps_anothers(
     client: Client, runtime: Runtime
 ) -> None:
-    alice = client("alice", "acme", (VIEW, EDIT))
-    kb = await org_base(alice, "tenants")
-    name = kb["collection_name"]
+    alice, kb, name = await org_base(client, "tenants")
     ours, theirs = await unfiled(runtime, name, "acme"), await unfiled(runtime, name, "globex")
     out = (await alice.delete(f"/rag/collections/{name}")).json()
     assert (out["table_dropped"], out["documents_deleted"]) == (False, 2)
@@ -137,9 +147,7 @@ async def test_the_last_delete_takes_its_tenants_unfiled_rows_and_keeps_anothers
 async def test_a_dropped_table_marks_the_rows_it_leaves_behind_failed(
     client: Client, runtime: Runtime
 ) -> None:
-    alice = client("alice", "acme", (VIEW, EDIT))
-    kb = await org_base(alice, "behind")
-    name = kb["collection_name"]
+    alice, kb, name = await org_base(client, "behind")
     theirs = await unfiled(runtime, name, "globex", chunks=False)
     assert (await alice.delete(f"/kb/{kb['id']}")).json()["table_dropped"] is True
     await teardowns_done(runtime, name)
@@ -157,9 +165,7 @@ async def test_a_dropped_table_marks_the_rows_it_leaves_behind_failed(
 async def test_rag_drop_empties_the_one_base_and_drops_the_table_whatever_it_holds(
     client: Client, runtime: Runtime, tmp_path: Path
 ) -> None:
-    alice = client("alice", "acme", (VIEW, EDIT))
-    kb = await org_base(alice, "opdrop")
-    name = kb["collection_name"]
+    alice, kb, name = await org_base(client, "opdrop")
     doc = await rag_ingest(runtime, tmp_path, name, "# Keepers\n\nThe operator's keepers.")
     out = await operator.rag_drop(runtime, name, None)
     assert out == f"emptied knowledge base {kb['id']} (1 documents); table dropped: True"
@@ -184,15 +190,8 @@ async def test_rag_drop_empties_the_one_base_and_drops_the_table_whatever_it_hol
 async def test_rag_drop_of_one_of_several_bases_empties_it_and_the_table_stays(
     client: Client, runtime: Runtime
 ) -> None:
-    alice = client("alice", "acme", (VIEW, EDIT))
-    kb = await org_base(alice, "opsome")
-    name = kb["collection_name"]
-    r = await alice.post(
-        "/kb", json={"name": "p", "collection_name": name, "scope": "personal", **MODEL}
-    )
-    personal = r.json()
-    assert (await upload(alice, personal["id"], "mine.txt", "My keepers.")).status_code == 202
-    await wait_complete(alice, personal["id"])
+    alice, kb, name = await org_base(client, "opsome")
+    personal = await personal_base(alice, name)
     out = await operator.rag_drop(runtime, name, uuid.UUID(personal["id"]))
     assert out.endswith("table dropped: False")
     await teardowns_done(runtime, name)
@@ -205,15 +204,8 @@ async def test_rag_drop_of_one_of_several_bases_empties_it_and_the_table_stays(
 async def test_delete_by_name_deletes_only_the_bases_the_caller_may_write(
     client: Client, runtime: Runtime
 ) -> None:
-    alice = client("alice", "acme", (VIEW, EDIT))
-    kb = await org_base(alice, "byname")
-    name = kb["collection_name"]
-    r = await alice.post(
-        "/kb", json={"name": "p", "collection_name": name, "scope": "personal", **MODEL}
-    )
-    personal = r.json()
-    assert (await upload(alice, personal["id"], "mine.txt", "My keepers.")).status_code == 202
-    await wait_complete(alice, personal["id"])
+    alice, kb, name = await org_base(client, "byname")
+    personal = await personal_base(alice, name)
     admin = client("root", None, (VIEW, EDIT), admin=True)
     assert (await admin.delete(f"/rag/collections/{name}")).json() == NOT_FOUND
     colleague = client("carol", "acme", (VIEW, EDIT))
