@@ -1,9 +1,5 @@
-"""A knowledge base's ingestion configuration, and the per-upload override checked on the merged pair.
-
-The override carries only what changes, so two individually legal numbers can
-make an illegal pair (``chunk_overlap: 4096`` against a collection chunking at
-2500). The merge is re-validated and refused with a 400 naming the fields,
-before the file is stored and before any document row exists.
+"""A knowledge base's ingestion configuration (the API checks a client's against it,
+``docproc_upload.ingestion_config``; the parser, sync and the CLI read it).
 
 Field names are the seed's (see "Opciones de LiteParse" and "Configuración de
 la fragmentación"); docs/parsing.md says what each one does on each parser.
@@ -15,15 +11,12 @@ from __future__ import annotations
 
 import re
 import uuid
-from typing import Any, Literal
+from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from docproc_common.errors import FieldError, InvalidInput
 from docproc_common.splitters import ChunkingStrategy
-
-ROOT = "ingestion_config"
 
 Parser = Literal["pymupdf", "liteparse", "llamaparse"]
 
@@ -108,30 +101,3 @@ class IngestionConfig(BaseModel):
         if self.image_description and self.vision_profile is None:
             raise ValueError("image_description needs a vision_profile")
         return self
-
-
-def field_errors(exc: ValidationError, root: str = ROOT) -> list[FieldError]:
-    """Pydantic errors as form fields rooted at the submitted document.
-
-    A model-level rule (the pair) names the object itself, because Pydantic does
-    not attribute an ``after`` validator to either of the fields it is about.
-    """
-    out: list[FieldError] = []
-    for err in exc.errors():
-        path = ".".join(str(p) for p in err["loc"])
-        out.append(FieldError(f"{root}.{path}" if path else root, err["msg"]))
-    return out
-
-
-def merge_config(base: dict[str, Any], override: dict[str, Any] | None) -> IngestionConfig:
-    """The collection's configuration with the upload's changes on top, validated as one.
-
-    A ``vision_profile`` in the override replaces the collection's whole profile
-    (it is one choice: endpoint, model and key belong together).
-    """
-    try:
-        return IngestionConfig.model_validate({**base, **(override or {})})
-    except ValidationError as exc:
-        raise InvalidInput(
-            "The ingestion configuration is not valid", fields=field_errors(exc)
-        ) from exc

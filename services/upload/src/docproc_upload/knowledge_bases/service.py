@@ -35,7 +35,7 @@ from docproc_common.errors import (
     NotFound,
 )
 from docproc_common.formats import Capabilities, check_supported
-from docproc_common.ingestion import ROOT, IngestionConfig, merge_config
+from docproc_common.ingestion import IngestionConfig
 from docproc_common.settings import Settings
 from docproc_common.vectorstore import (
     DEFAULT_TEXT_SEARCH_CONFIG,
@@ -49,6 +49,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from docproc_upload.access import Access, resolve_kb
 from docproc_upload.audit import record
 from docproc_upload.embeddings.service import EMBEDDING_FIELDS, choose_embedding, move_embedding
+from docproc_upload.ingestion_config import ROOT, merge_config
 from docproc_upload.knowledge_bases import repository
 from docproc_upload.knowledge_bases.schemas import (
     CollectionDeletedOut,

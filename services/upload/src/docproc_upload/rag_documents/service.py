@@ -51,13 +51,14 @@ from docproc_common.formats import (
     unavailable_formats,
 )
 from docproc_common.http import database_unreachable
-from docproc_common.ingestion import IngestionConfig, merge_config
+from docproc_common.ingestion import IngestionConfig
 from docproc_common.runtime import Runtime
 from docproc_common.settings import Settings
 from docproc_common.storage import AsyncStorage
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.access import Access, resolve_collection, resolve_kb
+from docproc_upload.ingestion_config import merge_config
 from docproc_upload.inputs import column_length
 from docproc_upload.knowledge_bases import repository as knowledge_bases
 from docproc_upload.metrics import DOCUMENTS, REJECTIONS, UPLOAD_BYTES

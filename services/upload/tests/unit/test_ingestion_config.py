@@ -1,9 +1,13 @@
+"""A client's ingestion configuration validated whole (``docproc_upload.ingestion_config``): the
+merged pair, the fields named by their path, the same fields in a 422 body as in an upload's 400."""
+
 import uuid
 
 import pytest
 from docproc_common.errors import InvalidInput
 from docproc_common.http import create_app
-from docproc_common.ingestion import IngestionConfig, merge_config
+from docproc_common.ingestion import IngestionConfig
+from docproc_upload.ingestion_config import merge_config
 from fastapi import APIRouter
 from fastapi.testclient import TestClient
 from pydantic import BaseModel
