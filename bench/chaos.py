@@ -18,7 +18,6 @@ fault, the terminal states, and the invariant violations (which must be none).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import random
 import sys
@@ -34,24 +33,11 @@ from docproc_testing.infra import load_infra_env  # noqa: E402
 from docproc_testing.proxies import S3FaultProxy  # noqa: E402
 
 from tests.e2e.harness import SERVICES, Cluster, running_cluster  # noqa: E402
-from tests.faults.invariants import (  # noqa: E402
-    cluster_kafka,
-    cluster_storage,
-    settled_invariants,
-)
+from tests.faults.invariants import cluster_violations  # noqa: E402
 
 
 def checker(cluster: Cluster) -> list[object]:
-    return list(
-        asyncio.run(
-            settled_invariants(
-                cluster.database_url,
-                cluster_storage(cluster.env),
-                cluster_kafka(cluster.env),
-                within_s=180,
-            )
-        )
-    )
+    return list(cluster_violations(cluster, within_s=180))
 
 
 def row(name: str, r: chaos.Report) -> str:

@@ -514,9 +514,11 @@ def cluster_kafka(env: dict[str, str]) -> KafkaSettings:
     )
 
 
-def assert_invariants(cluster: Cluster, *, within_s: float = 60.0, **options: Any) -> None:
-    """Fail with every violation once ``within_s`` passes without the cluster settling."""
-    found = asyncio.run(
+def cluster_violations(
+    cluster: Cluster, *, within_s: float = 60.0, **options: Any
+) -> list[Violation]:
+    """``settled_invariants`` over the cluster's database, storage and broker."""
+    return asyncio.run(
         settled_invariants(
             cluster.database_url,
             cluster_storage(cluster.env),
@@ -525,4 +527,9 @@ def assert_invariants(cluster: Cluster, *, within_s: float = 60.0, **options: An
             **options,
         )
     )
+
+
+def assert_invariants(cluster: Cluster, *, within_s: float = 60.0, **options: Any) -> None:
+    """Fail with every violation once ``within_s`` passes without the cluster settling."""
+    found = cluster_violations(cluster, within_s=within_s, **options)
     assert not found, "invariants broken:\n" + "\n".join(map(str, found))

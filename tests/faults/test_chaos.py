@@ -5,15 +5,13 @@ crashed at a fault point, S3 failing a share of its requests), then the invarian
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from docproc_testing import chaos, faults
 from docproc_testing.api import create_kb
 from docproc_testing.proxies import S3FaultProxy
 
 from tests.e2e.harness import Cluster
-from tests.faults.invariants import cluster_kafka, cluster_storage, settled_invariants
+from tests.faults.invariants import cluster_violations
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.timeout(900)]
 
@@ -27,16 +25,7 @@ def test_chaos_fifty_documents_three_faults_no_violation(
     assert [f.kind for f in plan] == ["kill.embedder", "relay.before_publish", "s3.flaky"]
 
     def check() -> list[object]:
-        return list(
-            asyncio.run(
-                settled_invariants(
-                    cluster.database_url,
-                    cluster_storage(cluster.env),
-                    cluster_kafka(cluster.env),
-                    within_s=120,
-                )
-            )
-        )
+        return list(cluster_violations(cluster, within_s=120))
 
     report = chaos.run(
         cluster, s3, documents=50, plan=plan, seed=SEED, check=check, create_kb=create_kb
