@@ -536,9 +536,10 @@ async def test_pathological_pdfs_are_bounded(
 
 
 async def test_a_parse_past_its_deadline_is_killed(local_api: LocalApi, user: str) -> None:
+    slow = gen.pdf_many_pages(1500)
     async with local_api(chat_parse_timeout_s=0.0005) as strict:
         started = time.monotonic()
-        pdf = await strict.upload(user, "slow.pdf", gen.pdf_many_pages(1500), "application/pdf")
+        pdf = await strict.upload(user, "slow.pdf", slow, "application/pdf")
         assert time.monotonic() - started < 10
         assert pdf.status_code == 201 and pdf.json()["preview"] is None
         archive = await strict.upload(user, "ok.zip", gen.make_zip([("a.txt", b"a")]), _ZIP)
