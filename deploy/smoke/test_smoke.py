@@ -180,7 +180,7 @@ def test_the_upload_image_converts_a_chat_doc_with_libreoffice_writer_alone(
     upload_pod = stack.containers["upload"]
     [tmp] = [m for m in upload_pod.spec["volumeMounts"] if m["mountPath"] == "/tmp"]
     (upload_pod.volume_dir / tmp["name"] / "memo.doc").write_bytes(
-        soffice_convert(tmp_path, source, "doc:MS Word 97")
+        soffice_convert(tmp_path, source, "doc:MS Word 97", timeout=600)
     )
     converted = upload_pod.exec(
         "python",

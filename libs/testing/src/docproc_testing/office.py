@@ -9,7 +9,7 @@ from pathlib import Path
 SOFFICE = shutil.which("soffice")
 
 
-def soffice_convert(tmp_path: Path, source: Path, target: str) -> bytes:
+def soffice_convert(tmp_path: Path, source: Path, target: str, timeout: float = 120) -> bytes:
     """``source`` converted by LibreOffice to ``target`` (``"doc:MS Word 97"``), as bytes."""
     assert SOFFICE is not None
     subprocess.run(
@@ -25,7 +25,7 @@ def soffice_convert(tmp_path: Path, source: Path, target: str) -> bytes:
         ],
         check=True,
         capture_output=True,
-        timeout=120,
+        timeout=timeout,
     )
     out = tmp_path / "out"
     produced = list(out.iterdir()) if out.is_dir() else []
