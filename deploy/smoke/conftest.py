@@ -14,6 +14,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -91,6 +92,16 @@ class Stack:
 
     def on_broker(self, name: str) -> str:
         return f"{self.kafka_namespace}.{name}"
+
+    def wait_scraped(self) -> None:
+        """Prometheus has scraped every pod since it last (re)started: what it answers is
+        the running pods', none of their series stale from the one they replaced."""
+        assert self.prom is not None
+        prom, since = self.prom, max(c.started_at for c in self.containers.values())
+        deadline = time.monotonic() + 300
+        while not prom.scraped_since(since, len(self.containers)):
+            assert time.monotonic() < deadline, prom.get("/api/v1/targets")["activeTargets"]
+            time.sleep(1)
 
     def start_deployments(self) -> None:
         """One pod per Deployment (one replica: pods share the host's ports here)."""

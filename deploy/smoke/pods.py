@@ -136,6 +136,8 @@ class Container:
     env: dict[str, str]
     workdir: Path
     labels: dict[str, str] = field(default_factory=dict)
+    #: when it was last started or restarted (epoch seconds)
+    started_at: float = 0.0
 
     def port(self, name: str) -> int:
         return next(int(p["containerPort"]) for p in self.spec["ports"] if p["name"] == name)
@@ -191,6 +193,7 @@ class Container:
         return self.workdir / "volumes" / self.name
 
     def start(self) -> None:
+        self.started_at = time.time()
         podman(*self.run_args(detach=True))
 
     def run_to_completion(self, timeout: float) -> tuple[int, str]:
@@ -214,6 +217,7 @@ class Container:
 
     def restart(self) -> None:
         """The kubelet restarting the same container after it died."""
+        self.started_at = time.time()
         podman("start", self.name)
 
     def remove(self) -> None:

@@ -83,6 +83,17 @@ class Prometheus:
         result: list[dict[str, Any]] = body["data"]["result"]
         return result
 
+    def scraped_since(self, since: float, targets: int) -> bool:
+        """Whether ``targets`` targets are up, each scraped after ``since`` (epoch seconds):
+        a pod replaced or restarted since is scraped again, its gauges fresh, not stale."""
+        up = self.query("up")
+        stamps = self.query("timestamp(up)")
+        return (
+            len(up) == len(stamps) == targets
+            and all(u["value"][1] == "1" for u in up)
+            and all(float(s["value"][1]) > since for s in stamps)
+        )
+
     def get(self, path: str) -> Any:
         body = httpx.get(f"{self.url}{path}", timeout=30).json()
         assert body["status"] == "success", body

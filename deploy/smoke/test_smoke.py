@@ -440,6 +440,7 @@ def test_keda_triggers_name_the_groups_and_topics_the_services_use(stack: Stack)
 
 def test_every_dashboard_panel_returns_data(stack: Stack) -> None:
     assert stack.prom is not None
+    stack.wait_scraped()
     [dashboards] = [
         d for d in stack.release.of_kind("ConfigMap") if d["metadata"]["name"].endswith("dashboard")
     ]
@@ -462,6 +463,7 @@ def test_every_dashboard_panel_returns_data(stack: Stack) -> None:
 
 def test_rules_and_targets_are_the_charts(stack: Stack) -> None:
     assert stack.prom is not None
+    stack.wait_scraped()
     targets = stack.prom.get("/api/v1/targets")["activeTargets"]
     assert {t["labels"]["container"] for t in targets} == set(SERVICES)
     assert all(t["health"] == "up" for t in targets), targets
