@@ -17,7 +17,9 @@
 #
 # Environment: IMAGE_TAG (default dev), ENGINE (podman or docker; default podman), UV (the uv
 # command; its cache dir, or UV_CACHE_DIR, is mounted into podman builds),
-# DEBIAN_MIRROR (default http://deb.debian.org/debian).
+# DEBIAN_MIRROR (default http://deb.debian.org/debian), REBUILD=1 (build an image whose
+# inputs are unchanged), NO_CACHE=1 (and reuse none of its layers: a fresh machine's build,
+# the base images and the uv cache aside).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -160,13 +162,15 @@ build() {
   local svc=$1 image="localhost/docproc-$svc:$TAG" started inputs
   started=$(date +%s)
   inputs=$(fingerprint "$svc")
-  if [ -z "${REBUILD:-}" ] && [ "$(built_from "$image")" = "$inputs" ]; then
+  if [ -z "${REBUILD:-}${NO_CACHE:-}" ] && [ "$(built_from "$image")" = "$inputs" ]; then
     log "$image is up to date (same Dockerfile, bases and sources; REBUILD=1 builds it anyway)"
     return
   fi
   log "building $image"
+  local fresh=()
+  [ -n "${NO_CACHE:-}" ] && fresh=(--no-cache)
   # shellcheck disable=SC2046 # limits and uv_cache print one flag per line on purpose
-  engine build --network host $(limits) $(uv_cache) --label "org.docproc.inputs=$inputs" \
+  engine build --network host "${fresh[@]}" $(limits) $(uv_cache) --label "org.docproc.inputs=$inputs" \
     --build-arg "SERVICE=$svc" --build-arg "PYTHON_IMAGE=$PYTHON_IMAGE" \
     --build-arg "UV_IMAGE=$UV_IMAGE" -f "$ROOT/Dockerfile" -t "$image" "$ROOT" \
     >"$CACHE/build-$svc.log" 2>&1 || {
