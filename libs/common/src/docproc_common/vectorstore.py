@@ -379,19 +379,6 @@ def scope_sql(include_operator: bool) -> str:
     return f"({own} OR {OPERATOR_CHUNKS})" if include_operator else own
 
 
-async def delete_knowledge_base_chunks(
-    session: AsyncSession, collection: str, knowledge_base_id: uuid.UUID
-) -> int:
-    if not await table_exists(session, collection):
-        return 0
-    table = vector_table_name(collection)
-    await lock_for_writing(session, collection)
-    result = await session.execute(
-        text(f"DELETE FROM {table} WHERE knowledge_base_id = :kb"), {"kb": knowledge_base_id}
-    )
-    return int(getattr(result, "rowcount", 0) or 0)
-
-
 async def drop_table(session: AsyncSession, collection: str) -> None:
     table = vector_table_name(collection)
     await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(table)})

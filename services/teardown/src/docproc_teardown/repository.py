@@ -7,7 +7,9 @@ from datetime import timedelta
 
 from docproc_common.db.engine import backlog
 from docproc_common.db.models import CollectionTeardown, DocumentStatus, RagDocument
-from sqlalchemy import delete, func, or_, select, update
+from docproc_common.db.vector_tables import vector_table_name
+from docproc_common.vectorstore import lock_for_writing, table_exists
+from sqlalchemy import delete, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 
@@ -75,5 +77,18 @@ async def fail_left_behind(session: AsyncSession, collection_name: str, message:
             vector_document_id=None,
             completed_at=func.now(),
         )
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+async def delete_knowledge_base_chunks(
+    session: AsyncSession, collection: str, knowledge_base_id: uuid.UUID
+) -> int:
+    if not await table_exists(session, collection):
+        return 0
+    table = vector_table_name(collection)
+    await lock_for_writing(session, collection)
+    result = await session.execute(
+        text(f"DELETE FROM {table} WHERE knowledge_base_id = :kb"), {"kb": knowledge_base_id}
     )
     return int(getattr(result, "rowcount", 0) or 0)

@@ -22,7 +22,7 @@ from docproc_common.events import CollectionDeleted, DocumentDeleted
 from docproc_common.faultpoints import crash_point
 from docproc_common.periodic import Task, periodic
 from docproc_common.runtime import Runtime
-from docproc_common.vectorstore import delete_documents, delete_knowledge_base_chunks, drop_table
+from docproc_common.vectorstore import delete_documents, drop_table
 
 from docproc_teardown import repository
 from docproc_teardown.metrics import OLDEST, PENDING, TEARDOWNS
@@ -61,7 +61,7 @@ async def finish(runtime: Runtime, teardown_id: uuid.UUID) -> bool:
             ids = [uuid.UUID(v) for v in reservation.vector_document_ids]
             await delete_documents(session, reservation.collection_name, ids)
             if reservation.knowledge_base_id is not None:
-                await delete_knowledge_base_chunks(
+                await repository.delete_knowledge_base_chunks(
                     session, reservation.collection_name, reservation.knowledge_base_id
                 )
         crash_point("teardown.mid_drop")
