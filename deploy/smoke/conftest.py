@@ -81,7 +81,7 @@ class Stack:
         claims.setdefault("user_id", "alice")
         token = mint_token(AuthSettings(jwt_secret=SecretStr(self.jwt_secret)), **claims)
         return httpx.Client(
-            base_url=self.api, headers={"Authorization": f"Bearer {token}"}, timeout=60
+            base_url=self.api, headers={"Authorization": f"Bearer {token}"}, timeout=300
         )
 
     def admin(self) -> httpx.Client:

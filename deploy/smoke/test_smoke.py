@@ -411,7 +411,7 @@ def test_keda_triggers_name_the_groups_and_topics_the_services_use(stack: Stack)
         ready = groups and all(g.state == "Stable" and g.subscribed for g in groups.values())
         return groups if ready else None
 
-    live = wait_for(stable, timeout=180, interval=3, what="every consumer group stable")
+    live = wait_for(stable, interval=3, what="every consumer group stable")
     triggers: dict[str, set[str]] = {}
     for scaled in stack.release.of_kind("ScaledObject"):
         target = scaled["spec"]["scaleTargetRef"]["name"]
