@@ -80,7 +80,7 @@ def wait_indexed(
         state = client.get(f"/kb/{kb['id']}/ingestion").json()
         return bool(state["indexed_count"] == count and state["indexing_status"] == "complete")
 
-    wait_for(done, timeout, what=f"{count} documents of {kb['name']} indexed")
+    wait_for(done, timeout=timeout, what=f"{count} documents of {kb['name']} indexed")
 
 
 def search(client: httpx.Client, kb: dict[str, Any], query: str) -> list[dict[str, Any]]:
