@@ -31,8 +31,8 @@ lint: ## ruff
 	$(UV) run ruff format --check .
 	$(UV) run ruff check .
 
-typecheck: ## mypy (strict)
-	$(UV) run mypy libs/*/src services/*/src cli/src
+typecheck: ## mypy (strict), the deploy smoke included (CI type-checks what it does not run)
+	$(UV) run mypy libs/*/src services/*/src cli/src deploy/smoke
 
 system-packages: ## LibreOffice + Tesseract for the parser tests (Debian, as root; else they skip)
 	bash scripts/system-packages.sh
