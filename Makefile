@@ -55,8 +55,9 @@ test-integration: sync system-packages console infra-up ## tests against real Ka
 helm-lint: ## helm lint --strict, helm template per ci values, schema validation
 	bash scripts/helm.sh
 
-test: sync system-packages console lint typecheck infra-up ## everything CI runs
+test: sync system-packages console lint typecheck infra-up ## everything CI runs: the suite, then the chart's pods as containers (deploy-smoke)
 	$(UV) run pytest -q libs services cli tests
+	$(MAKE) deploy-smoke
 
 images: console ## build every service image with podman (local Debian base images when Docker Hub is out of reach); the console first, so upload's carries it
 	bash scripts/images.sh
