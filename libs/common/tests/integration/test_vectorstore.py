@@ -57,7 +57,7 @@ async def test_concurrent_first_writers_create_one_table_without_errors(
     assert indexes == {
         "pkey": "btree (id)",
         "chunk_key": "btree (document_id, chunk_no)",
-        "embedding_idx": "hnsw (embedding vector_cosine_ops)",
+        "embedding_idx": "hnsw (embedding halfvec_cosine_ops)",  # the default type
         "kb_idx": "btree (knowledge_base_id)",
         "path_idx": "hash (source_path)",
         "fname_idx": "hash (filename)",
@@ -157,7 +157,7 @@ async def test_a_document_is_written_by_one_binary_copy(
     name = f"copy_{uuid.uuid4().hex[:8]}"
     table = f"rag_{name}"
     async with sessions() as s, s.begin():
-        await ensure_table(s, name, 384)
+        await ensure_table(s, name, 384, vector_type="vector")  # 4-byte floats, read back exactly
         # every INSERT statement on the table records the top-level query that caused it
         await s.execute(text("CREATE TABLE statements_seen (query text NOT NULL)"))
         await s.execute(

@@ -90,6 +90,8 @@ class KnowledgeBase(Base):
     )
     #: How the collection's table stores its embeddings (``vectorstore.VectorType``:
     #: ``vector`` or ``halfvec``). Fixed at creation, adopted from the name's first base.
+    #: The column's ``vector`` default is what rows older than the choice hold; a new
+    #: collection's base gets ``vectorstore.DEFAULT_VECTOR_TYPE`` from the API.
     vector_type: Mapped[str] = mapped_column(String(16), default="vector", server_default="vector")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 

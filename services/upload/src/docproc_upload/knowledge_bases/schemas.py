@@ -66,7 +66,7 @@ class CollectionChoices(BaseModel):
     #: adopted from the collection when the name exists. Fixed at creation.
     text_search_config: str | None = Field(default=None, max_length=TEXT_SEARCH_CONFIG_CHARS)
     #: How the collection's table stores its embeddings: ``vector`` (4-byte floats) or
-    #: ``halfvec`` (2-byte floats, half the index); ``vector`` for a new collection, adopted
+    #: ``halfvec`` (2-byte floats, half the index); ``halfvec`` for a new collection, adopted
     #: from the collection when the name exists. Fixed at creation.
     vector_type: VectorType | None = None
 

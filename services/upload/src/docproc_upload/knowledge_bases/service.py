@@ -124,7 +124,7 @@ async def _text_search_config(
 
 def _vector_type(given: VectorType | None, existing: Sequence[KnowledgeBase]) -> str:
     """The new base's vector type: the collection's when the name exists (its table was
-    created with it), else ``given`` or ``vector``."""
+    created with it), else ``given`` or ``DEFAULT_VECTOR_TYPE``."""
     if not existing:
         return given or DEFAULT_VECTOR_TYPE
     theirs = existing[0].vector_type
