@@ -449,15 +449,26 @@ def kafka_up(version: str, home: Path = INFRA / "kafka") -> dict[str, Any]:
         "logger.request.name = kafka.request.logger\n"
         "logger.request.level = WARN\n"
     )
-    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    cluster_id = kafka_cluster_id()
+    kafka_format(version, home, server_props, cluster_id)
+    info = kafka_start(version, home, port)
+    return {**info, "controller_port": cport, "cluster_id": cluster_id}
+
+
+def kafka_format(version: str, home: Path, server_props: Path, cluster_id: str) -> None:
+    """Format the broker's log dirs for ``cluster_id`` (``kafka-storage format``).
+
+    The id goes as one ``--cluster-id=<id>`` argument: passed after ``-t``, an id that
+    starts with ``-`` (url-safe base64 draws one in 64) is read as an option and the
+    format fails with "argument --cluster-id/-t: expected one argument".
+    """
     fmt = subprocess.run(
         [
             *kafka_java(version, home),
             "kafka.tools.StorageTool",
             "format",
             "--standalone",
-            "-t",
-            cluster_id,
+            f"--cluster-id={cluster_id}",
             "-c",
             str(server_props),
         ],
@@ -467,8 +478,15 @@ def kafka_up(version: str, home: Path = INFRA / "kafka") -> dict[str, Any]:
     )
     if fmt.returncode != 0:
         raise RuntimeError(f"kafka storage format failed:\n{fmt.stdout}\n{fmt.stderr}")
-    info = kafka_start(version, home, port)
-    return {**info, "controller_port": cport, "cluster_id": cluster_id}
+
+
+def kafka_cluster_id() -> str:
+    """A random KRaft cluster id: 16 bytes as unpadded url-safe base64, as Kafka's own
+    ``Uuid.randomUuid`` draws it, which also never starts with ``-`` (it draws again)."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def kafka_java(version: str, home: Path) -> list[str]:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import uuid
+from pathlib import Path
 
 import pytest
-from docproc_testing.infra import load_infra_env
+from docproc_testing.infra import free_port, load_infra_env
+from docproc_testing.private_infra import infra_script
 
 pytestmark = pytest.mark.integration
 
@@ -96,3 +99,25 @@ def test_s3_put_get(infra_env: dict[str, str]) -> None:
     s3.put_object(Bucket=bucket, Key=key, Body=b"hello docproc")
     assert s3.get_object(Bucket=bucket, Key=key)["Body"].read() == b"hello docproc"
     s3.delete_object(Bucket=bucket, Key=key)
+
+
+def test_a_cluster_id_that_starts_with_a_dash_formats(tmp_path: Path) -> None:
+    """One id in 64 drawn as url-safe base64 starts with ``-``; passed after ``-t`` the
+    storage tool read it as an option and the broker never started."""
+    infra = infra_script()
+    assert not any(infra.kafka_cluster_id().startswith("-") for _ in range(2000))
+    dashed = base64.urlsafe_b64encode(b"\xf8" + bytes(15)).decode().rstrip("=")
+    assert dashed.startswith("-")
+    port, cport = free_port(), free_port()
+    props = tmp_path / "server.properties"
+    props.write_text(
+        "process.roles=broker,controller\n"
+        "node.id=1\n"
+        f"controller.quorum.bootstrap.servers=127.0.0.1:{cport}\n"
+        f"listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}\n"
+        "controller.listener.names=CONTROLLER\n"
+        f"log.dirs={tmp_path / 'data'}\n"
+    )
+    infra.kafka_format(infra.DEFAULT_KAFKA_VERSION, tmp_path, props, dashed)
+    meta = (tmp_path / "data" / "meta.properties").read_text()
+    assert f"cluster.id={dashed}\n" in meta

@@ -26,11 +26,11 @@ from typing import Any
 
 from docproc_testing.infra import find_repo_root
 
-__all__ = ["PrivateKafka", "PrivatePostgres", "private_kafka", "private_postgres"]
+__all__ = ["PrivateKafka", "PrivatePostgres", "infra_script", "private_kafka", "private_postgres"]
 
 
 @functools.cache
-def _infra_script() -> ModuleType:
+def infra_script() -> ModuleType:
     """``scripts/infra.py`` as a module (it is a script, not a package)."""
     path = find_repo_root() / "scripts" / "infra.py"
     spec = importlib.util.spec_from_file_location("docproc_infra_script", path)
@@ -43,7 +43,7 @@ def _infra_script() -> ModuleType:
 
 def _wait_gone(pid: int, marker: str, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
-    while _infra_script().pid_alive(pid, marker):
+    while infra_script().pid_alive(pid, marker):
         if time.monotonic() > deadline:
             raise TimeoutError(f"pid {pid} still runs {timeout:.0f}s after it was stopped")
         time.sleep(0.1)
@@ -54,7 +54,7 @@ class PrivateKafka:
     ``resume`` (SIGCONT) its pid, ``start`` it again on the same port and log dirs."""
 
     def __init__(self, home: Path) -> None:
-        self._infra = _infra_script()
+        self._infra = infra_script()
         self.home = home
         self.version: str = self._infra.DEFAULT_KAFKA_VERSION
         self._info: dict[str, Any] = self._infra.kafka_up(self.version, home)
@@ -98,7 +98,7 @@ class PrivatePostgres:
     survives the restart, as on a real deployment's."""
 
     def __init__(self, home: Path) -> None:
-        self._infra = _infra_script()
+        self._infra = infra_script()
         self.home = home
         self._settings = {**self._infra.PG_SETTINGS, "synchronous_commit": "on"}
         try:
