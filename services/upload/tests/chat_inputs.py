@@ -315,6 +315,40 @@ def pdf_flate_bomb(megabytes: int = 200) -> bytes:
     )
 
 
+def pdf_nested_forms(depth: int, fanout: int = 10) -> bytes:
+    """One page drawing a form that draws the next ``fanout`` times, ``depth`` forms deep:
+    ``fanout ** depth`` draws from under 2 KB, without the memory an inflated stream needs.
+
+    The CPU it costs grows tenfold a level (depth 6 took 0.7 s to extract on this project's
+    2-core machine, so depth 9 takes minutes): a parse over any CPU budget of seconds, on
+    any machine, whatever its speed.
+    """
+    helvetica = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+    content = b"/F Do"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+        b" /Resources << /XObject << /F 5 0 R >> >> >>",
+        f"<< /Length {len(content)} >>\nstream\n".encode() + content + b"\nendstream",
+    ]
+    for level in range(depth):
+        if level == depth - 1:
+            body = b"BT /H 12 Tf 72 72 Td (deep) Tj ET"
+            resources = b"<< /Font << /H " + helvetica + b" >> >>"
+        else:
+            body = b" ".join([b"/F Do"] * fanout)
+            resources = f"<< /XObject << /F {6 + level} 0 R >> >>".encode()
+        objects.append(
+            b"<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources "
+            + resources
+            + f" /Length {len(body)} >>\nstream\n".encode()
+            + body
+            + b"\nendstream"
+        )
+    return _raw_pdf(objects)
+
+
 def pdf_many_pages(count: int) -> bytes:
     """``count`` pages sharing one tiny content stream."""
     document: Any = pymupdf.open()  # type: ignore[no-untyped-call]
