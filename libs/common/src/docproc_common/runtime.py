@@ -91,6 +91,10 @@ class ServiceSpec:
     #: Events its consumer handles at once (see ``bus.kafka``, ``bus.embedded``); above 1
     #: its handlers must be correct when events overlap, two of one key included.
     concurrency: int = 1
+    #: Edits of the served OpenAPI document, in place: what the service enforces on its
+    #: inputs that its models cannot state (upload: no NUL in any string), so a client or
+    #: a schema-driven test reads the rules the API applies.
+    openapi: Sequence[Callable[[dict[str, Any]], None]] = ()
 
 
 def _database_check(runtime: Runtime) -> ReadinessCheck:
@@ -204,6 +208,19 @@ def build_app(
     for spec in specs:
         for cls, options in spec.middleware:
             app.add_middleware(cls, **options)
+    edits = [edit for spec in specs for edit in spec.openapi]
+    if edits:
+        generate = app.openapi
+
+        def openapi() -> dict[str, Any]:
+            fresh = app.openapi_schema is None
+            document = generate()  # FastAPI keeps it in app.openapi_schema: edited once
+            if fresh:
+                for edit in edits:
+                    edit(document)
+            return document
+
+        app.openapi = openapi  # type: ignore[method-assign]
     return app
 
 

@@ -17,10 +17,10 @@ from docproc_upload.console import build_console_router
 from docproc_upload.credentials.endpoints import router as credentials
 from docproc_upload.deps import Upload, UploadScope
 from docproc_upload.embeddings.endpoints import router as embeddings
-from docproc_upload.inputs import refuse_nul
+from docproc_upload.inputs import declare_no_nul, refuse_nul
 from docproc_upload.knowledge_bases.endpoints import router as knowledge_bases
 from docproc_upload.metrics import REJECTIONS, STUCK
-from docproc_upload.openapi import ERRORS, operation_id
+from docproc_upload.openapi import ERRORS, operation_id, operation_ids
 from docproc_upload.rag_collections.endpoints import router as rag_collections
 from docproc_upload.rag_collections.endpoints import search_router as search
 from docproc_upload.rag_documents import repository as documents
@@ -104,24 +104,21 @@ def public_api(routers: list[APIRouter]) -> APIRouter:
 
 def build(runtime: Runtime) -> ServiceSpec:
     service = Upload.create(runtime)
+    routers = [
+        knowledge_bases,
+        rag_documents,
+        rag_collections,
+        search,
+        accounts,
+        chat,
+        credentials,
+        embeddings,
+        sync_sources,
+    ]
     return ServiceSpec(
         name=NAME,
-        routers=[
-            public_api(
-                [
-                    knowledge_bases,
-                    rag_documents,
-                    rag_collections,
-                    search,
-                    accounts,
-                    chat,
-                    credentials,
-                    embeddings,
-                    sync_sources,
-                ]
-            ),
-            build_console_router(runtime),
-        ],
+        routers=[public_api(routers), build_console_router(runtime)],
+        openapi=[declare_no_nul(operation_ids(routers))],
         tasks=[stuck_gauge(runtime)],
         middleware=[
             (UploadScope, {"upload": service}),

@@ -10,6 +10,7 @@ file was stored. Schemas take their limits from the model's column
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 from docproc_common.errors import FieldError, UnprocessableEntity
@@ -21,6 +22,9 @@ from sqlalchemy.orm import InstrumentedAttribute
 INT4_MAX = 2**31 - 1
 
 NUL = "\x00"
+#: How the OpenAPI document states ``refuse_nul``: a string without U+0000 (ECMA-262 and
+#: Python read ``\x00`` alike).
+NO_NUL_PATTERN = r"^[^\x00]*$"
 
 
 def column_length(column: InstrumentedAttribute[Any]) -> int:
@@ -81,3 +85,55 @@ async def refuse_nul(request: Request) -> None:
     found = nul_path(body)
     if found is not None:
         raise nul_refused(found)
+
+
+def declare_no_nul(operation_ids: Collection[str]) -> Callable[[dict[str, Any]], None]:
+    """An OpenAPI edit (``ServiceSpec.openapi``) stating ``refuse_nul`` on the operations
+    named: every string a client sends them (a parameter, a JSON or form field, at any
+    depth of the body's schemas) gets ``NO_NUL_PATTERN``, so a generated client or a
+    schema-driven test knows a NUL is refused. A string that has a pattern already
+    (a name's character class, a URL) or a format (uuid, date-time, a file's binary)
+    excludes NUL by that rule.
+    """
+
+    def edit(document: dict[str, Any]) -> None:
+        components = document.get("components", {}).get("schemas", {})
+        seen: set[str] = set()
+        for operation in _operations(document, operation_ids):
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") in {"path", "query"}:  # what refuse_nul reads
+                    _constrain(parameter.get("schema", {}), components, seen)
+            for media in operation.get("requestBody", {}).get("content", {}).values():
+                _constrain(media.get("schema", {}), components, seen)
+
+    return edit
+
+
+def _operations(document: dict[str, Any], ids: Collection[str]) -> Iterator[dict[str, Any]]:
+    for item in document.get("paths", {}).values():
+        for operation in item.values():
+            if isinstance(operation, dict) and operation.get("operationId") in ids:
+                yield operation
+
+
+def _constrain(schema: object, components: dict[str, Any], seen: set[str]) -> None:
+    if isinstance(schema, list):
+        for item in schema:
+            _constrain(item, components, seen)
+        return
+    if not isinstance(schema, dict):
+        return
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+        name = ref.rsplit("/", 1)[1]
+        if name not in seen:
+            seen.add(name)
+            _constrain(components.get(name), components, seen)
+    if schema.get("type") == "string" and not {"pattern", "format", "enum", "const"} & set(schema):
+        schema["pattern"] = NO_NUL_PATTERN
+    for key, value in schema.items():
+        if key == "properties" and isinstance(value, dict):
+            for item in value.values():
+                _constrain(item, components, seen)
+        elif key in {"items", "additionalProperties", "anyOf", "oneOf", "allOf", "not"}:
+            _constrain(value, components, seen)

@@ -14,9 +14,10 @@ prefix or a method does.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Any
 
-from fastapi import Path
+from fastapi import APIRouter, Path
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -79,6 +80,11 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 def operation_id(route: APIRoute) -> str:
     return route.name
+
+
+def operation_ids(routers: Iterable[APIRouter]) -> set[str]:
+    """The operation ids of every route of ``routers``."""
+    return {operation_id(r) for router in routers for r in router.routes if isinstance(r, APIRoute)}
 
 
 #: A collection name in a path: documented with ``validate_collection_name``'s rule, which

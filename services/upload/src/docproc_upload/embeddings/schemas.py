@@ -14,7 +14,7 @@ from docproc_upload.inputs import column_length
 _PORT = r"([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
 #: What ``base_urls.normalize_url`` accepts, as a pattern: http(s), a host, maybe a port
 #: and a path; no user info, query or fragment.
-ENDPOINT_URL_PATTERN = rf"^[Hh][Tt][Tt][Pp][Ss]?://[A-Za-z0-9._~-]+(:{_PORT})?(/[^?#\s]*)?$"
+ENDPOINT_URL_PATTERN = rf"^[Hh][Tt][Tt][Pp][Ss]?://[A-Za-z0-9._~-]+(:{_PORT})?(/[^?#\s\x00]*)?$"
 
 
 class EmbeddingModelOut(BaseModel):
