@@ -6,7 +6,7 @@ export UV
 PORT ?= 8000
 export UV_LINK_MODE ?= copy
 
-.PHONY: help ensure-uv sync system-packages console console-screenshots fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint images deploy-smoke dev demo bench dev-k8s
+.PHONY: help ensure-uv sync check system-packages console console-screenshots fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint images deploy-smoke dev demo bench dev-k8s
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -55,9 +55,12 @@ test-integration: sync system-packages console infra-up ## tests against real Ka
 helm-lint: ## helm lint --strict, helm template per ci values, schema validation
 	bash scripts/helm.sh
 
-test: sync system-packages console lint typecheck infra-up ## everything CI runs: the suite, then the chart's pods as containers (deploy-smoke)
-	$(UV) run pytest -q libs services cli tests
-	$(MAKE) deploy-smoke
+test: ensure-uv ## everything CI runs: set-up, lint, types, the suite (shuffled), the chart's pods as containers (deploy-smoke); each phase timed
+	bash scripts/test-phases.sh "$(MAKE)" "$(UV)" $(PYTEST_ARGS)
+
+check: sync ## the inner loop (under 2 minutes): lint, types and the unit tests, no infrastructure
+	$(MAKE) lint typecheck
+	$(UV) run pytest -q -m "not integration" libs services cli $(PYTEST_ARGS)
 
 images: console ## build every service image with podman (local Debian base images when Docker Hub is out of reach); the console first, so upload's carries it
 	bash scripts/images.sh

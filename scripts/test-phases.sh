@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# `make test`, phase by phase: set-up, lint and types, the suite, the images, the deploy
+# smoke. Each phase is timed, and the times are printed on one line at the end, also when
+# a phase fails, so every CI log shows where its time went.
+#   bash scripts/test-phases.sh MAKE UV [pytest arguments...]
+set -uo pipefail
+make_cmd=$1
+uv_cmd=$2
+shift 2
+start=$SECONDS
+summary=""
+trap 'echo "test phases: ${summary:-none} | total $((SECONDS - start))s"' EXIT
+
+phase() {
+  local name=$1 began=$SECONDS rc
+  shift
+  "$@"
+  rc=$?
+  summary+="${summary:+ · }$name $((SECONDS - began))s"
+  if [ "$rc" -ne 0 ]; then
+    summary+=" (failed)"
+    exit "$rc"
+  fi
+}
+
+phase set-up $make_cmd sync system-packages console infra-up
+phase lint+types $make_cmd lint typecheck
+# the order is shuffled (pytest-randomly, on in every pytest run); the seed is printed
+# here (-q hides pytest's header) and reruns an order: `make test PYTEST_ARGS=--randomly-seed=N`
+seed=$(( (RANDOM << 15) | RANDOM ))
+echo "test order: --randomly-seed=$seed"
+phase suite $uv_cmd run pytest -q --durations=25 --randomly-seed="$seed" "$@" libs services cli tests
+phase images $make_cmd images
+phase smoke $make_cmd deploy-smoke
