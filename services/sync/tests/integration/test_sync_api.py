@@ -539,3 +539,20 @@ class TestRepointingABoundSecret:
         )
         assert r.status_code == 200, r.text
         assert r.json()["secret_id"] is None
+
+    async def test_an_edit_grant_from_another_organization_lends_no_secret(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        kb = await bed.kb()
+        alice = client()
+        src = await s3_source(bed, alice, kb)
+        granted = await alice.put(
+            f"/kb/{kb.id}/grants", json={"user_id": "mallory", "permission": "edit"}
+        )
+        assert granted.status_code in (200, 204), granted.text
+        mallory = client(user="mallory", org="evil")  # secrets:view, in her own organization
+        assert (await mallory.patch(f"/kb/{kb.id}/sync-sources/{src['id']}", json={})).is_success
+        config = {**S3, "endpoint_url": "https://s3.evil.example"}
+        r = await mallory.patch(f"/kb/{kb.id}/sync-sources/{src['id']}", json={"config": config})
+        assert r.status_code == 403, r.text
+        assert r.json()["error"]["details"]["fields"][0]["field"] == "config.endpoint_url"
