@@ -4,19 +4,23 @@
 Field names are the seed's (see "Opciones de LiteParse" and "Configuración de
 la fragmentación"); docs/parsing.md says what each one does on each parser.
 Credentials are never part of this document: ``llamaparse_secret_id`` and
-``vision_profile.secret_id`` name vault secrets of the collection's organization.
+``vision_profile.secret_id`` name vault secrets of the collection's organization
+(``IngestionConfig.secret_bindings``: the API checks each binding where it is made,
+the parser opens only what the document's stored configuration binds).
 """
 
 from __future__ import annotations
 
 import re
 import uuid
+from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from docproc_common.splitters import ChunkingStrategy
+from docproc_common.vault import SecretKind
 
 Parser = Literal["pymupdf", "liteparse", "llamaparse"]
 
@@ -55,6 +59,21 @@ class VisionProfile(BaseModel):
         return value.rstrip("/")
 
 
+@dataclass(frozen=True, slots=True)
+class SecretBinding:
+    """A vault secret a configuration lends: the field naming it, the kind its use needs, and
+    the address it is sent to (None: the deployment's own endpoint, which no tenant names).
+
+    Two configurations binding the same secret to the same address lend it the same way;
+    a new secret or a new address is a new loan, checked against whoever makes it.
+    """
+
+    field: str
+    secret_id: uuid.UUID
+    kind: SecretKind
+    destination: str | None = None
+
+
 class IngestionConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -88,6 +107,27 @@ class IngestionConfig(BaseModel):
                 "must be Tesseract language codes of three letters joined with '+', e.g. eng+pol"
             )
         return value
+
+    def secret_bindings(self) -> frozenset[SecretBinding]:
+        """Every vault secret this configuration lends (the parser's key, the vision key)."""
+        bound: set[SecretBinding] = set()
+        if self.llamaparse_secret_id is not None:
+            bound.add(
+                SecretBinding(
+                    "llamaparse_secret_id", self.llamaparse_secret_id, SecretKind.LLAMAPARSE
+                )
+            )
+        profile = self.vision_profile
+        if profile is not None and profile.secret_id is not None:
+            bound.add(
+                SecretBinding(
+                    "vision_profile.secret_id",
+                    profile.secret_id,
+                    SecretKind.API_KEY,
+                    profile.base_url,
+                )
+            )
+        return frozenset(bound)
 
     @model_validator(mode="after")
     def _pairs(self) -> IngestionConfig:

@@ -440,17 +440,23 @@ async def create_secret(
 
 
 async def secret_in_org(
-    session: AsyncSession, secret_id: uuid.UUID, organization_id: str | None
+    session: AsyncSession,
+    secret_id: uuid.UUID,
+    organization_id: str | None,
+    *,
+    kind: str | None = None,
 ) -> Secret | None:
-    """The row when it exists *in this organization* (null matches only null)."""
+    """The row when it exists *in this organization* (null matches only null), and is of
+    ``kind`` when one is given."""
     org_match = (
         Secret.organization_id.is_(None)
         if organization_id is None
         else Secret.organization_id == organization_id
     )
-    return (
-        await session.execute(select(Secret).where(Secret.id == secret_id, org_match))
-    ).scalar_one_or_none()
+    query = select(Secret).where(Secret.id == secret_id, org_match)
+    if kind is not None:
+        query = query.where(Secret.kind == kind)
+    return (await session.execute(query)).scalar_one_or_none()
 
 
 async def open_secret(
@@ -459,13 +465,15 @@ async def open_secret(
     secret_id: uuid.UUID,
     organization_id: str | None,
     master_key: str,
+    kind: str | None = None,
 ) -> OpenedSecret | None:
     """The decrypted secret for a worker acting for ``organization_id``.
 
-    None when it is missing, belongs to another organization, or cannot be opened
-    (the reason is logged, never the value).
+    None when it is missing, belongs to another organization, is not of ``kind`` (when
+    given: a row of another kind is never decrypted), or cannot be opened (the reason is
+    logged, never the value).
     """
-    secret = await secret_in_org(session, secret_id, organization_id)
+    secret = await secret_in_org(session, secret_id, organization_id, kind=kind)
     if secret is None:
         return None
     try:

@@ -162,8 +162,32 @@ async def record_parse(
     return out
 
 
-async def _organization_of(_session: AsyncSession, row: RagDocument) -> str | None:
-    return row.organization_id
+@dataclass(frozen=True, slots=True)
+class Lent:
+    """What a document's row lends its parse: the organization whose vault is opened, and
+    the (secret, kind) pairs its stored configuration binds.
+
+    The row's configuration is the one the API checked the bindings of, in the transaction
+    that queued the attempt (the event carries a copy): a secret it does not bind, for the
+    use it binds it to, is never opened, whatever an event names. The parser cannot ask
+    again whether the binder may see the key (their permissions are their token's); it
+    can hold the key to that binding, to the document's organization and to its kind.
+    """
+
+    organization_id: str | None
+    secrets: frozenset[tuple[uuid.UUID, str]]
+
+    @classmethod
+    def by(cls, row: RagDocument) -> Lent:
+        try:
+            bindings = IngestionConfig.model_validate(row.ingestion_config).secret_bindings()
+        except ValidationError:
+            bindings = frozenset()
+        return cls(row.organization_id, frozenset((b.secret_id, b.kind) for b in bindings))
+
+
+async def _lent_by(_session: AsyncSession, row: RagDocument) -> Lent:
+    return Lent.by(row)
 
 
 class ParserHandler:
@@ -174,16 +198,16 @@ class ParserHandler:
     async def __call__(self, event: DocumentAccepted, delivery: Delivery) -> None:
         runtime = self._runtime
         unit = AttemptUnit(runtime.sessionmaker, delivery, event.document_id, event.attempt_id)
-        organization_id = await unit.read(_organization_of)
-        if organization_id is Stale.PROCESSED:
+        lent = await unit.read(_lent_by)
+        if lent is Stale.PROCESSED:
             return
-        if organization_id is Stale.SUPERSEDED:
+        if lent is Stale.SUPERSEDED:
             log.info("document %s is gone or superseded; nothing to parse", event.document_id)
             if event.staged:  # a sync's temporary copy nobody will read any more
                 await runtime.storage.delete(event.storage_path)
             return
         try:
-            parsed = await self._parse(event, organization_id)
+            parsed = await self._parse(event, lent)
         except (AppError, ValidationError) as exc:
             # The document itself cannot be read: that is final for this attempt.
             log.warning("parsing %s failed: %s", event.document_id, exc)
@@ -202,7 +226,7 @@ class ParserHandler:
             PAGES.inc(parsed.pages)
         DOCUMENTS.labels("parse", "ok").inc()
 
-    async def _parse(self, event: DocumentAccepted, organization_id: str | None) -> ParsedChunks:
+    async def _parse(self, event: DocumentAccepted, lent: Lent) -> ParsedChunks:
         runtime = self._runtime
         config = IngestionConfig.model_validate(event.ingestion_config)
         try:
@@ -218,7 +242,7 @@ class ParserHandler:
             data,
             event.filename,
             config,
-            secrets=self._secrets(organization_id),
+            secrets=self._secrets(lent),
             journal=StorageJournal(runtime.storage, journal_key(event, data, config)),
         )
         STAGE_SECONDS.labels("parse").observe(time.perf_counter() - started)
@@ -248,18 +272,23 @@ class ParserHandler:
             page_map(doc.text, doc.page_starts, pieces),
         )
 
-    def _secrets(self, organization_id: str | None) -> SecretOpener:
+    def _secrets(self, lent: Lent) -> SecretOpener:
+        """Opens a key only as the row's configuration binds it (``Lent``)."""
         runtime = self._runtime
 
         async def open_key(secret_id: uuid.UUID, kind: str) -> str | None:
+            if (secret_id, kind) not in lent.secrets:
+                log.warning("secret %s (%s) is not bound by the document's row", secret_id, kind)
+                return None
             async with runtime.sessionmaker() as session:
                 opened = await vault.open_secret(
                     session,
                     secret_id=secret_id,
-                    organization_id=organization_id,
+                    organization_id=lent.organization_id,
                     master_key=runtime.settings.vault.master_key.get_secret_value(),
+                    kind=kind,
                 )
-            if opened is None or opened.kind != kind:
+            if opened is None:
                 return None
             key = opened.value.get("api_key")
             return str(key) if key else None

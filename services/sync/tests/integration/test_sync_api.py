@@ -416,3 +416,143 @@ class TestSharedName:
             assert r.json()["error"]["details"]["fields"][0]["field"] == "collection_name"
         row = (await c.get(f"/kb/{kb.id}/sync-sources/{src['id']}")).json()
         assert row["collection_name"] == kb.collection_name
+
+
+GUID = "0f8fad5b-d9cb-469f-a165-70867728950e"
+
+#: connector -> (secret kind, value, config, a destination field re-pointed to another host)
+REPOINTED: dict[str, tuple[str, dict[str, Any], dict[str, Any], str, str]] = {
+    "s3": ("aws_credentials", KEYS, S3, "endpoint_url", "https://s3.attacker.example"),
+    "git": (
+        "git_token",
+        {"token": "ghp_x"},
+        {"repo_url": "https://git.example.com/acme/docs.git"},
+        "repo_url",
+        "https://attacker.example/acme/docs.git",
+    ),
+    "confluence": (
+        "confluence_token",
+        {"email": "a@acme.example", "api_token": "t"},
+        {"site_url": "https://acme.atlassian.net", "space_key": "HB"},
+        "site_url",
+        "https://attacker.example",
+    ),
+    "azure_blob": (
+        "azure_storage",
+        {"sas_token": "sv=2024-01-01&sp=rl&sig=abc"},
+        {"account_url": "https://acme.blob.core.windows.net", "container": "handbook"},
+        "account_url",
+        "https://attacker.example",
+    ),
+    "sharepoint": (
+        "ms_graph_app",
+        {"tenant_id": GUID, "client_id": GUID, "client_secret": "s"},
+        {"hostname": "acme.sharepoint.com", "site_path": "/sites/handbook"},
+        "hostname",
+        "other.sharepoint.com",
+    ),
+}
+
+
+class TestRepointingABoundSecret:
+    """Changing where a bound secret is sent lends it again (seed: binding a key needs
+    ``secrets:view``): a member who could not bind it cannot re-point it, on either route."""
+
+    @pytest.mark.parametrize("connector", sorted(REPOINTED))
+    async def test_refused_without_secrets_view_on_both_routes(
+        self, client: Client, bed: SyncBed, connector: str
+    ) -> None:
+        kind, value, config, field, address = REPOINTED[connector]
+        kb = await bed.kb()
+        secret = await bed.secret(kind, value)  # alice's, shared with the organization
+        created = await create(
+            client(), kb, {"connector": connector, "config": config, "secret_id": str(secret)}
+        )
+        assert created.status_code == 201, created.text
+        src = created.json()
+        carol = client(user="carol", perms=(VIEW, EDIT))
+        for route in (f"/kb/{kb.id}/sync-sources/{src['id']}", f"/rag/sync/sources/{src['id']}"):
+            r = await carol.patch(route, json={"config": {**config, field: address}, "name": "x"})
+            assert r.status_code == 403, r.text
+            assert r.json()["error"]["details"]["fields"] == [
+                {"field": f"config.{field}", "message": "re-points the bound secret"}
+            ]
+        async with bed.runtime.sessionmaker() as s:
+            row = await s.get(SyncSource, uuid.UUID(src["id"]))
+        assert row is not None
+        assert (row.config, row.name, row.secret_id) == (src["config"], None, secret)
+        assert (row.destination_changed_by, row.destination_changed_at) == (None, None)
+        assert [e.action for e in await audit(bed, src["id"])] == ["sync_source.created"]
+
+    async def test_a_change_that_keeps_the_destination_needs_no_sight_of_the_secret(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        kb = await bed.kb()
+        src = await s3_source(bed, client(), kb)
+        carol = client(user="carol", perms=(VIEW, EDIT))
+        narrower = {**S3, "prefix": "handbook/2024/"}
+        r = await carol.patch(f"/kb/{kb.id}/sync-sources/{src['id']}", json={"config": narrower})
+        assert r.status_code == 200, r.text
+        assert r.json()["config"] == narrower
+        assert r.json()["destination_changed_by"] is None
+
+    async def test_with_secrets_view_it_is_recorded_who_and_when(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        kb = await bed.kb()
+        src = await s3_source(bed, client(), kb)
+        dana = client(user="dana")  # collections:edit and secrets:view
+        config = {**S3, "endpoint_url": "https://minio.acme.example"}
+        r = await dana.patch(f"/rag/sync/sources/{src['id']}", json={"config": config})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["config"] == config
+        assert body["destination_changed_by"] == "dana"
+        assert body["destination_changed_at"] is not None
+        entry = (await audit(bed, src["id"]))[-1]
+        assert (entry.action, entry.actor) == ("sync_source.updated", "dana")
+        assert entry.details["destination_changed"] == ["config.endpoint_url"]
+        assert "minio.acme.example" not in str(entry.details)
+
+    async def test_a_colleagues_private_secret_is_not_lent_even_with_secrets_view(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        kb = await bed.kb()
+        secret = await bed.secret("git_token", {"token": "t"}, visibility="private")
+        config = {"repo_url": "https://git.example.com/acme/docs.git"}
+        src = (
+            await create(
+                client(), kb, {"connector": "git", "config": config, "secret_id": str(secret)}
+            )
+        ).json()
+        dana = client(user="dana")
+        r = await dana.patch(
+            f"/rag/sync/sources/{src['id']}",
+            json={"config": {"repo_url": "https://attacker.example/r.git"}},
+        )
+        assert r.status_code == 403, r.text
+        assert r.json()["error"]["details"]["fields"][0]["field"] == "config.repo_url"
+        # unbinding the secret in the same change sends it nowhere: allowed
+        r = await dana.patch(
+            f"/rag/sync/sources/{src['id']}",
+            json={"config": {"repo_url": "https://attacker.example/r.git"}, "secret_id": None},
+        )
+        assert r.status_code == 200, r.text
+        assert r.json()["secret_id"] is None
+
+    async def test_an_edit_grant_from_another_organization_lends_no_secret(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        kb = await bed.kb()
+        alice = client()
+        src = await s3_source(bed, alice, kb)
+        granted = await alice.put(
+            f"/kb/{kb.id}/grants", json={"user_id": "mallory", "permission": "edit"}
+        )
+        assert granted.status_code in (200, 204), granted.text
+        mallory = client(user="mallory", org="evil")  # secrets:view, in her own organization
+        assert (await mallory.patch(f"/kb/{kb.id}/sync-sources/{src['id']}", json={})).is_success
+        config = {**S3, "endpoint_url": "https://s3.evil.example"}
+        r = await mallory.patch(f"/kb/{kb.id}/sync-sources/{src['id']}", json={"config": config})
+        assert r.status_code == 403, r.text
+        assert r.json()["error"]["details"]["fields"][0]["field"] == "config.endpoint_url"

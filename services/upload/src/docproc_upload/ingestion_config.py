@@ -5,15 +5,23 @@ The override carries only what changes, so two individually legal numbers can
 make an illegal pair (``chunk_overlap: 4096`` against a collection chunking at
 2500). The merge is re-validated and refused with a 400 naming the fields,
 before the file is stored and before any document row exists.
+
+A configuration lends vault secrets (``IngestionConfig.secret_bindings``): each binding
+it makes that the collection did not already make is checked against the caller, as an
+embedding key is (``lendable_secret``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from docproc_common.auth import Principal
 from docproc_common.errors import FieldError, InvalidInput
-from docproc_common.ingestion import IngestionConfig
+from docproc_common.ingestion import IngestionConfig, SecretBinding
 from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from docproc_upload.credentials.repository import lendable_secret
 
 ROOT = "ingestion_config"
 
@@ -43,3 +51,45 @@ def merge_config(base: dict[str, Any], override: dict[str, Any] | None) -> Inges
         raise InvalidInput(
             "The ingestion configuration is not valid", fields=field_errors(exc)
         ) from exc
+
+
+def _bindings(stored: dict[str, Any] | None) -> frozenset[SecretBinding]:
+    if stored is None:
+        return frozenset()
+    try:
+        return IngestionConfig.model_validate(stored).secret_bindings()
+    except ValidationError:
+        return frozenset()
+
+
+async def check_secret_bindings(
+    session: AsyncSession,
+    principal: Principal,
+    config: IngestionConfig,
+    *,
+    organization_id: str | None,
+    kept: dict[str, Any] | None,
+) -> None:
+    """Refuse a secret ``config`` lends that the caller may not lend (400 naming the field).
+
+    ``kept``: the collection's stored configuration, whose bindings were checked when they
+    were made and which a member may use without seeing the key (one that no longer
+    validates keeps nothing: everything is checked). Anything else it binds
+    (another secret, or the same vision key sent to another ``base_url``) is lent by
+    this caller now: a key they can see, of the kind the field needs, in the collection's
+    organization. One "not found" answer for every failure, as for an embedding key.
+    """
+    made = _bindings(kept)
+    for binding in sorted(config.secret_bindings() - made, key=lambda b: b.field):
+        secret = await lendable_secret(
+            session,
+            principal,
+            binding.secret_id,
+            kind=binding.kind,
+            organization_id=organization_id,
+        )
+        if secret is None:
+            raise InvalidInput(
+                f"No {binding.kind} secret with this id was found in the vault",
+                fields=[FieldError(f"{ROOT}.{binding.field}", "not found")],
+            )

@@ -7,6 +7,7 @@ Postgres; HTTP endpoints are a scripted stand-in on 127.0.0.1.
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import os
 import uuid
@@ -809,3 +810,125 @@ class TestRotation:
             assert await rewrap_all(s, old_master_key=new, new_master_key=current) == 0
         async with runtime.sessionmaker() as s:
             assert await open_secret(s, secret_id=key, organization_id="acme", master_key=current)
+
+
+LOCAL = {"embedding_provider": "local", "embedding_model": MINILM}
+VISION_URL = "https://api.openai.com/v1"
+
+
+def vision(secret_id: str, base_url: str = VISION_URL) -> dict[str, Any]:
+    return {
+        "vision_profile": {"base_url": base_url, "model": "gpt-4o-mini", "secret_id": secret_id}
+    }
+
+
+async def upload_with(
+    c: httpx.AsyncClient, kb_id: str, override: dict[str, Any] | None = None
+) -> httpx.Response:
+    form = {"ingestion": json.dumps(override)} if override is not None else None
+    return await c.post(
+        f"/kb/{kb_id}/documents", files={"file": ("a.txt", b"Plain words.")}, data=form
+    )
+
+
+async def documents_of(runtime: Runtime, kb_id: str) -> int:
+    async with runtime.sessionmaker() as s:
+        return int(
+            (
+                await s.execute(
+                    text("SELECT count(*) FROM rag_documents WHERE knowledge_base_id = :k"),
+                    {"k": uuid.UUID(kb_id)},
+                )
+            ).scalar_one()
+        )
+
+
+class TestIngestionSecrets:
+    """A parser's or vision key named by an ingestion configuration is lent as an embedding
+    key is (seed: binding a key lends it): on ``POST /kb``, ``PATCH /kb/{id}`` and an
+    upload's override, a binding the collection does not already make must name a key the
+    caller can see, of the field's kind, in the collection's organization."""
+
+    async def test_a_colleagues_private_key_is_refused_wherever_it_is_bound(
+        self, users: dict[str, httpx.AsyncClient], runtime: Runtime
+    ) -> None:
+        alice, bob = users["alice"], users["bob"]
+        llama = await secret(bob, {"api_key": "llx-bob"}, kind="llamaparse", provider=None)
+        bindings = {
+            "ingestion_config.llamaparse_secret_id": {
+                "parser": "llamaparse",
+                "llamaparse_secret_id": llama,
+            },
+            "ingestion_config.vision_profile.secret_id": vision(await secret(bob)),
+        }
+        base = await kb(alice, **LOCAL)
+        for field, config in bindings.items():
+            created = await alice.post(
+                "/kb", json={"name": uniq("kb"), **LOCAL, "ingestion_config": config}
+            )
+            patched = await alice.patch(f"/kb/{base['id']}", json={"ingestion_config": config})
+            uploaded = await upload_with(alice, base["id"], config)
+            for r in (created, patched, uploaded):
+                assert r.status_code == 400, r.text
+                assert r.json()["error"]["details"]["fields"] == [
+                    {"field": field, "message": "not found"}
+                ]
+        after = (await alice.get(f"/kb/{base['id']}")).json()
+        assert after["ingestion_config"] == base["ingestion_config"]
+        assert await documents_of(runtime, base["id"]) == 0
+
+    async def test_the_collections_own_binding_is_used_a_new_one_is_checked(
+        self, users: dict[str, httpx.AsyncClient], runtime: Runtime
+    ) -> None:
+        alice, carol = users["alice"], users["carol"]
+        shared = await secret(alice, visibility="org")
+        base = await kb(alice, **LOCAL, ingestion_config=vision(shared))
+        # carol edits collections but cannot see shared keys: the base lends her its own
+        assert (await upload_with(carol, base["id"])).status_code == 202
+        assert (await upload_with(carol, base["id"], {"chunk_size": 400})).status_code == 202
+        kept = await carol.patch(f"/kb/{base['id']}", json={"ingestion_config": {"max_pages": 9}})
+        assert kept.status_code == 200, kept.text
+        # ...but not to send it elsewhere, nor to bind it where it was not bound
+        elsewhere = vision(shared, "https://vision.attacker.example/v1")
+        for r in (
+            await upload_with(carol, base["id"], elsewhere),
+            await carol.patch(f"/kb/{base['id']}", json={"ingestion_config": elsewhere}),
+            await carol.post(
+                "/kb", json={"name": uniq("kb"), **LOCAL, "ingestion_config": vision(shared)}
+            ),
+        ):
+            assert r.status_code == 400, r.text
+            assert fields(r) == {"ingestion_config.vision_profile.secret_id"}
+        assert await documents_of(runtime, base["id"]) == 2
+        # alice sees the shared key: she may point it at another endpoint
+        moved = await alice.patch(f"/kb/{base['id']}", json={"ingestion_config": elsewhere})
+        assert moved.status_code == 200, moved.text
+
+    async def test_a_key_of_another_kind_is_refused_as_not_found(
+        self, users: dict[str, httpx.AsyncClient]
+    ) -> None:
+        alice = users["alice"]
+        openai_key = await secret(alice)
+        r = await alice.post(
+            "/kb",
+            json={
+                "name": uniq("kb"),
+                **LOCAL,
+                "ingestion_config": {"parser": "llamaparse", "llamaparse_secret_id": openai_key},
+            },
+        )
+        assert r.status_code == 400, r.text
+        assert fields(r) == {"ingestion_config.llamaparse_secret_id"}
+        assert "No llamaparse secret with this id" in r.json()["error"]["message"]
+
+    async def test_a_worker_asking_for_a_kind_opens_only_that_kind(
+        self, users: dict[str, httpx.AsyncClient], runtime: Runtime
+    ) -> None:
+        key = uuid.UUID(await secret(users["alice"]))
+        master = runtime.settings.vault.master_key.get_secret_value()
+        async with runtime.sessionmaker() as s:
+            for kind, opens in (("llamaparse", False), ("api_key", True)):
+                opened = await open_secret(
+                    s, secret_id=key, organization_id="acme", master_key=master, kind=kind
+                )
+                assert (opened is not None) is opens, kind

@@ -13,6 +13,31 @@ from fastapi.testclient import TestClient
 from pydantic import BaseModel
 
 
+class TestSecretBindings:
+    """What a configuration lends: the binding the API checks where it is made and the parser
+    holds its key to (a vision key is bound to its endpoint too)."""
+
+    def test_each_key_its_field_its_kind_and_where_it_goes(self) -> None:
+        llama, key = uuid.uuid4(), uuid.uuid4()
+        profile = {"base_url": "https://vl.example/v1", "model": "m", "secret_id": str(key)}
+        config = merge_config(
+            {},
+            {"parser": "llamaparse", "llamaparse_secret_id": str(llama), "vision_profile": profile},
+        )
+        assert {
+            (b.field, b.secret_id, b.kind, b.destination) for b in config.secret_bindings()
+        } == {
+            ("llamaparse_secret_id", llama, "llamaparse", None),
+            ("vision_profile.secret_id", key, "api_key", "https://vl.example/v1"),
+        }
+        elsewhere = merge_config(
+            config.model_dump(mode="json"),
+            {"vision_profile": {**profile, "base_url": "https://other.example/v1"}},
+        )
+        assert elsewhere.secret_bindings() - config.secret_bindings() != frozenset()
+        assert merge_config({}, None).secret_bindings() == frozenset()
+
+
 class TestMergeConfig:
     def test_defaults(self) -> None:
         config = merge_config({}, None)

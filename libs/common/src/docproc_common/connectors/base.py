@@ -64,6 +64,12 @@ class ConnectorSpec:
     #: What "whatever it has been granted" reaches for this connector, said in the audience
     #: sentence (None: the sentence says no more).
     REACH: ClassVar[str | None] = None
+    #: The ``CONFIG_MODEL`` fields that say where the credential is sent (a host, an
+    #: endpoint, a bucket that names its host) or which tenant site or drive it opens.
+    #: Changing one while a secret is bound lends that secret again, so it needs what
+    #: binding it needs. No default: every connector names its own, or the registry's
+    #: test fails (a connector without a secret names them too, for the day it takes one).
+    DESTINATION_FIELDS: ClassVar[frozenset[str]]
 
     @classmethod
     def validate_config(cls, config: BaseModel, options: ConnectorOptions) -> ConfigRefusal | None:  # noqa: ARG003

@@ -185,6 +185,11 @@ class SyncSource(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     last_run_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     name: Mapped[str | None] = mapped_column(String(200))
+    #: Who last changed where the source's credential is sent (a ``DESTINATION_FIELDS``
+    #: field of its configuration), and when; null until someone does. Every such change
+    #: is also an audit entry naming the fields.
+    destination_changed_by: Mapped[str | None] = mapped_column(String(200))
+    destination_changed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class SyncLog(Base):

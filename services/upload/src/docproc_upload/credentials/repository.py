@@ -55,6 +55,36 @@ async def visible_secret(
     ).scalar_one_or_none()
 
 
+async def lendable_secret(
+    session: AsyncSession,
+    principal: Principal,
+    secret_id: uuid.UUID,
+    *,
+    kind: str,
+    organization_id: str | None,
+    provider: str | None = None,
+) -> Secret | None:
+    """The secret ``principal`` may bind to something of ``organization_id``, or None.
+
+    Binding a key lends it (whatever it is bound to spends it, reads with it, or sends it
+    to an address), so it must be one the caller can see today (``visible_secret``), of
+    the ``kind`` (and ``provider``) its use needs, in the organization of what binds it.
+    One None for every failure, so a refusal enumerates nothing. Every binding asks this:
+    an embedding key, a parser's or vision key, a sync source's credential re-pointed.
+    """
+    query = select(Secret).where(
+        Secret.id == secret_id,
+        _visible(principal),
+        Secret.kind == kind,
+        Secret.organization_id.is_(None)
+        if organization_id is None
+        else Secret.organization_id == organization_id,
+    )
+    if provider is not None:
+        query = query.where(Secret.provider == provider)
+    return (await session.execute(query)).scalar_one_or_none()
+
+
 async def list_visible_secrets(
     session: AsyncSession, principal: Principal, *, kind: str | None = None
 ) -> Sequence[Secret]:

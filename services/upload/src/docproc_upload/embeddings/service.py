@@ -54,7 +54,7 @@ from docproc_common.vault import SecretKind
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.audit import record
-from docproc_upload.credentials.repository import visible_secret
+from docproc_upload.credentials.repository import lendable_secret
 from docproc_upload.embeddings import repository
 from docproc_upload.embeddings.base_urls import check_base_url, normalize_url
 from docproc_upload.embeddings.schemas import (
@@ -192,15 +192,18 @@ async def _check_credential(
             f"A collection on '{pspec.name}' names the vault key that pays for its embeddings",
             fields=[FieldError("embedding_secret_id", "required")],
         )
-    if check_secret:
-        secret = await visible_secret(session, principal, secret_id)
-        if (
-            secret is None
-            or secret.kind != SecretKind.API_KEY
-            or secret.provider != pspec.name
-            or secret.organization_id != organization_id
-        ):
-            raise _key_not_found(pspec.name)
+    if check_secret and (
+        await lendable_secret(
+            session,
+            principal,
+            secret_id,
+            kind=SecretKind.API_KEY,
+            organization_id=organization_id,
+            provider=pspec.name,
+        )
+        is None
+    ):
+        raise _key_not_found(pspec.name)
     if base_url is None:
         return None
     normalized = check_base_url(base_url, pspec, settings.embedder.allowed_base_urls)

@@ -49,7 +49,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from docproc_upload.access import Access, resolve_kb
 from docproc_upload.audit import record
 from docproc_upload.embeddings.service import EMBEDDING_FIELDS, choose_embedding, move_embedding
-from docproc_upload.ingestion_config import ROOT, merge_config
+from docproc_upload.ingestion_config import ROOT, check_secret_bindings, merge_config
 from docproc_upload.knowledge_bases import repository
 from docproc_upload.knowledge_bases.schemas import (
     CollectionDeletedOut,
@@ -199,6 +199,9 @@ async def create_kb(
         endpoint_id=body.embedding_endpoint_id,
         existing=existing,
     )
+    await check_secret_bindings(
+        session, principal, body.ingestion_config, organization_id=organization_id, kept=None
+    )
     text_search_config = await _text_search_config(session, body.text_search_config, existing)
     vector_type = _vector_type(body.vector_type, existing)
     if not existing:
@@ -274,6 +277,13 @@ async def update_kb(
                 fields=[FieldError(ROOT, "must be an object")],
             )
         config = merge_config(kb.ingestion_config, patch.ingestion_config)
+        await check_secret_bindings(
+            session,
+            principal,
+            config,
+            organization_id=kb.organization_id,
+            kept=kb.ingestion_config,
+        )
     if EMBEDDING_FIELDS & sent:
         await move_embedding(session, principal, settings, kb, patch)
     if config is not None and config.model_dump(mode="json") != kb.ingestion_config:

@@ -58,7 +58,7 @@ from docproc_common.storage import AsyncStorage
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.access import Access, resolve_collection, resolve_kb
-from docproc_upload.ingestion_config import merge_config
+from docproc_upload.ingestion_config import check_secret_bindings, merge_config
 from docproc_upload.inputs import column_length
 from docproc_upload.knowledge_bases import repository as knowledge_bases
 from docproc_upload.metrics import DOCUMENTS, REJECTIONS, UPLOAD_BYTES
@@ -187,6 +187,13 @@ async def check_upload(
             fields=[FieldError("file", "too large")],
         )
     config = merge_config(kb.ingestion_config, parse_override(ingestion))
+    await check_secret_bindings(
+        session,
+        principal,
+        config,
+        organization_id=kb.organization_id,
+        kept=kb.ingestion_config,
+    )
     own_date = parse_document_date(document_date)
     unit = parse_organizational_unit(organizational_unit)
     try:

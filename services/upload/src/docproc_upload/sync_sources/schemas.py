@@ -93,6 +93,10 @@ class SourceOut(BaseModel):
     created_by: str
     created_at: datetime
     last_run_at: datetime | None
+    #: Who last changed where the source's credential is sent (an address field of
+    #: ``config``: a host, an endpoint, a site or a drive), and when; null until someone does.
+    destination_changed_by: str | None = None
+    destination_changed_at: datetime | None = None
     #: Who ends up able to read what this source ingests, said with the credential that reads
     #: it. Null for a connector without a credential, or a caller without ``secrets:view``.
     audience: str | None = None

@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.access import Access, resolve_collection, resolve_kb
 from docproc_upload.audit import record
-from docproc_upload.credentials.repository import visible_secret
+from docproc_upload.credentials.repository import lendable_secret, visible_secret
 from docproc_upload.knowledge_bases import repository as knowledge_bases
 from docproc_upload.sync_sources import repository
 from docproc_upload.sync_sources.schemas import (
@@ -180,6 +180,43 @@ async def _secret(
             fields=[FieldError("secret_id", "not of the knowledge base's organization")],
         )
     return secret.id
+
+
+def destination_changes(
+    cls: type[ConnectorSpec], before: dict[str, Any], after: dict[str, Any]
+) -> list[str]:
+    """The connector's ``DESTINATION_FIELDS`` whose value differs between two stored
+    configurations (an unset field counts as its default), sorted."""
+    fields = cls.CONFIG_MODEL.model_fields
+
+    def value(config: dict[str, Any], name: str) -> Any:
+        if name in config:
+            return config[name]
+        return fields[name].get_default(call_default_factory=True)
+
+    return sorted(f for f in cls.DESTINATION_FIELDS if value(before, f) != value(after, f))
+
+
+async def _may_repoint(
+    session: AsyncSession,
+    principal: Principal,
+    cls: type[ConnectorSpec],
+    secret_id: uuid.UUID,
+    organization_id: str | None,
+    fields: list[str],
+) -> None:
+    """Changing where a bound secret is sent lends it again: the caller must be able to bind
+    it (``lendable_secret``: sight of it, so ``secrets:view`` for a shared one), or 403."""
+    lendable = cls.SECRET_KIND is not None and await lendable_secret(
+        session, principal, secret_id, kind=cls.SECRET_KIND, organization_id=organization_id
+    )
+    if not lendable:
+        raise Forbidden(
+            "Changing where this source sends its credential lends that credential again, "
+            "which needs what binding it needs: sight of the secret (secrets:view for one "
+            "shared with the organization)",
+            fields=[FieldError(f"config.{f}", "re-points the bound secret") for f in fields],
+        )
 
 
 def _schedule(value: int | None) -> int | None:
@@ -377,17 +414,28 @@ async def update_source(
                 session, target, _target_field(body.knowledge_base_id, body.collection_name)
             )
     kb_org = target.organization_id if target is not None else src.organization_id
+    config = src.config
     if "config" in sent:
         if body.config is None:
             raise InvalidInput(
                 "The configuration cannot be removed", fields=[FieldError("config", "required")]
             )
-        src.config = _config(cls.NAME, body.config)
+        config = _config(cls.NAME, body.config)
+    repointed = destination_changes(cls, src.config, config)
     if "secret_id" in sent:
-        src.secret_id = await _secret(session, principal, cls, body.secret_id, kb_org)
-    elif target is not None and src.secret_id is not None:
-        # a move points the credential at a new audience: the mover must be able to use it
-        await _secret(session, principal, cls, src.secret_id, kb_org)
+        secret_id = await _secret(session, principal, cls, body.secret_id, kb_org)
+    else:
+        secret_id = src.secret_id
+        if secret_id is not None and repointed:
+            await _may_repoint(session, principal, cls, secret_id, kb_org, repointed)
+        elif secret_id is not None and target is not None:
+            # a move points the credential at a new audience: the mover must be able to use it
+            await _secret(session, principal, cls, secret_id, kb_org)
+    src.config = config
+    src.secret_id = secret_id
+    if repointed:
+        src.destination_changed_by = principal.user_id
+        src.destination_changed_at = func.now()
     if "name" in sent:
         src.name = body.name
     if "sync_mode" in sent and body.sync_mode is not None:
@@ -396,10 +444,12 @@ async def update_source(
         src.schedule_seconds = _schedule(body.schedule_seconds)
     if "organizational_unit" in sent:
         src.organizational_unit = _unit(body.organizational_unit)
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = (
+        {"destination_changed": [f"config.{f}" for f in repointed]} if repointed else {}
+    )
     if target is not None:
         await _not_reserved(session, target)
-        extra = {
+        extra |= {
             "previous_collection_name": src.collection_name,
             "previous_knowledge_base_id": (
                 str(src.knowledge_base_id) if src.knowledge_base_id else None

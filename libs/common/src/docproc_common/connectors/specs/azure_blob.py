@@ -39,6 +39,7 @@ class AzureBlobSpec(ObjectStoreSpec):
     DESCRIPTION = "Blobs under a prefix of an Azure Blob Storage container"
     CONFIG_MODEL = AzureBlobConfig
     SECRET_KIND = "azure_storage"
+    DESTINATION_FIELDS = frozenset({"account_url"})  # the container is a path on that host
 
     @classmethod
     def validate_config(cls, config: object, options: ConnectorOptions) -> ConfigRefusal | None:

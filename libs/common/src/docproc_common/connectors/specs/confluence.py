@@ -85,6 +85,7 @@ class ConfluenceSpec(ConnectorSpec):
     DESCRIPTION = "The pages of one Confluence Cloud space (or one page tree), as text"
     CONFIG_MODEL = ConfluenceConfig
     SECRET_KIND = "confluence_token"
+    DESTINATION_FIELDS = frozenset({"site_url"})
     CHANGE_SIGNAL = "version.number"
     REACH = "every page of the space it can see, restricted pages included"
 

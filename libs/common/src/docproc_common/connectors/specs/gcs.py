@@ -36,6 +36,7 @@ class GcsSpec(ObjectStoreSpec):
     DESCRIPTION = "Objects under a prefix of a Google Cloud Storage bucket"
     CONFIG_MODEL = GcsConfig
     SECRET_KIND = "gcp_service_account"
+    DESTINATION_FIELDS = frozenset({"endpoint_url"})  # the bucket is a path on that host
     CHANGE_SIGNAL = "md5Hash (generation)"
 
     @classmethod

@@ -65,6 +65,8 @@ class GoogleDriveSpec(ConnectorSpec):
     DESCRIPTION = "Files of a Drive folder shared with a service account (Docs exported)"
     CONFIG_MODEL = GoogleDriveConfig
     SECRET_KIND = "gcp_service_account"
+    #: Google is always the host: the folder, and whether shared drives are reached, are the drive
+    DESTINATION_FIELDS = frozenset({"folder_id", "include_shared_drives"})
     CHANGE_SIGNAL = "md5Checksum / modifiedTime, from the Changes API"
 
     @classmethod

@@ -40,6 +40,7 @@ class GitSpec(ConnectorSpec):
     DESCRIPTION = "Documentation files of one branch of a repository, over HTTPS"
     CONFIG_MODEL = GitConfig
     SECRET_KIND = "git_token"
+    DESTINATION_FIELDS = frozenset({"repo_url"})
     SECRET_REQUIRED = False  # a public repository needs none
     CHANGE_SIGNAL = "commit sha, then blob id"
 

@@ -27,6 +27,7 @@ class LocalSpec(ConnectorSpec):
     DESCRIPTION = "A directory on the docproc server itself; app admins only"
     CONFIG_MODEL = LocalConfig
     SECRET_KIND = None
+    DESTINATION_FIELDS = frozenset({"path"})
     ADMIN_ONLY = True
     CHANGE_SIGNAL = "mtime and size"
 

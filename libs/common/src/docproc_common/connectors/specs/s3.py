@@ -36,6 +36,8 @@ class S3Spec(ObjectStoreSpec):
     DESCRIPTION = "Objects under a prefix of an S3 bucket (or an S3-compatible store)"
     CONFIG_MODEL = S3Config
     SECRET_KIND = "aws_credentials"
+    #: AWS addresses a bucket by host (<bucket>.s3.<region>.amazonaws.com), as does an endpoint
+    DESTINATION_FIELDS = frozenset({"bucket", "region", "endpoint_url"})
 
     @classmethod
     def validate_config(cls, config: object, options: ConnectorOptions) -> ConfigRefusal | None:

@@ -87,6 +87,9 @@ class SharePointSpec(ConnectorSpec):
     )
     CONFIG_MODEL = SharePointConfig
     SECRET_KIND = "ms_graph_app"
+    #: The tenant is the secret's; the site (by host and path, or id), the drive, or a user's
+    #: OneDrive are where in it the token reads
+    DESTINATION_FIELDS = frozenset({"hostname", "site_path", "site_id", "drive", "user_id"})
     CHANGE_SIGNAL = "Graph delta link, then cTag"
 
     @classmethod

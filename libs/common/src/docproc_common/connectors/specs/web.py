@@ -51,6 +51,7 @@ class WebSpec(ConnectorSpec):
     DESCRIPTION = "Crawl one site (robots.txt obeyed) and index its pages as text"
     CONFIG_MODEL = WebConfig
     SECRET_KIND = None
+    DESTINATION_FIELDS = frozenset({"start_url"})
     CHANGE_SIGNAL = "ETag / Last-Modified"
 
     @classmethod
