@@ -13,7 +13,8 @@ latency as the client sees it.
 
 ``--home`` keeps the all-in-one's home (its embedded Postgres and files) there: a corpus is
 ingested once, and a later run on the same home only searches (it uploads what the base
-lacks). Without it, everything lives in a temporary folder. ``--reference`` adds what the
+lacks). Without it, everything lives in a temporary folder. ``--sweep`` scores hybrid's
+fusion (``vector_search.fuse``) over the vector and keyword hits for vector weights 0 to 1. ``--reference`` adds what the
 pipeline is held to, over the same texts: the built-in model run directly (whole-corpus
 exact cosine, sentence-transformers' 256-token truncation; the parity check) and BM25 by
 ``bm25s`` (English stop words and Snowball stemming, and plain lower-cased words).
@@ -30,11 +31,13 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import ir_measures
@@ -201,23 +204,67 @@ def ingest(c: httpx.Client, kb_id: str, data: DataSet) -> tuple[float, dict[str,
     return time.perf_counter() - started, state
 
 
+Hits = dict[str, list[dict[str, Any]]]  # query id -> the API's hits, best first
+
+
 def search_runs(
     c: httpx.Client, collection: str, data: DataSet, modes: Iterable[str]
-) -> Iterator[tuple[str, Run, list[float]]]:
-    by_file = {file_name(d): d for d in data.corpus}
+) -> Iterator[tuple[str, Hits, list[float]]]:
     for mode in modes:
-        run: Run = {}
+        hits: Hits = {}
         latencies = []
         for qid, query in data.queries.items():
             body = {"query": query, "collections": [collection], "top_k": TOP_K, "mode": mode}
             started = time.perf_counter()
-            hits = c.post("/rag/search", json=body).raise_for_status().json()["results"]
+            hits[qid] = c.post("/rag/search", json=body).raise_for_status().json()["results"]
             latencies.append(1000 * (time.perf_counter() - started))
-            best: dict[str, float] = {}
-            for hit in hits:  # best first: a document keeps its best chunk's place
-                best.setdefault(by_file[hit["filename"]], hit["score"])
-            run[qid] = ranked(best.items())
-        yield mode, run, latencies
+        yield mode, hits, latencies
+
+
+def documents(data: DataSet, hits: Hits) -> Run:
+    """The run: each query's documents, each at its best chunk's place."""
+    by_file = {file_name(d): d for d in data.corpus}
+    run: Run = {}
+    for qid, found in hits.items():
+        best: dict[str, float] = {}
+        for hit in found:
+            best.setdefault(by_file[hit["filename"]], hit["score"])
+        run[qid] = ranked(best.items())
+    return run
+
+
+def fusion_sweep(data: DataSet, vector: Hits, keyword: Hits, rounds: int) -> None:
+    """``docproc_upload.vector_search.fuse`` over the two legs' hits as the API gave them
+    (each cut to the candidates a hybrid search fuses), for vector weights 0 to 1."""
+    from docproc_upload.vector_search import HYBRID_CANDIDATES, Hit, fuse
+
+    def as_hits(found: list[dict[str, Any]]) -> list[Hit]:
+        return [
+            Hit(
+                chunk_id=uuid.uuid5(uuid.UUID(h["vector_document_id"]), str(h["chunk_no"])),
+                document_id=uuid.UUID(h["vector_document_id"]),
+                tracking_id=None,
+                chunk_no=h["chunk_no"],
+                content="",
+                filename=h["filename"],
+                score=h["score"],
+            )
+            for h in found[:HYBRID_CANDIDATES]
+        ]
+
+    for tenth in range(11):
+        weight = tenth / 10
+        fused: Hits = {}
+        for qid in data.queries:
+            blend = fuse(
+                as_hits(vector[qid]),
+                as_hits(keyword[qid]),
+                TOP_K,
+                limit=HYBRID_CANDIDATES,
+                weight=weight,
+            )
+            fused[qid] = [{"filename": h.filename, "score": h.score} for h in blend]
+        report(f"fuse, vector weight {weight:.1f}", data.qrels, documents(data, fused), rounds)
 
 
 def percentiles(latencies: list[float]) -> str:
@@ -306,6 +353,9 @@ def main() -> None:
     ap.add_argument("--queries", type=int, help="the first N judged queries only")
     ap.add_argument("--bootstrap", type=int, default=1000, help="resamples per interval")
     ap.add_argument("--reference", action="store_true", help="also the model directly and BM25")
+    ap.add_argument(
+        "--sweep", action="store_true", help="hybrid's fusion over the vector weights 0 to 1"
+    )
     args = ap.parse_args()
 
     data = load_beir(args.data, args.split)
@@ -331,9 +381,13 @@ def main() -> None:
             flush=True,
         )
         header()
-        for mode, run, latencies in search_runs(c, collection, data, args.modes.split(",")):
-            report(mode, data.qrels, run, args.bootstrap, percentiles(latencies))
+        legs: dict[str, Hits] = {}
+        for mode, hits, latencies in search_runs(c, collection, data, args.modes.split(",")):
+            legs[mode] = hits
+            report(mode, data.qrels, documents(data, hits), args.bootstrap, percentiles(latencies))
         print(f"load {load()}", flush=True)
+        if args.sweep:
+            fusion_sweep(data, legs["vector"], legs["keyword"], args.bootstrap)
         if args.reference:
             references: dict[str, Callable[[], Run]] = {
                 "MiniLM directly (exact, no chunking)": lambda: model_run(
