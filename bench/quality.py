@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -142,11 +142,19 @@ def ranked(scores: Iterable[tuple[str, float]]) -> dict[str, float]:
 # -- the pipeline --------------------------------------------------------------------------
 
 
+class FreshToken(httpx.Auth):
+    """An app admin's token minted per request: an ingestion outlasts one token's hour."""
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        token = mint_token(
+            AuthSettings(), user_id="bench", permissions=[VIEW, EDIT], app_admin=True
+        )
+        request.headers["Authorization"] = f"Bearer {token}"
+        yield request
+
+
 def client(api: str) -> httpx.Client:
-    token = mint_token(AuthSettings(), user_id="bench", permissions=[VIEW, EDIT], app_admin=True)
-    return httpx.Client(
-        base_url=api + "/api/v1", headers={"Authorization": f"Bearer {token}"}, timeout=300
-    )
+    return httpx.Client(base_url=api + "/api/v1", auth=FreshToken(), timeout=300)
 
 
 def knowledge_base(c: httpx.Client, name: str, config: str) -> dict[str, str]:
