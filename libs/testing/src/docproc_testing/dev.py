@@ -26,17 +26,26 @@ class Dev:
 
 
 @contextmanager
-def running_dev(tmp: Path) -> Iterator[Dev]:
+def running_dev(tmp: Path, *, embedded: bool = False) -> Iterator[Dev]:
     """Start ``docproc dev`` with its home, media and log under ``tmp``; stop it (its whole
-    process group) on exit."""
-    database_url = create_test_database_sync(load_infra_env(("postgres",))["DATABASE__URL"])
+    process group) on exit.
+
+    On a fresh database of the test Postgres, or with ``embedded`` on the all-in-one's own
+    Postgres under ``tmp/home/pg`` (``database_url`` empty), which outlives the process: a
+    benchmark that ingests a large corpus once keeps it there between runs.
+    """
     env = {
         **os.environ,
-        "DATABASE__URL": database_url,
         "STORAGE__MEDIA_DIR": str(tmp / "media"),
         "DOCPROC_HOME": str(tmp / "home"),
         "EMBEDDER__MODEL_CACHE_DIR": str(find_repo_root() / ".cache" / "models"),
     }
+    database_url = ""
+    if embedded:
+        env.pop("DATABASE__URL", None)
+    else:
+        database_url = create_test_database_sync(load_infra_env(("postgres",))["DATABASE__URL"])
+        env["DATABASE__URL"] = database_url
     port = free_port()
     log = tmp / "dev.log"
     with log.open("ab") as out:

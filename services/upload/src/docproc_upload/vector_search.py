@@ -191,9 +191,9 @@ def ef_search_for(table_rows: float, limit: int, matching_rows: float | None = N
 SearchMode = Literal["vector", "keyword", "hybrid"]
 
 
-RRF_K = 60
-"""Reciprocal-rank fusion's constant: a hit's hybrid score is the sum over the vector and
-keyword rankings of ``1 / (RRF_K + rank)`` (Cormack et al., 2009)."""
+HYBRID_VECTOR_WEIGHT = 0.5
+"""The vector ranking's share of a hybrid score (``fuse``): ``w x cosine + (1 - w) x
+keyword score``; see ``fuse`` for how it was measured."""
 
 
 HYBRID_CANDIDATES = 50
@@ -365,17 +365,97 @@ async def _vector_hits(
     return sorted(hits, key=lambda h: h.score, reverse=True)
 
 
+BM25_K1 = 1.2
+"""BM25's term-frequency saturation (Lucene's and Anserini's default): the second
+occurrence of a word adds about half what the first did, the tenth little more."""
+
+BM25_B = 0.75
+"""BM25's length normalisation: how far a chunk longer than the scope's average is
+discounted for holding more words."""
+
+COMMON_TERM_SHARE = 0.1
+"""A query word in more than this share of the scope's chunks scores the candidates
+the other words found, but finds none itself (unless every word is that common)."""
+
+
+AVERAGE_LENGTH_SAMPLE = 1000
+"""Chunks of the scope whose mean length stands for the scope's average in BM25's length
+normalisation: a constant of the ranking, where reading every chunk's ``tsvector`` would
+cost a scan of the scope per search."""
+
+
+def _term_query_sql(lexeme: str) -> str:
+    """A ``tsquery`` of exactly one lexeme, from SQL text ``lexeme``: quoted as tsquery input
+    takes it (quotes and backslashes doubled), so nothing in it is read as an operator."""
+    escaped = f"replace(replace({lexeme}, '\\', '\\\\'), '''', '''''')"
+    return f"CAST('''' || {escaped} || '''' AS tsquery)"
+
+
 async def _keyword_hits(
-    session: Reader, table: str, where: str, params: dict[str, Any], limit: int
+    session: Reader, table: str, scope: str, where: str, params: dict[str, Any], limit: int
 ) -> list[Hit]:
-    """The ``limit`` matching chunks that hold every word of the query (web-search syntax:
-    ``"a phrase"``, ``or``, ``-word``), best first by ``ts_rank_cd``, from the GIN index."""
+    """The ``limit`` chunks holding any word of the query, best first by BM25, from the GIN
+    index; a chunk that satisfies the whole query (web-search syntax: every word,
+    ``"a phrase"``, ``or``) ranks above every chunk that does not, and a ``-word`` excludes.
+
+    BM25 (Robertson et al.; ``BM25_K1``, ``BM25_B``): a word's weight is its inverse
+    document frequency ``ln(1 + (N - df + 0.5) / (df + 0.5))`` over the chunks of the
+    scope (the caller's knowledge bases, not narrowed by the filters), its frequency in
+    the chunk saturates, and a chunk is normalised by its length (distinct lexemes) over
+    the scope's average. ``df`` is counted per query word on the GIN index at query time,
+    so the statistics are always the collection's as it stands; a word in more than
+    ``COMMON_TERM_SHARE`` of the chunks adds to the score but finds no chunk itself. The
+    score is BM25 over twice the most any chunk can reach (``ceiling``: ``sum(idf) x (k1 +
+    1)``), plus 0.5 for a chunk that satisfies the whole query: in [0, 1), 0.5 and above
+    for a whole match, comparable across queries, in rank order.
+    """
+    one = _term_query_sql("w.lexeme")
     rows = (
         await session.execute(
             text(
-                f"SELECT {_SELECT_COLUMNS}, ts_rank_cd(content_tsv, query) AS rank "
-                f"FROM {table}, websearch_to_tsquery(CAST(:cfg AS regconfig), :text) query "
-                f"WHERE {where} AND content_tsv @@ query ORDER BY rank DESC, id LIMIT :k"
+                f"""WITH q AS (
+                    SELECT websearch_to_tsquery(CAST(:cfg AS regconfig), :text) AS strict
+                ), words AS (
+                    SELECT w.lexeme, {one} AS one, w.lexeme = ANY(tsvector_to_array(
+                        to_tsvector('simple', COALESCE(NULLIF(querytree(q.strict), 'T'), ''))
+                    )) AS wanted
+                    FROM q, unnest(tsvector_to_array(to_tsvector('simple', q.strict::text)))
+                        w(lexeme)
+                ), corpus AS (
+                    SELECT (SELECT count(*) FROM {table} WHERE {scope}) AS n,
+                        (SELECT avg(length(content_tsv)) FROM (SELECT content_tsv FROM {table}
+                         WHERE {scope} LIMIT {AVERAGE_LENGTH_SAMPLE}) sample) AS avgdl
+                ), weights AS (
+                    SELECT words.lexeme, words.one, d.df,
+                        ln(1 + (corpus.n - d.df + 0.5) / (d.df + 0.5)) AS idf
+                    FROM words, corpus, LATERAL (
+                        SELECT count(*) AS df FROM {table} WHERE {scope} AND content_tsv @@ words.one
+                    ) d
+                    WHERE words.wanted AND d.df > 0
+                ), finding AS (
+                    SELECT CAST(string_agg(CAST(weights.one AS text), ' | ') AS tsquery) AS found,
+                        sum(weights.idf) * {BM25_K1 + 1} AS ceiling,
+                        (SELECT array_agg(lexeme) FROM weights) AS lexemes
+                    FROM weights, corpus
+                    WHERE weights.df <= {COMMON_TERM_SHARE} * corpus.n
+                        OR NOT EXISTS (SELECT 1 FROM weights w2 WHERE w2.df <= {COMMON_TERM_SHARE} * corpus.n)
+                ), excluded AS (
+                    SELECT CAST(string_agg(CAST(words.one AS text), ' | ') AS tsquery) AS out
+                    FROM words WHERE NOT words.wanted
+                )
+                SELECT {_SELECT_COLUMNS}, (s.rank + CASE WHEN c.content_tsv @@ q.strict
+                    THEN finding.ceiling ELSE 0 END) / (2 * finding.ceiling) AS rank
+                FROM {table} c, q, corpus, finding, excluded, LATERAL (
+                    SELECT sum(weights.idf * u.tf * {BM25_K1 + 1} / (u.tf + {BM25_K1}
+                        * (1 - {BM25_B} + {BM25_B} * length(c.content_tsv) / corpus.avgdl))) AS rank
+                    FROM (SELECT x.lexeme, COALESCE(cardinality(x.positions), 1) AS tf
+                          FROM unnest(ts_filter(setweight(c.content_tsv, 'A', finding.lexemes),
+                                                '{{a}}')) x) u
+                    JOIN weights ON weights.lexeme = u.lexeme
+                ) s
+                WHERE {where} AND c.content_tsv @@ finding.found
+                    AND (excluded.out IS NULL OR NOT c.content_tsv @@ excluded.out)
+                ORDER BY rank DESC, c.id LIMIT :k"""
             ),
             {**params, "k": limit},
         )
@@ -383,16 +463,39 @@ async def _keyword_hits(
     return [_hit(r, float(r.rank)) for r in rows]
 
 
-def fuse(rankings: Sequence[Sequence[Hit]], top_k: int) -> list[Hit]:
-    """Reciprocal-rank fusion: ``sum(1 / (RRF_K + rank))`` over the rankings a chunk is in
-    (rank from 1), best first; a tie keeps the earlier ranking's order."""
-    scores: dict[uuid.UUID, float] = {}
+def fuse(
+    vector: Sequence[Hit],
+    keyword: Sequence[Hit],
+    top_k: int,
+    *,
+    limit: int,
+    weight: float = HYBRID_VECTOR_WEIGHT,
+) -> list[Hit]:
+    """A normalised score blend of the two rankings (each at most ``limit`` hits, best
+    first): ``weight x cosine + (1 - weight) x keyword score``, best first, ties in the
+    vector ranking's order then the keyword one's.
+
+    Both scores are on fixed scales (a cosine; the keyword score in [0, 1), 0.5 and above
+    for a chunk satisfying the whole query), so a weak keyword match (a paraphrase sharing
+    a common word) moves a chunk little, and an exact identifier a lot, where reciprocal
+    rank fusion gives a ranking's first hit the same weight however poor it is. A chunk
+    missing from a full ranking (``limit`` hits) takes that ranking's last score, the most
+    it can have there; from a shorter one, 0 (it did not match).
+    """
+
+    def floor(ranking: Sequence[Hit]) -> float:
+        return ranking[-1].score if len(ranking) >= limit else 0.0
+
+    similarity = {h.chunk_id: h.score for h in vector}
+    matched = {h.chunk_id: h.score for h in keyword}
     first: dict[uuid.UUID, Hit] = {}
-    for ranking in rankings:
-        for rank, hit in enumerate(ranking, start=1):
-            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + 1.0 / (RRF_K + rank)
-            first.setdefault(hit.chunk_id, hit)
-    order = sorted(first, key=lambda c: scores[c], reverse=True)  # stable: first seen wins ties
+    for hit in [*vector, *keyword]:
+        first.setdefault(hit.chunk_id, hit)
+    low_v, low_k = floor(vector), floor(keyword)
+    scores = {
+        c: weight * similarity.get(c, low_v) + (1 - weight) * matched.get(c, low_k) for c in first
+    }
+    order = sorted(first, key=scores.__getitem__, reverse=True)  # stable: first seen wins ties
     return [replace(first[c], score=scores[c]) for c in order[:top_k]]
 
 
@@ -453,7 +556,8 @@ async def search(
     """
     table = vector_table_name(collection)
     params: dict[str, Any] = {"kbs": list(knowledge_base_ids)}
-    where = " AND ".join([scope_sql(include_operator), *_filter_sql(filters, params)])
+    scope = scope_sql(include_operator)
+    where = " AND ".join([scope, *_filter_sql(filters, params)])
     key = PlanCache.key(table, where, params)
     estimates = plans.get(key) if plans is not None else None
     if estimates is None or (mode != "vector" and not estimates.keyword_index):
@@ -478,7 +582,9 @@ async def search(
             )
         if mode != "vector":
             keyword_params = {**params, "text": text_query, "cfg": text_search_config}
-            rankings.append(await _keyword_hits(session, table, where, keyword_params, limit))
+            rankings.append(
+                await _keyword_hits(session, table, scope, where, keyword_params, limit)
+            )
     except DBAPIError as exc:
         # the estimates were cached and the table has gone since (its last base emptied,
         # docproc rag-drop): nothing to find. An autocommit connection goes on; a
@@ -490,5 +596,5 @@ async def search(
             raise
         return []
     if mode == "hybrid":
-        return fuse(rankings, top_k)
+        return fuse(rankings[0], rankings[1], top_k, limit=limit)
     return rankings[0]

@@ -197,6 +197,49 @@ async def test_paraphrases_lose_no_recall_against_vector_search(
     assert found["vector"] >= len(PARAPHRASES) - 1, found  # the check set is answerable
 
 
+#: Chunks for the keyword ranking: who holds which query word, how often, in how long a text.
+RANKED = [
+    "Statins and dementia: a cohort of older adults followed for ten years.",  # 0: rare words
+    "Older adults in the cohort reported their diet, sleep and exercise every year, and "
+    "the cohort was followed by post for ten years in the study of older adults.",  # 1
+    "Dementia dementia dementia.",  # 2: one rare word, repeated
+    "The flu in the winter.",  # 3: common words only
+    "Parking permits are issued by facilities at reception.",  # 4: none of them
+]
+
+
+async def test_keyword_matches_any_word_ranked_by_bm25(
+    sessions: async_sessionmaker[AsyncSession], model: LocalMiniLM
+) -> None:
+    name = f"bm25_{uuid.uuid4().hex[:8]}"
+    kb = uuid.uuid4()
+    await load(sessions, model, name, kb, RANKED)
+    question = "do statins lower the risk of dementia in older adults?"
+    found = await ranked(sessions, model, name, kb, question, "keyword", top_k=10)
+    # no chunk holds every word, yet each holding some is found; the one without is not
+    assert set(found) == {"0", "1", "2", "3"}, found
+    assert found[0] == "0", found  # the most words, and the rarest
+
+
+async def test_keyword_keeps_exact_phrases_first_and_excludes(
+    sessions: async_sessionmaker[AsyncSession], model: LocalMiniLM
+) -> None:
+    name = f"phr_{uuid.uuid4().hex[:8]}"
+    kb = uuid.uuid4()
+    phrases = [
+        "Twelve winters, twelve summers: the months went by.",  # both words, not as a phrase
+        "The committee of the hospital met every week and wrote its report over twelve months.",
+    ]
+    await load(sessions, model, name, kb, [*RANKED, *phrases])
+    assert (await ranked(sessions, model, name, kb, "twelve months", "keyword"))[0] == "5"
+    assert (await ranked(sessions, model, name, kb, '"twelve months"', "keyword"))[0] == "6"
+    excluding = await ranked(sessions, model, name, kb, "older adults -statins", "keyword")
+    assert excluding and "0" not in excluding, excluding
+    # words that look like query syntax are read as words, never as operators
+    for odd in ("it's O'Brien's", "a\\b & c | !d <-> e", "'", "-", '""'):
+        await ranked(sessions, model, name, kb, odd, "keyword")
+
+
 async def test_keyword_and_hybrid_keep_the_scope_and_filters(
     sessions: async_sessionmaker[AsyncSession], model: LocalMiniLM
 ) -> None:
@@ -262,13 +305,15 @@ async def test_a_table_from_before_gets_its_keyword_index(
     assert valid
 
 
-def hit(n: int) -> Hit:
-    return Hit(uuid.UUID(int=n), uuid.UUID(int=n), None, 0, "", str(n), 0.0)
+def hit(n: int, score: float) -> Hit:
+    return Hit(uuid.UUID(int=n), uuid.UUID(int=n), None, 0, "", str(n), score)
 
 
-def test_fusion_sums_reciprocal_ranks() -> None:
-    vector, keyword = [hit(1), hit(2), hit(3)], [hit(3), hit(4)]
-    fused = fuse([vector, keyword], top_k=3)
-    # 1/63 + 1/61 beats 1/61; 4 ties with 2 (1/62) and the earlier ranking's keeps its place
-    assert [h.filename for h in fused] == ["3", "1", "2"]
-    assert fused[0].score == pytest.approx(1 / 63 + 1 / 61)
+def test_fusion_blends_the_scores() -> None:
+    vector = [hit(1, 0.8), hit(2, 0.7), hit(3, 0.6)]
+    keyword = [hit(3, 0.9), hit(4, 0.3)]
+    fused = fuse(vector, keyword, top_k=4, limit=3, weight=0.5)
+    # 3: (0.6 + 0.9) / 2; 1 and 2 are in no keyword list that was short, so 0 there; 4 was
+    # not in the full vector list: at most its last cosine there, 0.6
+    assert [h.filename for h in fused] == ["3", "4", "1", "2"]
+    assert [h.score for h in fused] == pytest.approx([0.75, 0.45, 0.4, 0.35])

@@ -1,0 +1,413 @@
+"""Retrieval quality on a BEIR-format data set, through the whole pipeline of ``docproc dev``.
+
+Every document of ``corpus.jsonl`` is uploaded as a ``.txt`` (its title, a blank line, its
+text) into one knowledge base, parsed, chunked and embedded as any upload is; then every
+judged query of ``queries.jsonl`` goes through ``POST /rag/search`` (``top_k`` 100) in each
+mode, a document ranked by its best chunk. The measures are ``ir_measures``' (trec_eval's:
+graded judgments with linear gain): nDCG@10, recall@10 and @100, MRR@10, each with a
+percentile bootstrap interval over the queries, beside the ingestion time and the search
+latency as the client sees it.
+
+    uv run python bench/quality.py --data ../shared/data/scifact --split train \\
+        --home ../search-quality-data --reference
+
+``--home`` keeps the all-in-one's home (its embedded Postgres and files) there: a corpus is
+ingested once, and a later run on the same home only searches (it uploads what the base
+lacks). Without it, everything lives in a temporary folder. ``--sweep`` scores hybrid's
+fusion (``vector_search.fuse``) over the vector and keyword hits for vector weights 0 to 1. ``--reference`` adds what the
+pipeline is held to, over the same texts: the built-in model run directly (whole-corpus
+exact cosine, sentence-transformers' 256-token truncation; the parity check) and BM25 by
+``bm25s`` (English stop words and Snowball stemming, and plain lower-cased words).
+Never commit a data set or anything derived from one; ``bench/out/`` is ignored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Generator, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import ir_measures
+import numpy as np
+from ir_measures import MRR, R, nDCG
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from docproc_common.auth import EDIT, VIEW, mint_token  # noqa: E402
+from docproc_common.settings import AuthSettings  # noqa: E402
+from docproc_testing.api import wait_for  # noqa: E402
+from docproc_testing.dev import running_dev  # noqa: E402
+from docproc_testing.runtime import LOCAL_MODEL  # noqa: E402
+
+MEASURES = {"nDCG@10": nDCG @ 10, "R@10": R @ 10, "R@100": R @ 100, "MRR@10": MRR @ 10}
+MODES = ("vector", "keyword", "hybrid")
+TOP_K = 100
+UPLOADERS = 4
+
+Run = dict[str, dict[str, float]]
+Qrels = dict[str, dict[str, int]]
+
+
+@dataclass
+class DataSet:
+    corpus: dict[str, str]  # document id -> the text uploaded
+    queries: dict[str, str]  # judged queries only
+    qrels: Qrels
+
+
+def load_beir(folder: Path, split: str) -> DataSet:
+    corpus = {}
+    for line in (folder / "corpus.jsonl").open():
+        doc = json.loads(line)
+        title, body = doc.get("title") or "", doc.get("text") or ""
+        corpus[str(doc["_id"])] = f"{title}\n\n{body}" if title else body
+    qrels: Qrels = {}
+    with (folder / "qrels" / f"{split}.tsv").open() as fh:
+        for line in fh:
+            qid, did, score = line.rstrip("\n").split("\t")[:3]
+            if qid == "query-id":
+                continue
+            qrels.setdefault(qid, {})[did] = int(score)
+    queries = {}
+    for line in (folder / "queries.jsonl").open():
+        q = json.loads(line)
+        if str(q["_id"]) in qrels:
+            queries[str(q["_id"])] = q["text"]
+    return DataSet(corpus, queries, {q: qrels[q] for q in queries})
+
+
+def file_name(doc_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", doc_id) + ".txt"
+
+
+# -- measuring ---------------------------------------------------------------------------
+
+
+def per_query(qrels: Qrels, run: Run) -> dict[str, dict[str, float]]:
+    """Each measure's value per judged query (0 for a query the run found nothing for)."""
+    values = {name: dict.fromkeys(qrels, 0.0) for name in MEASURES}
+    names = {str(m): n for n, m in MEASURES.items()}
+    for metric in ir_measures.iter_calc(list(MEASURES.values()), qrels, run):
+        values[names[str(metric.measure)]][metric.query_id] = float(metric.value)
+    return values
+
+
+def bootstrap(values: list[float], rounds: int, seed: int = 7) -> tuple[float, float]:
+    """The 95% percentile interval of the mean over ``rounds`` resamples of the queries."""
+    rng = np.random.default_rng(seed)
+    data = np.asarray(values)
+    means = data[rng.integers(0, len(data), (rounds, len(data)))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def report(name: str, qrels: Qrels, run: Run, rounds: int, extra: str = "") -> dict[str, float]:
+    values = per_query(qrels, run)
+    cells, means = [], {}
+    for measure in MEASURES:
+        column = list(values[measure].values())
+        mean = statistics.fmean(column)
+        low, high = bootstrap(column, rounds)
+        means[measure] = mean
+        cells.append(f"{mean:.3f} [{low:.3f}, {high:.3f}]")
+    empty = sum(1 for q in qrels if not run.get(q))
+    print(f"| {name} | " + " | ".join(cells) + f" | {empty} | {extra} |", flush=True)
+    return means
+
+
+def header() -> None:
+    print("| ranking | " + " | ".join(MEASURES) + " | no hit | p50 / p95 search |")
+    print("|---" * (len(MEASURES) + 3) + "|")
+
+
+def ranked(scores: Iterable[tuple[str, float]]) -> dict[str, float]:
+    """A run's entry from (document, score) best first: a score by rank, so ties never reorder."""
+    return {doc: float(TOP_K - rank) for rank, (doc, _) in enumerate(scores)}
+
+
+# -- the pipeline --------------------------------------------------------------------------
+
+
+class FreshToken(httpx.Auth):
+    """An app admin's token minted per request: an ingestion outlasts one token's hour."""
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        token = mint_token(
+            AuthSettings(), user_id="bench", permissions=[VIEW, EDIT], app_admin=True
+        )
+        request.headers["Authorization"] = f"Bearer {token}"
+        yield request
+
+
+def client(api: str) -> httpx.Client:
+    return httpx.Client(base_url=api + "/api/v1", auth=FreshToken(), timeout=300)
+
+
+def knowledge_base(c: httpx.Client, name: str, config: str) -> dict[str, str]:
+    for kb in c.get("/kb").raise_for_status().json():
+        if kb["collection_name"] == name:
+            return dict(kb)
+    body = {"name": name, "collection_name": name, "scope": "app", "text_search_config": config}
+    return dict(c.post("/kb", json={**body, **LOCAL_MODEL}).raise_for_status().json())
+
+
+def held(c: httpx.Client, kb_id: str) -> set[str]:
+    """The file names the base already holds (any status)."""
+    names: set[str] = set()
+    cursor = None
+    while True:
+        page = c.get(
+            f"/kb/{kb_id}/documents",
+            params={"limit": 500, **({"cursor": cursor} if cursor else {})},
+        ).raise_for_status()
+        body = page.json()
+        names |= {d["filename"] for d in body["items"]}
+        cursor = body["next_cursor"]
+        if not cursor:
+            return names
+
+
+def upload(c: httpx.Client, kb_id: str, name: str, text: str) -> None:
+    """One document; a 503 (the intake bound) waits as ``Retry-After`` says and tries again."""
+    while True:
+        r = c.post(f"/kb/{kb_id}/documents", files={"file": (name, text.encode())})
+        if r.status_code != 503:
+            r.raise_for_status()
+            return
+        time.sleep(float(r.headers.get("Retry-After", "1")))
+
+
+def ingest(c: httpx.Client, kb_id: str, data: DataSet) -> tuple[float, dict[str, int]]:
+    """Upload what the base lacks and wait for the base to be indexed: seconds, final state."""
+    have = held(c, kb_id)
+    missing = [(file_name(d), t) for d, t in data.corpus.items() if file_name(d) not in have]
+    started = time.perf_counter()
+    with ThreadPoolExecutor(UPLOADERS) as pool:
+        list(pool.map(lambda item: upload(c, kb_id, *item), missing))
+
+    def complete() -> dict[str, int] | None:
+        s = c.get(f"/kb/{kb_id}/ingestion").raise_for_status().json()
+        return dict(s) if s["indexing_status"] == "complete" else None
+
+    state = wait_for(complete, timeout=14400, interval=2, what="ingestion")
+    print(
+        f"ingested {len(missing)} documents in {time.perf_counter() - started:.0f} s "
+        f"({len(have)} held before): {state}",
+        flush=True,
+    )
+    return time.perf_counter() - started, state
+
+
+Hits = dict[str, list[dict[str, Any]]]  # query id -> the API's hits, best first
+
+
+def search_runs(
+    c: httpx.Client, collection: str, data: DataSet, modes: Iterable[str]
+) -> Iterator[tuple[str, Hits, list[float]]]:
+    for mode in modes:
+        hits: Hits = {}
+        latencies = []
+        for qid, query in data.queries.items():
+            body = {"query": query, "collections": [collection], "top_k": TOP_K, "mode": mode}
+            started = time.perf_counter()
+            hits[qid] = c.post("/rag/search", json=body).raise_for_status().json()["results"]
+            latencies.append(1000 * (time.perf_counter() - started))
+        yield mode, hits, latencies
+
+
+def documents(data: DataSet, hits: Hits) -> Run:
+    """The run: each query's documents, each at its best chunk's place."""
+    by_file = {file_name(d): d for d in data.corpus}
+    run: Run = {}
+    for qid, found in hits.items():
+        best: dict[str, float] = {}
+        for hit in found:
+            best.setdefault(by_file[hit["filename"]], hit["score"])
+        run[qid] = ranked(best.items())
+    return run
+
+
+def fusion_sweep(data: DataSet, vector: Hits, keyword: Hits, rounds: int) -> None:
+    """``docproc_upload.vector_search.fuse`` over the two legs' hits as the API gave them
+    (each cut to the candidates a hybrid search fuses), for vector weights 0 to 1."""
+    from docproc_upload.vector_search import HYBRID_CANDIDATES, Hit, fuse
+
+    def as_hits(found: list[dict[str, Any]]) -> list[Hit]:
+        return [
+            Hit(
+                chunk_id=uuid.uuid5(uuid.UUID(h["vector_document_id"]), str(h["chunk_no"])),
+                document_id=uuid.UUID(h["vector_document_id"]),
+                tracking_id=None,
+                chunk_no=h["chunk_no"],
+                content="",
+                filename=h["filename"],
+                score=h["score"],
+            )
+            for h in found[:HYBRID_CANDIDATES]
+        ]
+
+    for tenth in range(11):
+        weight = tenth / 10
+        fused: Hits = {}
+        for qid in data.queries:
+            blend = fuse(
+                as_hits(vector[qid]),
+                as_hits(keyword[qid]),
+                TOP_K,
+                limit=HYBRID_CANDIDATES,
+                weight=weight,
+            )
+            fused[qid] = [{"filename": h.filename, "score": h.score} for h in blend]
+        report(f"fuse, vector weight {weight:.1f}", data.qrels, documents(data, fused), rounds)
+
+
+def percentiles(latencies: list[float]) -> str:
+    cuts = statistics.quantiles(latencies, n=20)
+    return f"{statistics.median(latencies):.0f} / {cuts[18]:.0f} ms"
+
+
+# -- references over the same texts --------------------------------------------------------
+
+
+def model_run(data: DataSet, cache: Path) -> Run:
+    """The built-in model directly: every document embedded whole (truncated to its window,
+    as sentence-transformers does), exact cosine top 100."""
+    from docproc_common.embedding.local_model import LocalMiniLM
+
+    model = LocalMiniLM(cache_dir=ROOT / ".cache" / "models")
+    ids = list(data.corpus)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    if cache.exists():
+        docs = np.load(cache)
+    else:
+        docs = model.embed([data.corpus[d] for d in ids], truncate=True)
+        np.save(cache, docs)
+    queries = model.embed(list(data.queries.values()), truncate=True)
+    scores = queries @ docs.T
+    run: Run = {}
+    for qid, row in zip(data.queries, scores, strict=True):
+        top = np.argsort(-row)[:TOP_K]
+        run[qid] = ranked((ids[i], float(row[i])) for i in top)
+    return run
+
+
+def bm25_run(data: DataSet, stem: bool) -> Run:
+    """BM25 by ``bm25s`` (Lucene's variant, k1 1.5, b 0.75)."""
+    import bm25s
+
+    stemmer = None
+    if stem:
+        import Stemmer
+
+        stemmer = Stemmer.Stemmer("english")
+    stopwords = "en" if stem else None
+    ids = list(data.corpus)
+    retriever = bm25s.BM25()
+    retriever.index(
+        bm25s.tokenize(
+            [data.corpus[d] for d in ids], stopwords=stopwords, stemmer=stemmer, show_progress=False
+        ),
+        show_progress=False,
+    )
+    tokens = bm25s.tokenize(
+        list(data.queries.values()), stopwords=stopwords, stemmer=stemmer, show_progress=False
+    )
+    found, scores = retriever.retrieve(tokens, k=min(TOP_K, len(ids)), show_progress=False)
+    run: Run = {}
+    for qid, docs, row in zip(data.queries, found, scores, strict=True):
+        run[qid] = ranked((ids[int(i)], float(s)) for i, s in zip(docs, row, strict=True) if s > 0)
+    return run
+
+
+# -- main --------------------------------------------------------------------------------
+
+
+@contextmanager
+def home(path: Path | None) -> Iterator[Path]:
+    if path is not None:
+        path.mkdir(parents=True, exist_ok=True)
+        yield path
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        yield Path(tmp)
+
+
+def load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--data", type=Path, required=True, help="a BEIR-format folder")
+    ap.add_argument("--split", default="test", help="qrels/<split>.tsv (default test)")
+    ap.add_argument("--home", type=Path, help="keep the all-in-one's home here between runs")
+    ap.add_argument("--collection", help="default: beir_<folder>_<config>")
+    ap.add_argument("--config", default="simple", help="the collection's text_search_config")
+    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--queries", type=int, help="the first N judged queries only")
+    ap.add_argument("--bootstrap", type=int, default=1000, help="resamples per interval")
+    ap.add_argument("--reference", action="store_true", help="also the model directly and BM25")
+    ap.add_argument(
+        "--sweep", action="store_true", help="hybrid's fusion over the vector weights 0 to 1"
+    )
+    args = ap.parse_args()
+
+    data = load_beir(args.data, args.split)
+    if args.queries:
+        keep = list(data.queries)[: args.queries]
+        data = DataSet(
+            data.corpus, {q: data.queries[q] for q in keep}, {q: data.qrels[q] for q in keep}
+        )
+    folder = re.sub(r"[^a-z0-9_]", "_", args.data.resolve().name.lower())
+    collection = args.collection or f"beir_{folder}_{args.config}"
+    print(
+        f"data {args.data} split {args.split}: {len(data.corpus)} documents, "
+        f"{len(data.queries)} judged queries; collection {collection}; load {load()}",
+        flush=True,
+    )
+    with home(args.home) as where, running_dev(where, embedded=True) as dev, client(dev.url) as c:
+        kb = knowledge_base(c, collection, args.config)
+        seconds, state = ingest(c, kb["id"], data)
+        chunks = c.get(f"/rag/collections/{collection}/info").raise_for_status().json()
+        print(
+            f"ingestion: {seconds:.0f} s, {state['indexed_count']} indexed, "
+            f"{state['failed_count']} failed, {chunks.get('total_vectors')} chunks; load {load()}",
+            flush=True,
+        )
+        header()
+        legs: dict[str, Hits] = {}
+        for mode, hits, latencies in search_runs(c, collection, data, args.modes.split(",")):
+            legs[mode] = hits
+            report(mode, data.qrels, documents(data, hits), args.bootstrap, percentiles(latencies))
+        print(f"load {load()}", flush=True)
+        if args.sweep:
+            fusion_sweep(data, legs["vector"], legs["keyword"], args.bootstrap)
+        if args.reference:
+            references: dict[str, Callable[[], Run]] = {
+                "MiniLM directly (exact, no chunking)": lambda: model_run(
+                    data, where / "bench" / f"{collection}_minilm.npy"
+                ),
+                "bm25s (en stop words, Snowball)": lambda: bm25_run(data, stem=True),
+                "bm25s (lower-cased words)": lambda: bm25_run(data, stem=False),
+            }
+            for name, make in references.items():
+                report(name, data.qrels, make(), args.bootstrap)
+    print(f"done; load {load()}")
+
+
+if __name__ == "__main__":
+    main()
