@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import httplib2
@@ -11,6 +12,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 from docproc_common.connectors import CONNECTORS
 from docproc_common.connectors.config import CREDENTIAL_REFUSAL, check_config, describe
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError
+from docproc_common.connectors.specs.git import MAX_PATTERN_CHARS, MAX_PATTERNS
 from docproc_sync.connectors.gdrive import (
     MAX_WAIT_S,
     GoogleDriveConfig,
@@ -19,7 +21,7 @@ from docproc_sync.connectors.gdrive import (
     parents_query,
     retry_after,
 )
-from docproc_sync.connectors.git import GitConfig, git_failure, glob_regex, parse_tree
+from docproc_sync.connectors.git import GitConfig, git_failure, parse_tree
 from docproc_sync.connectors.s3 import S3Config, failure_kind
 from docproc_testing.connectors import LAX, SHIPPED, STRICT, config_refusal
 from googleapiclient.errors import HttpError
@@ -185,13 +187,26 @@ class TestGitConfig:
         )
         assert error["details"]["fields"][0]["field"] == "config.include"
 
-    def test_globs(self) -> None:
-        md = glob_regex("**/*.md")
-        assert md.match("README.md") and md.match("docs/a/b.md") and not md.match("a.mdx")
-        docs = glob_regex("docs/**")
-        assert docs.match("docs/x/y.txt") and not docs.match("src/docs/x")
-        root = glob_regex("*.txt")
-        assert root.match("a.txt") and not root.match("d/a.txt")
+    @pytest.mark.parametrize("pattern", ["**.md", "docs/**x", "a/b**/c", "**a" * 10 + "**b"])
+    def test_a_star_pair_inside_a_name_is_refused(self, pattern: str) -> None:
+        """``**`` crossing folders inside one segment is what only a backtracking search
+        follows (``'**a' * 10 + '**b'`` took hours against 80 ``a``): refused, naming it."""
+        started = time.monotonic()
+        error = config_refusal(
+            "git", {"repo_url": "https://example.com/r.git", "include": [pattern]}
+        )
+        assert time.monotonic() - started < 1.0
+        assert error["details"]["fields"][0]["field"] == "config.include"
+        assert "whole folders" in error["message"]
+
+    def test_patterns_are_capped_in_count_and_length(self) -> None:
+        url = "https://example.com/r.git"
+        many = config_refusal("git", {"repo_url": url, "include": ["*.md"] * (MAX_PATTERNS + 1)})
+        assert many["details"]["fields"][0]["field"] == "config.include"
+        long = "d/" * (MAX_PATTERN_CHARS // 2) + "*.md"
+        too_long = config_refusal("git", {"repo_url": url, "include": ["*.md", long]})
+        assert too_long["details"]["fields"][0]["field"] == "config.include.1"
+        check_config("git", {"repo_url": url, "include": ["*.md"] * MAX_PATTERNS}, STRICT)
 
     def test_parse_tree_keeps_regular_files_only(self) -> None:
         raw = (
