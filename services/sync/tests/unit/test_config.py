@@ -97,6 +97,11 @@ class TestNetworkScope:
             ("git", {"repo_url": "https://10.0.0.5/r.git"}, "config.repo_url"),
             ("git", {"repo_url": "file:///etc"}, "config.repo_url"),
             ("s3", {"bucket": "bkt", "endpoint_url": "http://[::1]:9000"}, "config.endpoint_url"),
+            # an IPv6 form carrying an internal IPv4: NAT64, 6to4, compatible, mapped
+            ("web", {"start_url": "https://[64:ff9b::a9fe:a9fe]/"}, "config.start_url"),
+            ("git", {"repo_url": "https://[2002:7f00:1::]/r.git"}, "config.repo_url"),
+            ("s3", {"bucket": "bkt", "endpoint_url": "https://[::a00:5]"}, "config.endpoint_url"),
+            ("web", {"start_url": "https://[::ffff:10.0.0.1]/"}, "config.start_url"),
             # a query string or fragment (a token, a signature) is no address either
             ("git", {"repo_url": "https://h.com/r.git?private_token=x"}, "config.repo_url"),
             (
