@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import httplib2
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 from docproc_common.connectors import CONNECTORS
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.config import CREDENTIAL_REFUSAL, check_config, describe
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError
+from docproc_common.connectors.settings import SyncSettings
 from docproc_common.connectors.specs.git import MAX_PATTERN_CHARS, MAX_PATTERNS
 from docproc_sync.connectors.gdrive import (
     MAX_WAIT_S,
@@ -22,6 +25,7 @@ from docproc_sync.connectors.gdrive import (
     retry_after,
 )
 from docproc_sync.connectors.git import GitConfig, git_failure, parse_tree
+from docproc_sync.connectors.local import _walk
 from docproc_sync.connectors.s3 import S3Config, failure_kind
 from docproc_testing.connectors import LAX, SHIPPED, STRICT, config_refusal
 from googleapiclient.errors import HttpError
@@ -84,6 +88,48 @@ class TestFieldsRooted:
     def test_local_path_must_exist(self) -> None:
         error = config_refusal("local", {"path": "relative/dir"})
         assert error["details"]["fields"][0]["field"] == "config.path"
+
+
+class TestLocalRoots:
+    """``/proc`` and docproc's home are never synced; ``SYNC__LOCAL_ROOTS`` narrows the rest."""
+
+    @pytest.mark.parametrize("path", ["/proc", "/proc/self", "/sys/kernel", "/dev"])
+    def test_the_kernel_directories_are_refused(self, path: str) -> None:
+        error = config_refusal("local", {"path": path})
+        assert error["details"]["fields"][0]["field"] == "config.path"
+        assert "never synced" in error["message"]
+
+    def test_docproc_home_is_refused(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        (tmp_path / "home" / "pg").mkdir(parents=True)
+        monkeypatch.setenv("DOCPROC_HOME", str(tmp_path / "home"))
+        for path in (tmp_path / "home", tmp_path / "home" / "pg"):
+            error = config_refusal("local", {"path": str(path)})
+            assert error["details"]["fields"][0]["field"] == "config.path"
+        check_config("local", {"path": str(tmp_path)}, STRICT)
+
+    def test_outside_the_roots_is_refused(self, tmp_path: Path) -> None:
+        (tmp_path / "docs" / "a").mkdir(parents=True)
+        (tmp_path / "other").mkdir()
+        roots = ConnectorOptions(local_roots=(tmp_path / "docs",))
+        check_config("local", {"path": str(tmp_path / "docs" / "a")}, roots)
+        error = config_refusal("local", {"path": str(tmp_path / "other")}, roots)
+        assert error["details"]["fields"][0]["field"] == "config.path"
+        # a link inside the roots to a folder outside them is judged by where it leads
+        (tmp_path / "docs" / "out").symlink_to(tmp_path / "other")
+        assert config_refusal("local", {"path": str(tmp_path / "docs" / "out")}, roots)
+
+    def test_the_roots_come_from_the_setting(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("SYNC__LOCAL_ROOTS", '["/srv/docs"]')
+        assert SyncSettings().connector_options().local_roots == (Path("/srv/docs"),)
+
+    def test_a_walk_from_above_docproc_home_never_enters_it(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        (tmp_path / "home").mkdir()
+        (tmp_path / "home" / "vault.key").write_text("k")
+        (tmp_path / "notes.md").write_text("n")
+        monkeypatch.setenv("DOCPROC_HOME", str(tmp_path / "home"))
+        assert [f.name for f in _walk(tmp_path.resolve())] == ["notes.md"]
 
 
 class TestNetworkScope:
