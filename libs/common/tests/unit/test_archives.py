@@ -226,6 +226,12 @@ BAD_PATHS = [
     "a\x01b.txt",
     "tab\there",
     "del\x7f",
+    # components that are ``..`` once trimmed, as the writer trims them
+    " ../evil.txt",
+    ".. /evil.txt",
+    "a/\u00a0../evil.txt",
+    "\u3000../evil.txt",
+    "a/\u2003..\u3000/b",
 ]
 
 
@@ -243,6 +249,15 @@ def test_tar_path_escape(name: str) -> None:
     data = make_tgz([tar_file(name, b"x")])
     with pytest.raises(ArchivePathEscape):
         check_archive(data, TGZ, LIMITS)
+
+
+def test_members_are_listed_as_written() -> None:
+    """The check and the writer share one normalisation: the listed path is the trimmed one,
+    and two names that trim alike are one path, refused as a duplicate."""
+    data = make_zip([(" docs /\u00a0a.txt ", b"1")])
+    assert check_archive(data, ZIP, LIMITS) == [ArchiveMember("docs/a.txt", 1, False)]
+    with pytest.raises(ArchiveDuplicate):
+        check_archive(make_zip([("a.txt", b"1"), ("a.txt ", b"2")]), ZIP, LIMITS)
 
 
 def test_refusal_names_the_member() -> None:

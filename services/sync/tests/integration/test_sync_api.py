@@ -347,6 +347,9 @@ class TestLocal:
         bad = await admin.post("/rag/sync/local", json={**body, "path": "relative"})
         assert bad.status_code == 400
         assert bad.json()["error"]["details"]["fields"][0]["field"] == "path"
+        proc = await admin.post("/rag/sync/local", json={**body, "path": "/proc"})
+        assert proc.status_code == 400
+        assert proc.json()["error"]["details"]["fields"][0]["field"] == "path"
         first = await admin.post("/rag/sync/local", json=body)
         assert first.status_code == 202, first.text
         assert first.json()["status"] == "queued"

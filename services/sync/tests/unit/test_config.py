@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
 from typing import Any
 
 import httplib2
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 from docproc_common.connectors import CONNECTORS
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.config import CREDENTIAL_REFUSAL, check_config, describe
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError
+from docproc_common.connectors.settings import SyncSettings
+from docproc_common.connectors.specs.git import MAX_PATTERN_CHARS, MAX_PATTERNS
 from docproc_sync.connectors.gdrive import (
     MAX_WAIT_S,
     GoogleDriveConfig,
@@ -19,7 +24,8 @@ from docproc_sync.connectors.gdrive import (
     parents_query,
     retry_after,
 )
-from docproc_sync.connectors.git import GitConfig, git_failure, glob_regex, parse_tree
+from docproc_sync.connectors.git import GitConfig, git_failure, parse_tree
+from docproc_sync.connectors.local import _walk
 from docproc_sync.connectors.s3 import S3Config, failure_kind
 from docproc_testing.connectors import LAX, SHIPPED, STRICT, config_refusal
 from googleapiclient.errors import HttpError
@@ -84,6 +90,48 @@ class TestFieldsRooted:
         assert error["details"]["fields"][0]["field"] == "config.path"
 
 
+class TestLocalRoots:
+    """``/proc`` and docproc's home are never synced; ``SYNC__LOCAL_ROOTS`` narrows the rest."""
+
+    @pytest.mark.parametrize("path", ["/proc", "/proc/self", "/sys/kernel", "/dev"])
+    def test_the_kernel_directories_are_refused(self, path: str) -> None:
+        error = config_refusal("local", {"path": path})
+        assert error["details"]["fields"][0]["field"] == "config.path"
+        assert "never synced" in error["message"]
+
+    def test_docproc_home_is_refused(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        (tmp_path / "home" / "pg").mkdir(parents=True)
+        monkeypatch.setenv("DOCPROC_HOME", str(tmp_path / "home"))
+        for path in (tmp_path / "home", tmp_path / "home" / "pg"):
+            error = config_refusal("local", {"path": str(path)})
+            assert error["details"]["fields"][0]["field"] == "config.path"
+        check_config("local", {"path": str(tmp_path)}, STRICT)
+
+    def test_outside_the_roots_is_refused(self, tmp_path: Path) -> None:
+        (tmp_path / "docs" / "a").mkdir(parents=True)
+        (tmp_path / "other").mkdir()
+        roots = ConnectorOptions(local_roots=(tmp_path / "docs",))
+        check_config("local", {"path": str(tmp_path / "docs" / "a")}, roots)
+        error = config_refusal("local", {"path": str(tmp_path / "other")}, roots)
+        assert error["details"]["fields"][0]["field"] == "config.path"
+        # a link inside the roots to a folder outside them is judged by where it leads
+        (tmp_path / "docs" / "out").symlink_to(tmp_path / "other")
+        assert config_refusal("local", {"path": str(tmp_path / "docs" / "out")}, roots)
+
+    def test_the_roots_come_from_the_setting(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("SYNC__LOCAL_ROOTS", '["/srv/docs"]')
+        assert SyncSettings().connector_options().local_roots == (Path("/srv/docs"),)
+
+    def test_a_walk_from_above_docproc_home_never_enters_it(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        (tmp_path / "home").mkdir()
+        (tmp_path / "home" / "vault.key").write_text("k")
+        (tmp_path / "notes.md").write_text("n")
+        monkeypatch.setenv("DOCPROC_HOME", str(tmp_path / "home"))
+        assert [f.name for f in _walk(tmp_path.resolve())] == ["notes.md"]
+
+
 class TestNetworkScope:
     @pytest.mark.parametrize(
         ("connector", "config", "field"),
@@ -95,6 +143,11 @@ class TestNetworkScope:
             ("git", {"repo_url": "https://10.0.0.5/r.git"}, "config.repo_url"),
             ("git", {"repo_url": "file:///etc"}, "config.repo_url"),
             ("s3", {"bucket": "bkt", "endpoint_url": "http://[::1]:9000"}, "config.endpoint_url"),
+            # an IPv6 form carrying an internal IPv4: NAT64, 6to4, compatible, mapped
+            ("web", {"start_url": "https://[64:ff9b::a9fe:a9fe]/"}, "config.start_url"),
+            ("git", {"repo_url": "https://[2002:7f00:1::]/r.git"}, "config.repo_url"),
+            ("s3", {"bucket": "bkt", "endpoint_url": "https://[::a00:5]"}, "config.endpoint_url"),
+            ("web", {"start_url": "https://[::ffff:10.0.0.1]/"}, "config.start_url"),
             # a query string or fragment (a token, a signature) is no address either
             ("git", {"repo_url": "https://h.com/r.git?private_token=x"}, "config.repo_url"),
             (
@@ -185,13 +238,26 @@ class TestGitConfig:
         )
         assert error["details"]["fields"][0]["field"] == "config.include"
 
-    def test_globs(self) -> None:
-        md = glob_regex("**/*.md")
-        assert md.match("README.md") and md.match("docs/a/b.md") and not md.match("a.mdx")
-        docs = glob_regex("docs/**")
-        assert docs.match("docs/x/y.txt") and not docs.match("src/docs/x")
-        root = glob_regex("*.txt")
-        assert root.match("a.txt") and not root.match("d/a.txt")
+    @pytest.mark.parametrize("pattern", ["**.md", "docs/**x", "a/b**/c", "**a" * 10 + "**b"])
+    def test_a_star_pair_inside_a_name_is_refused(self, pattern: str) -> None:
+        """``**`` crossing folders inside one segment is what only a backtracking search
+        follows (``'**a' * 10 + '**b'`` took hours against 80 ``a``): refused, naming it."""
+        started = time.monotonic()
+        error = config_refusal(
+            "git", {"repo_url": "https://example.com/r.git", "include": [pattern]}
+        )
+        assert time.monotonic() - started < 1.0
+        assert error["details"]["fields"][0]["field"] == "config.include"
+        assert "whole folders" in error["message"]
+
+    def test_patterns_are_capped_in_count_and_length(self) -> None:
+        url = "https://example.com/r.git"
+        many = config_refusal("git", {"repo_url": url, "include": ["*.md"] * (MAX_PATTERNS + 1)})
+        assert many["details"]["fields"][0]["field"] == "config.include"
+        long = "d/" * (MAX_PATTERN_CHARS // 2) + "*.md"
+        too_long = config_refusal("git", {"repo_url": url, "include": ["*.md", long]})
+        assert too_long["details"]["fields"][0]["field"] == "config.include.1"
+        check_config("git", {"repo_url": url, "include": ["*.md"] * MAX_PATTERNS}, STRICT)
 
     def test_parse_tree_keeps_regular_files_only(self) -> None:
         raw = (

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from docproc_common.connectors.errors import NetworkRefusedError
 from docproc_sync.connectors import network
-from docproc_sync.connectors.network import PinnedTransport
+from docproc_sync.connectors.network import PinnedTransport, check_url
 
 
 async def test_https_goes_to_the_checked_address_with_the_name_for_tls(
@@ -53,3 +54,17 @@ async def test_with_private_networks_allowed_nothing_is_resolved_or_rewritten(
     async with httpx.AsyncClient(transport=transport) as client:
         await client.get("http://minio.internal:9000/bucket")
     assert seen == ["http://minio.internal:9000/bucket"]
+
+
+@pytest.mark.parametrize("answer", ["64:ff9b::a9fe:a9fe", "2002:7f00:1::", "::a00:5"])
+async def test_a_name_resolving_to_an_ipv6_form_of_an_internal_ipv4_is_refused(
+    monkeypatch: pytest.MonkeyPatch, answer: str
+) -> None:
+    """The worker's resolver asks the same rule as the API's check (a NAT64 DNS64 answer)."""
+
+    async def resolve(_host: str, _port: int) -> list[str]:
+        return [answer]
+
+    monkeypatch.setattr(network, "resolve", resolve)
+    with pytest.raises(NetworkRefusedError, match="resolves to a non-public address"):
+        await check_url("https://metadata.example.com/", allow_private=False)

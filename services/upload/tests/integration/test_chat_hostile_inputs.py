@@ -92,6 +92,22 @@ REFUSED: list[tuple[str, str, Callable[[], bytes], str, str, str]] = [
         "archive_path_escape",
         "outside the archive",
     ),
+    (  # ``..`` once trimmed: was accepted (201) and its members silently not unpacked
+        "zip-dotdot-trimmed",
+        "a.zip",
+        lambda: gen.make_zip([("ok.txt", b"x"), (" ../evil.txt", b"x")]),
+        _ZIP,
+        "archive_path_escape",
+        "outside the archive",
+    ),
+    (
+        "tar-dotdot-ideographic-space",
+        "a.tar.gz",
+        lambda: gen.make_tgz([gen.tar_file("a/\u3000../x", b"x")]),
+        _TGZ,
+        "archive_path_escape",
+        "outside the archive",
+    ),
     (
         "zip-absolute",
         "a.zip",

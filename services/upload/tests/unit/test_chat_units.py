@@ -88,6 +88,10 @@ class TestNames:
         assert member_path("node_modules/@types/x.d.ts") == "node_modules/@types/x.d.ts"
         assert member_path("a/\u202eb/c") == "a/_b/c"
         assert len(member_path("d/" + "x" * 400).split("/")[1].encode()) <= 200
+        # the archive check refuses a component that trims to ``..``; a cut that leaves one
+        # (``..`` then spaces past the byte cap) is a name, never a step up
+        assert member_path("d/.." + " " * 400 + "x") == "d/_"
+        assert member_path(" a /\u00a0b.txt") == "a/b.txt"
 
     def test_sizes_and_lines(self) -> None:
         assert human_size(10) == "10 bytes"

@@ -46,6 +46,8 @@ class ConnectorOptions:
     api_endpoints: Mapping[str, str] = field(default_factory=dict)
     #: The run replaces everything (``sync_mode`` full): list the source whole, not its changes.
     full_listing: bool = False
+    #: The directories a ``local`` source may name (``SYNC__LOCAL_ROOTS``); empty: any.
+    local_roots: tuple[Path, ...] = ()
 
 
 class ConnectorSpec:

@@ -38,6 +38,10 @@ class SyncSettings(BaseSettings):
     #: A connector's API root in place of the public one, by connector name, as JSON
     #: (``{"google_drive": "https://drive.internal/"}``): a private endpoint or a stand-in.
     api_endpoints: dict[str, str] = Field(default_factory=dict)
+    #: The directories of this machine a ``local`` source may name, as JSON
+    #: (``["/srv/docs"]``); empty, any the app admin names (docs/sync.md). Never, either way,
+    #: ``/proc``, ``/sys``, ``/dev`` or docproc's own home (``specs.local.NEVER_SYNCED``).
+    local_roots: list[Path] = Field(default_factory=list)
 
     def connector_options(
         self,
@@ -56,6 +60,7 @@ class SyncSettings(BaseSettings):
             pool=pool,
             api_endpoints=dict(self.api_endpoints),
             full_listing=full_listing,
+            local_roots=tuple(self.local_roots),
         )
 
 

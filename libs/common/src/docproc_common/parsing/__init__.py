@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .archives import check_archive, iter_archive_members
+from .archives import check_archive, iter_archive_members, path_component
 from .detect import ALLOWED_EXTENSIONS, ALLOWED_MIME_TYPES, detect
 from .errors import (
     ArchiveDuplicate,
@@ -99,5 +99,6 @@ __all__ = [
     "iter_archive_members",
     "iter_pdf_pages",
     "parse",
+    "path_component",
     "preview",
 ]

@@ -117,6 +117,17 @@ def _read_member(
 # --- paths ---------------------------------------------------------------------------
 
 
+def path_component(part: str) -> str:
+    """One component of a member's path as it is written: without the whitespace around it.
+
+    The one normalisation the check and the writer share (``_normalize_path`` refuses what
+    this turns into ``..``; upload's ``chat.attachments.member_path`` writes what it
+    returns): a check of the raw component let ``" .."``, ``".. "``, a no-break space or
+    U+3000 before ``..`` pass, and the writer, trimming, then met ``..``.
+    """
+    return part.strip()
+
+
 def _normalize_path(raw: str, what: str) -> tuple[str, ...]:
     shown = show_name(raw)
     if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in raw):
@@ -129,7 +140,7 @@ def _normalize_path(raw: str, what: str) -> tuple[str, ...]:
         raise ArchivePathEscape(f"The {what} member '{shown}' has an absolute path")
     if _DRIVE.match(raw):
         raise ArchivePathEscape(f"The {what} member '{shown}' starts with a drive letter")
-    parts = tuple(p for p in raw.split("/") if p not in ("", "."))
+    parts = tuple(p for p in map(path_component, raw.split("/")) if p not in ("", "."))
     if ".." in parts:
         raise ArchivePathEscape(f"The {what} member '{shown}' leads outside the archive (..)")
     return parts
@@ -456,4 +467,5 @@ __all__ = [
     "check_container",
     "iter_archive_members",
     "member_listing",
+    "path_component",
 ]

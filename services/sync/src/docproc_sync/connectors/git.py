@@ -22,7 +22,8 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Mapping
+import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -36,6 +37,7 @@ from docproc_common.connectors.specs.git import (
 from pydantic import BaseModel, ConfigDict, Field
 
 from docproc_sync.connectors.base import BaseSyncConnector, RemoteFile, RemoteListing
+from docproc_sync.connectors.globs import Glob
 from docproc_sync.connectors.landing import open_landing
 from docproc_sync.connectors.network import check_url, default_port
 
@@ -51,6 +53,11 @@ GIT_FAILURES = (
     ("ssl", "TLS failed"),
     ("certificate", "TLS failed"),
 )
+
+
+#: The longest the include patterns may take over one tree: past it the run fails, saying so
+#: (a huge tree, or patterns costly against it), rather than hold a worker thread.
+SELECT_DEADLINE_S = 30.0
 
 
 class GitFailedError(Exception):
@@ -75,21 +82,28 @@ class GitSecret(BaseModel):
     username: str = "x-access-token"
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """``**/`` any directories (or none), ``*`` and ``?`` within one path segment."""
-    out, i = "", 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out, i = out + "(?:.*/)?", i + 3
-        elif pattern.startswith("**", i):
-            out, i = out + ".*", i + 2
-        elif pattern[i] == "*":
-            out, i = out + "[^/]*", i + 1
-        elif pattern[i] == "?":
-            out, i = out + "[^/]", i + 1
-        else:
-            out, i = out + re.escape(pattern[i]), i + 1
-    return re.compile(out + r"\Z", re.DOTALL)
+def select(
+    entries: Iterable[tuple[str, str, int, str]],
+    patterns: list[Glob],
+    max_file_bytes: int,
+    deadline_s: float = SELECT_DEADLINE_S,
+) -> list[tuple[str, int, str]]:
+    """(blob id, size, path) of the entries of at most ``max_file_bytes`` that a pattern takes.
+
+    A ``ConnectorError`` once ``deadline_s`` has passed: the matching is bounded by the
+    sizes (``globs``), and this bounds the whole tree's.
+    """
+    deadline = time.monotonic() + deadline_s
+    kept: list[tuple[str, int, str]] = []
+    for _mode, blob, size, path in entries:
+        if time.monotonic() > deadline:
+            raise ConnectorError(
+                f"Matching the include patterns against the repository took more than "
+                f"{deadline_s:.0f} s: narrow them"
+            )
+        if size <= max_file_bytes and any(p.matches(path) for p in patterns):
+            kept.append((blob, size, path))
+    return kept
 
 
 def parse_tree(raw: bytes) -> list[tuple[str, str, int, str]]:
@@ -128,7 +142,7 @@ class GitConnector(GitSpec, BaseSyncConnector[GitConfig]):
         self.repo = base / "repo.git"
         self.home = base / "home"
         self.home.mkdir(exist_ok=True)
-        self.patterns = [glob_regex(p) for p in config.include]
+        self.patterns = [Glob.compile(p) for p in config.include]
 
     def _env(self) -> dict[str, str]:
         settings = [
@@ -203,21 +217,14 @@ class GitConnector(GitSpec, BaseSyncConnector[GitConfig]):
             commit = self._git("-C", str(self.repo), "rev-parse", "refs/heads/synced").decode()
             commit = commit.strip()
         tree = self._git("-C", str(self.repo), "ls-tree", "-r", "-l", "-z", "--full-tree", commit)
-        files: list[RemoteFile] = []
-        for _mode, blob, size, path in parse_tree(tree):
-            if size > self.config.max_file_bytes:
-                continue
-            if not any(p.match(path) for p in self.patterns):
-                continue
-            files.append(
-                RemoteFile(
-                    address=f"git+{url}#{branch}:{path}",
-                    name=path,
-                    size=size,
-                    version=blob,
-                    key=blob,
-                )
+        files = [
+            RemoteFile(
+                address=f"git+{url}#{branch}:{path}", name=path, size=size, version=blob, key=blob
             )
+            for blob, size, path in select(
+                parse_tree(tree), self.patterns, self.config.max_file_bytes
+            )
+        ]
         return RemoteListing(files, complete=True, signal=commit)
 
     async def list_files(self) -> RemoteListing:

@@ -9,6 +9,7 @@ from docproc_common.connectors.errors import ConnectorError
 from docproc_common.connectors.specs.local import (
     LocalConfig,
     LocalSpec,
+    never_synced,
 )
 
 from docproc_sync.connectors.base import BaseSyncConnector, RemoteFile, RemoteListing
@@ -16,9 +17,12 @@ from docproc_sync.connectors.landing import open_landing
 
 
 def _walk(root: Path) -> list[RemoteFile]:
+    """Every regular file under ``root``, never entering a ``never_synced`` directory (the
+    path was checked, but a folder above docproc's home holds it)."""
+    skip = never_synced()
     files: list[RemoteFile] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames.sort()
+        dirnames[:] = sorted(d for d in dirnames if Path(dirpath, d).resolve() not in skip)
         for name in sorted(filenames):
             path = Path(dirpath) / name
             try:

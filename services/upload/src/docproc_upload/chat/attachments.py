@@ -46,6 +46,7 @@ from docproc_common.parsing import (
     ParsingRefused,
     check_archive,
     iter_archive_members,
+    path_component,
 )
 from docproc_common.storage import AsyncStorage, StorageFull, safe_filename
 
@@ -123,18 +124,19 @@ def archive_folder(file_id: uuid.UUID, filename: str) -> str:
 def member_path(path: str) -> str:
     """An archive member's path below its folder, each component defused but kept readable.
 
-    The archive check already refused ``..``, absolute paths, drive letters, backslashes
-    and control characters; what is left (format characters such as a right-to-left
-    override, over-long components) is replaced or cut here.
+    The archive check already trimmed each component (``path_component``, the one
+    normalisation both share) and refused ``..``, absolute paths, drive letters,
+    backslashes and control characters; what is left (format characters such as a
+    right-to-left override, over-long components) is replaced or cut here. A cut can
+    leave whitespace at the end, so the result is trimmed the same way, and a component
+    that is then no name (only a cut leaves one) is ``_``.
     """
     parts: list[str] = []
     for part in path.split("/"):
-        if part in ("", ".", ".."):
-            continue
         clean = "".join("_" if unicodedata.category(c)[0] == "C" else c for c in part)
-        clean = _bounded(clean, MAX_MEMBER_COMPONENT_BYTES).strip() or "_"
-        parts.append(clean)
-    return "/".join(parts) or "_"
+        clean = path_component(_bounded(clean, MAX_MEMBER_COMPONENT_BYTES))
+        parts.append("_" if clean in ("", ".", "..") else clean)
+    return "/".join(parts)
 
 
 def shown_name(filename: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Annotated
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -19,17 +20,40 @@ BRANCH = re.compile(r"^(?!-)(?!.*\.\.)(?!.*//)(?!.*\.lock$)[A-Za-z0-9._/-]{1,200
 
 DEFAULT_INCLUDE = ["**/*.md", "**/*.txt"]
 
+#: At most this many include patterns, each at most ``MAX_PATTERN_CHARS`` long: every file of
+#: the tree is matched against each, so they bound a listing's work with the tree's size.
+MAX_PATTERNS = 20
+MAX_PATTERN_CHARS = 200
+
+
+def pattern_refusal(pattern: str) -> str | None:
+    """Why ``pattern`` is not an include glob the connector matches, or None.
+
+    ``**`` stands for whole folders (``**/*.md``, ``docs/**``, ``a/**/b``): inside a segment
+    (``**.md``, ``'**a' * 10``) it would cross folders within one name, which only a
+    backtracking search can follow (the matcher: ``docproc_sync.connectors.globs``).
+    """
+    segments = pattern.split("/")
+    if pattern.startswith("/") or ".." in segments:
+        return f"The pattern {pattern!r} is not a relative glob"
+    if any("**" in s and s != "**" for s in segments):
+        return (
+            f"In the pattern {pattern!r}, ** stands for whole folders only "
+            "(**/*.md, docs/**, a/**/b)"
+        )
+    return None
+
 
 class GitConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", title="Git repository")
 
     repo_url: str = Field(max_length=1000, description="The repository's https:// clone URL")
     branch: str = Field(default="main", max_length=200)
-    include: list[str] = Field(
+    include: list[Annotated[str, Field(min_length=1, max_length=MAX_PATTERN_CHARS)]] = Field(
         default_factory=lambda: list(DEFAULT_INCLUDE),
         min_length=1,
-        max_length=50,
-        description="Glob patterns of the files to sync (** crosses directories)",
+        max_length=MAX_PATTERNS,
+        description="Glob patterns of the files to sync (**/ any folders, * and ? within a name)",
     )
     max_file_bytes: int = Field(default=20 * 1024 * 1024, ge=1, le=200 * 1024 * 1024)
 
@@ -65,6 +89,7 @@ class GitSpec(ConnectorSpec):
         if not BRANCH.fullmatch(config.branch):
             return ConfigRefusal("Not a branch name", "branch")
         for pattern in config.include:
-            if not pattern or pattern.startswith("/") or ".." in pattern.split("/"):
-                return ConfigRefusal(f"The pattern {pattern!r} is not a relative glob", "include")
+            reason = pattern_refusal(pattern)
+            if reason is not None:
+                return ConfigRefusal(reason, "include")
         return None

@@ -11,6 +11,28 @@ from docproc_common.connectors.base import (
     ConnectorOptions,
     ConnectorSpec,
 )
+from docproc_common.settings import docproc_home
+
+#: The kernel's views of the machine: never a candidate, whatever ``SYNC__LOCAL_ROOTS`` says.
+KERNEL_DIRS = (Path("/proc"), Path("/sys"), Path("/dev"))
+
+
+def never_synced() -> tuple[Path, ...]:
+    """Directories no local source reads, nor walks into from a folder above them: the
+    kernel's, and docproc's own home (the embedded database, stored files of every tenant,
+    the sync caches)."""
+    return (*KERNEL_DIRS, docproc_home().resolve())
+
+
+def local_refusal(directory: Path, roots: tuple[Path, ...]) -> str | None:
+    """Why the resolved ``directory`` may not be synced, or None."""
+    for never in never_synced():
+        if directory.is_relative_to(never):
+            return f"The path is inside {never}, which is never synced"
+    if roots and not any(directory.is_relative_to(root.resolve()) for root in roots):
+        shown = ", ".join(str(r) for r in roots)
+        return f"The path is outside the directories local sync may read ({shown})"
+    return None
 
 
 class LocalConfig(BaseModel):
@@ -32,11 +54,12 @@ class LocalSpec(ConnectorSpec):
     CHANGE_SIGNAL = "mtime and size"
 
     @classmethod
-    def validate_config(cls, config: object, options: ConnectorOptions) -> ConfigRefusal | None:  # noqa: ARG003
+    def validate_config(cls, config: object, options: ConnectorOptions) -> ConfigRefusal | None:
         assert isinstance(config, LocalConfig)
         path = Path(config.path)
         if not path.is_absolute() or not path.is_dir():
             return ConfigRefusal(
                 "The path must be an existing absolute directory on the server", "path"
             )
-        return None
+        reason = local_refusal(path.resolve(), options.local_roots)
+        return None if reason is None else ConfigRefusal(reason, "path")
