@@ -112,6 +112,24 @@ async def test_a_reversed_date_range_is_422_naming_date_to(corpus: dict[str, Any
     assert (await search(corpus["client"], corpus["kb"], filters=same_day)).status_code == 200
 
 
+async def test_a_source_outside_the_vocabulary_is_400_naming_the_field(
+    corpus: dict[str, Any],
+) -> None:
+    """``source`` is a fixed vocabulary (the seed): a value nothing stamps would match
+    nothing in silence, so it is refused, naming the values docproc stamps."""
+    c, kb = corpus["client"], corpus["kb"]
+    r = await search(c, kb, filters={"source": ["upload", "dropbox"]})
+    assert r.status_code == 400, r.text
+    error = r.json()["error"]
+    assert error["details"]["fields"] == [
+        {"field": "filters.source", "message": "not a source docproc stamps"}
+    ]
+    assert "'dropbox'" in error["message"]
+    assert all(known in error["message"] for known in ("upload", "cli", "s3", "google_drive"))
+    synced = {"source": ["s3", "google_drive", "cli"]}  # known, none of them here
+    assert names(await search(c, kb, filters=synced)) == set()
+
+
 async def test_the_legacy_filter_string(corpus: dict[str, Any]) -> None:
     c, kb, ids = corpus["client"], corpus["kb"], corpus["ids"]
     assert names(await search(c, kb, filter=f'parent_doc_id == "{ids["hr.txt"]}"')) == {"hr.txt"}

@@ -51,7 +51,7 @@ from docproc_common.db.vector_tables import (
     validate_collection_name,
     vector_table_name,
 )
-from docproc_common.documents import reserve_teardown
+from docproc_common.documents import CLI_SOURCE, reserve_teardown
 from docproc_common.embedding.catalog import catalog
 from docproc_common.embedding.client import EmbeddingClients, EmbeddingTarget
 from docproc_common.errors import Conflict, FieldError, InvalidInput
@@ -122,7 +122,7 @@ class OperatorFile:
     path: Path
     name: str
     source_path: str  # an absolute path, gdrive://<id>: what a later ingest replaces by
-    source: str = "cli"
+    source: str = CLI_SOURCE
 
     @classmethod
     def local(cls, path: Path) -> OperatorFile:

@@ -12,8 +12,10 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from docproc_common.auth import Principal
+from docproc_common.connectors import CONNECTORS
 from docproc_common.db.models import KnowledgeBase, Scope
 from docproc_common.db.vector_tables import validate_collection_name
+from docproc_common.documents import CLI_SOURCE, UPLOAD_SOURCE
 from docproc_common.embedding.client import EmbeddingClient, EmbeddingClients
 from docproc_common.errors import FieldError, InvalidInput
 from docproc_common.runtime import Runtime
@@ -58,6 +60,8 @@ async def filter_values(session: AsyncSession, principal: Principal, name: str) 
 
 
 _LEGACY_FILTER = "parent_doc_id == "
+#: What ``filters.source`` may name: every value a document's chunks are stamped with.
+SOURCES = frozenset({UPLOAD_SOURCE, CLI_SOURCE, *CONNECTORS})
 
 
 def _filters(req: SearchRequest) -> SearchFilters:
@@ -80,6 +84,13 @@ def _filters(req: SearchRequest) -> SearchFilters:
             ) from exc
     if f is None:
         return SearchFilters(parent_doc_id=parent)
+    unknown = sorted(set(f.source or ()) - SOURCES)
+    if unknown:  # a value nothing stamps would match nothing, silently
+        raise InvalidInput(
+            f"Unknown source {', '.join(repr(v[:50]) for v in unknown)}: "
+            f"a document's source is one of {', '.join(sorted(SOURCES))}",
+            fields=[FieldError("filters.source", "not a source docproc stamps")],
+        )
     return SearchFilters(
         source=f.source,
         document_type=f.document_type,
