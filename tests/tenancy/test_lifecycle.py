@@ -12,6 +12,7 @@ import pytest
 from docproc_common import vectorstore
 from docproc_common.runtime import Runtime
 from docproc_teardown import service as teardown
+from docproc_testing import rows
 from sqlalchemy import text
 
 from .conftest import Client
@@ -150,6 +151,40 @@ async def test_a_default_kb_is_emptied_not_deleted(
     assert (await upload(alice, kb["id"], "again.txt", "back again")).status_code == 202
     assert (await wait_complete(alice, kb["id"]))["indexed_count"] == 1
     assert await table_exists(runtime, name)
+
+
+async def test_a_kept_default_base_keeps_the_chunks_no_row_describes(
+    client: Client, admin: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    """Emptying a default base whose table stays (a sibling holds the name) removes only
+    its deleted documents' chunks: a chunk stamped with the base that no document row
+    describes stays with the base, which stays on the name (the seed, #2560)."""
+    alice = client("alice", "acme", (VIEW, EDIT))
+    default = await create(alice, uniq("keptdf"), "org")
+    name, kb_id = default["collection_name"], uuid.UUID(default["id"])
+    assert (await admin.patch(f"/kb/{kb_id}", json={"is_default": True})).status_code == 200
+    sibling = (
+        await alice.post(
+            "/kb", json={"name": "mine", "collection_name": name, "scope": "personal", **MODEL}
+        )
+    ).json()
+    assert (await upload(alice, default["id"], "d.txt", "default base text")).status_code == 202
+    await wait_complete(alice, default["id"])
+    uploaded = await chunks_of(runtime, name, default["id"])
+    assert uploaded > 0
+    async with runtime.sessionmaker() as s, s.begin():  # a chunk set with no tracking row
+        vectors = rows.unit_vectors(1, dim=default["embedding_dim"])
+        await vectorstore.write_chunks(
+            s, name, uuid.uuid4(), ["no row"], vectors, rows.chunk_stamp(kb_id)
+        )
+    assert await chunks_of(runtime, name, default["id"]) == uploaded + 1
+
+    out = (await alice.delete(f"/kb/{kb_id}")).json()
+    assert (out["knowledge_bases_emptied"], out["table_dropped"]) == (1, False)
+    await teardowns_done(runtime, name)
+    assert await chunks_of(runtime, name, default["id"]) == 1  # the deleted document's went
+    assert await scalar(runtime, f"SELECT count(*) FROM rag_{name} WHERE content = 'no row'") == 1
+    assert (await alice.get(f"/kb/{sibling['id']}")).status_code == 200
 
 
 async def test_delete_while_twenty_documents_ingest_leaves_no_chunk(

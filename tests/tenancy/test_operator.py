@@ -6,12 +6,15 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from docproc_cli import operator
+from docproc_common.db.models import EmbeddingEndpoint
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import InvalidInput
 from docproc_common.runtime import Runtime
-from docproc_testing.rows import tracking_row
+from docproc_testing.embedding_standin import running_standin, standin_vector
+from docproc_testing.rows import knowledge_base, tracking_row
 from sqlalchemy import text
 
 from .conftest import Client
@@ -191,6 +194,49 @@ async def test_rag_ingest_never_embeds_with_a_knowledge_base_key(
         assert [(o, k, str(w)) for o, k, w in owners] == [(None, None, "operator")]
     finally:
         await clients.aclose()
+
+
+async def test_rag_ingest_embeds_as_the_app_base_on_a_deployment_endpoint(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    """A name whose app-scoped base embeds on a deployment-wide Ollama resolves to that base
+    (the seed's fallback for a writer of no organization): the operator's chunks are
+    embedded by that service, at its width, instead of the ingest being refused."""
+    name = uniq("appollama")
+    (tmp_path / "a.md").write_text("# A\n\nOperator content for every organization.")
+    clients = EmbeddingClients(runtime.settings)
+    try:
+        with running_standin(dims=384) as ollama:
+            async with runtime.sessionmaker() as s, s.begin():
+                endpoint = EmbeddingEndpoint(
+                    organization_id=None, name="ollama", base_url=ollama.url, created_by="root"
+                )
+                s.add(endpoint)
+                await s.flush()
+                s.add(
+                    knowledge_base(
+                        name,
+                        scope="app",
+                        owner_id="root",
+                        organization_id=None,
+                        embedding_provider="ollama",
+                        embedding_model="all-minilm",
+                        embedding_dim=384,
+                        embedding_endpoint_id=endpoint.id,
+                    )
+                )
+            ingested = await operator.rag_ingest(runtime, clients, [tmp_path / "a.md"], name, print)
+        assert ingested == (1, 0)
+        embedded = [r for r in ollama.requests if r.path == "/v1/embeddings"]
+        assert embedded and {r.body["model"] for r in embedded} == {"all-minilm"}
+        async with runtime.sessionmaker() as s:
+            chunks = (await s.execute(text(f"SELECT content, embedding FROM rag_{name}"))).all()
+        assert chunks
+        for content, vector in chunks:
+            assert np.allclose(vector.to_numpy(), standin_vector(content, 384), atol=1e-3)
+    finally:
+        await clients.aclose()
+    await operator.rag_drop(runtime, name, None)
 
 
 async def test_rag_unfiled_provenance_counts_and_confirms_only_unknown_global_content(

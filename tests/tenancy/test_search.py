@@ -112,6 +112,24 @@ async def test_a_reversed_date_range_is_422_naming_date_to(corpus: dict[str, Any
     assert (await search(corpus["client"], corpus["kb"], filters=same_day)).status_code == 200
 
 
+async def test_a_source_outside_the_vocabulary_is_400_naming_the_field(
+    corpus: dict[str, Any],
+) -> None:
+    """``source`` is a fixed vocabulary (the seed): a value nothing stamps would match
+    nothing in silence, so it is refused, naming the values docproc stamps."""
+    c, kb = corpus["client"], corpus["kb"]
+    r = await search(c, kb, filters={"source": ["upload", "dropbox"]})
+    assert r.status_code == 400, r.text
+    error = r.json()["error"]
+    assert error["details"]["fields"] == [
+        {"field": "filters.source", "message": "not a source docproc stamps"}
+    ]
+    assert "'dropbox'" in error["message"]
+    assert all(known in error["message"] for known in ("upload", "cli", "s3", "google_drive"))
+    synced = {"source": ["s3", "google_drive", "cli"]}  # known, none of them here
+    assert names(await search(c, kb, filters=synced)) == set()
+
+
 async def test_the_legacy_filter_string(corpus: dict[str, Any]) -> None:
     c, kb, ids = corpus["client"], corpus["kb"], corpus["ids"]
     assert names(await search(c, kb, filter=f'parent_doc_id == "{ids["hr.txt"]}"')) == {"hr.txt"}
@@ -303,6 +321,40 @@ async def test_one_unreachable_collection_refuses_the_search_before_a_vector_is_
         assert r.status_code == 404
         assert r.json()["error"]["message"] == "Collection not found"
     assert read == []  # not even the reachable one was read
+
+
+async def test_a_search_is_never_billed_to_another_organizations_key(client: Client) -> None:
+    """A base reached only through a grant is another organization's: embedding the query
+    with its configuration would spend its key on this caller's text. So the search
+    resolves to the caller's own base or an app-scoped one and otherwise is refused,
+    naming the bases; a personal base outside any organization is its owner's own."""
+    alice = client("alice", "acme", (VIEW, EDIT))
+    bob = client("bob", "globex", (VIEW, EDIT))
+    theirs = await create(alice, uniq("granted"), "org")
+    r = await alice.put(f"/kb/{theirs['id']}/grants", json={"user_id": "bob", "permission": "edit"})
+    assert r.status_code == 204
+    assert (await bob.get(f"/kb/{theirs['id']}")).status_code == 200  # the grant reaches it
+    for body, field in (
+        ({"collections": [theirs["collection_name"]]}, "collections"),
+        ({"knowledge_base_ids": [theirs["id"]]}, "knowledge_base_ids"),
+    ):
+        for mode in ("vector", "keyword"):
+            r = await bob.post("/rag/search", json={"query": "policy", "mode": mode, **body})
+            assert r.status_code == 400, r.text
+            error = r.json()["error"]
+            assert error["details"]["fields"][0]["field"] == field
+            assert theirs["id"] in error["message"]
+            assert "another organization's key" in error["message"]
+    # bob's own base on the name (the edit grant lets him claim it) is what his search uses
+    await create(bob, theirs["collection_name"], "org")
+    r = await bob.post(
+        "/rag/search", json={"query": "policy", "collections": [theirs["collection_name"]]}
+    )
+    assert r.status_code == 200, r.text
+    solo = client("solo", None, (VIEW, EDIT))
+    own = await create(solo, uniq("solo"), "personal")
+    r = await solo.post("/rag/search", json={"query": "q", "knowledge_base_ids": [own["id"]]})
+    assert r.status_code == 200, r.text
 
 
 async def test_filter_values_stay_within_the_bases_the_caller_reaches(client: Client) -> None:

@@ -7,8 +7,9 @@ on the name waits and then asks to retry, and a delete waits for it. Ingesting a
 again replaces its earlier ingest (matched by its absolute path): an unchanged file is
 skipped, a changed one is written, then the earlier row and chunks go, in the same
 transaction.
-Operator chunks are embedded only with the deployment's own built-in local model, never
-with a knowledge base's provider or vault key: that key is billed to its organization.
+Operator chunks are embedded as the name's app-scoped base embeds (keyless: the built-in
+model or a deployment-wide service), else with the deployment's own built-in local model,
+never with an organization's provider or vault key: that key is billed to its organization.
 A name whose bases embed any other way is refused before anything is read, naming them.
 ``rag-sync-gdrive`` does the same for a Drive folder, read with the deployment's
 ``GOOGLE_DRIVE_CREDENTIALS_FILE`` (its only user: no sync source falls back to it).
@@ -42,6 +43,7 @@ from docproc_common.db.models import (
     DocumentStatus,
     KnowledgeBase,
     RagDocument,
+    Scope,
     WriterKind,
 )
 from docproc_common.db.vector_tables import (
@@ -49,7 +51,7 @@ from docproc_common.db.vector_tables import (
     validate_collection_name,
     vector_table_name,
 )
-from docproc_common.documents import reserve_teardown
+from docproc_common.documents import CLI_SOURCE, reserve_teardown
 from docproc_common.embedding.catalog import catalog
 from docproc_common.embedding.client import EmbeddingClients, EmbeddingTarget
 from docproc_common.errors import Conflict, FieldError, InvalidInput
@@ -120,7 +122,7 @@ class OperatorFile:
     path: Path
     name: str
     source_path: str  # an absolute path, gdrive://<id>: what a later ingest replaces by
-    source: str = "cli"
+    source: str = CLI_SOURCE
 
     @classmethod
     def local(cls, path: Path) -> OperatorFile:
@@ -343,11 +345,16 @@ async def rag_keyword_index(
 
 
 def _operator_target(collection: str, kbs: list[KnowledgeBase]) -> EmbeddingTarget:
-    """The deployment's keyless built-in model, the only one operator ingestion uses.
+    """What operator ingestion embeds with, as the seed resolves a name for a writer of no
+    organization: the name's app-scoped base (keyless, on the built-in model or a
+    deployment-wide service), else the deployment's keyless built-in model.
 
-    Bases on the name must embed with that same model, so the table stays one space; a
-    base on any other provider is refused, since embedding with it would spend its
-    organization's key."""
+    Without an app-scoped base, the bases on the name must embed with that built-in model,
+    so the table stays one space; a base on any other provider is refused, since
+    embedding with it would spend its organization's key."""
+    app = next((kb for kb in kbs if kb.scope == Scope.APP), None)
+    if app is not None:
+        return EmbeddingTarget.of(app)
     others = [
         kb for kb in kbs if (kb.embedding_provider, kb.embedding_model) != ("local", LOCAL_MODEL)
     ]
@@ -356,9 +363,10 @@ def _operator_target(collection: str, kbs: list[KnowledgeBase]) -> EmbeddingTarg
             f"{kb.id} ({kb.embedding_provider}/{kb.embedding_model})" for kb in others
         )
         raise InvalidInput(
-            f"Operator ingestion embeds only with the deployment's built-in model "
-            f"({LOCAL_MODEL}); '{collection}' is held by knowledge bases that embed "
-            f"otherwise: {named}. Upload through those knowledge bases instead",
+            f"Operator ingestion embeds as an app-scoped base on the name does, else with "
+            f"the deployment's built-in model ({LOCAL_MODEL}); '{collection}' has no "
+            f"app-scoped base and is held by knowledge bases that embed otherwise: {named}. "
+            "Upload through those knowledge bases instead",
             fields=[FieldError("collection", "held by knowledge bases on another provider")],
         )
     return EmbeddingTarget(

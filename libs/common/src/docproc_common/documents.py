@@ -23,6 +23,12 @@ from docproc_common.events import (
 )
 from docproc_common.failures import Stage, failure_message
 
+#: A document's ``source`` (stamped on its row and chunks, and what ``filters.source``
+#: takes) is an API upload's, the operator CLI's (``rag-ingest``), or the name of the sync
+#: connector that fetched it.
+UPLOAD_SOURCE = "upload"
+CLI_SOURCE = "cli"
+
 
 async def accept_document(
     session: AsyncSession, doc: RagDocument, *, staged_path: str | None = None

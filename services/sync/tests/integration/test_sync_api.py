@@ -13,7 +13,7 @@ from docproc_common.db.models import AuditLog, KnowledgeBase, SyncLog, SyncSourc
 from docproc_sync.testing import SyncBed
 from docproc_testing.connectors import SHIPPED
 from docproc_upload.sync_sources.service import audience_sentence
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from .conftest import Client
 
@@ -334,6 +334,33 @@ class TestKnowledgeBaseDeleted:
         assert moved.status_code == 200, moved.text
         assert moved.json()["active"] is True
         assert moved.json()["collection_name"] == again.collection_name
+
+    async def test_emptying_a_default_base_keeps_its_sources(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        """A default base is emptied, not deleted: its row stays as the sources' target, so
+        they stay linked and active, and a run may still be queued (the seed: "Vaciar una
+        base predeterminada conserva sus fuentes porque la fila de destino permanece")."""
+        kb = await bed.kb()
+        async with bed.runtime.sessionmaker() as s, s.begin():
+            await s.execute(
+                update(KnowledgeBase).where(KnowledgeBase.id == kb.id).values(is_default=True)
+            )
+        c = client()
+        src = await s3_source(bed, c, kb)
+        emptied = await c.delete(f"/kb/{kb.id}")
+        assert emptied.status_code == 200, emptied.text
+        assert emptied.json()["knowledge_bases_emptied"] == 1
+        async with bed.runtime.sessionmaker() as s:
+            row = await s.get(SyncSource, uuid.UUID(src["id"]))
+        assert row is not None
+        assert (row.knowledge_base_id, row.collection_name, row.active) == (
+            kb.id,
+            kb.collection_name,
+            True,
+        )
+        listed = (await c.get(f"/kb/{kb.id}/sync-sources")).json()
+        assert [s["id"] for s in listed] == [src["id"]]
 
 
 class TestLocal:

@@ -501,11 +501,16 @@ async def test_attach_links_only_own_unlinked_files_all_or_nothing(api: ChatApi,
     )
     assert r.status_code == 200 and r.json() == {"message_id": str(message), "file_ids": [a, b]}
     assert await linked(a) == message and await linked(b) == message
-    # the same request again changes nothing and succeeds
+    # a file already on this very message is refused too, not applied in silence
     r = await api.client.post(
         f"/api/v1/messages/{message}/attachments", json={"file_ids": [a]}, headers=auth(user)
     )
-    assert r.status_code == 200
+    assert r.status_code == 400
+    assert r.json()["error"]["details"] == {
+        "file_ids": [a],
+        "fields": [{"field": "file_ids.0", "message": "already attached to this message"}],
+    }
+    assert await linked(a) == message
 
     # a file already on a message cannot be pulled onto another one
     c = (await api.upload(user, "c.txt", b"c", "text/plain")).json()["id"]

@@ -765,9 +765,12 @@ class TestResolution:
 
 
 class TestSearchRefusal:
+    @pytest.mark.parametrize("mode", ["vector", "keyword", "hybrid"])
     async def test_search_on_a_collection_whose_key_was_deleted(
-        self, users: dict[str, httpx.AsyncClient], runtime: Runtime
+        self, users: dict[str, httpx.AsyncClient], runtime: Runtime, mode: str
     ) -> None:
+        """Every mode refuses, keyword too although it embeds nothing (the seed: a collection
+        without a usable key refuses to search until it has one)."""
         alice = users["alice"]
         key = await secret(alice)
         created = await kb(
@@ -775,7 +778,8 @@ class TestSearchRefusal:
         )
         assert (await alice.delete(f"/secrets/{key}")).status_code == 204
         r = await alice.post(
-            "/rag/search", json={"query": "q", "collections": [created["collection_name"]]}
+            "/rag/search",
+            json={"query": "q", "collections": [created["collection_name"]], "mode": mode},
         )
         assert r.status_code == 409
         assert r.json()["error"]["message"] == (

@@ -540,7 +540,10 @@ class EmbeddingClients:
         session: AsyncSession | async_sessionmaker[AsyncSession],
     ) -> EmbeddingClient:
         """The client for ``kb``; ``session`` (or a sessionmaker) is used to open its key."""
-        resolved = await self.resolve(EmbeddingTarget.of(kb), session)
+        return await self.open(await self.resolve(EmbeddingTarget.of(kb), session))
+
+    async def open(self, resolved: ResolvedEmbedding) -> EmbeddingClient:
+        """The client for a resolution, the local model built first when it is the one."""
         if resolved.provider == "local" and self._local is None:
             await self.warm()
         return self.client(resolved)

@@ -339,7 +339,8 @@ async def attach(
     session: AsyncSession, principal: Principal, message_id: uuid.UUID, file_ids: list[uuid.UUID]
 ) -> AttachOut:
     """All or nothing, under row locks held to the caller's commit: only the caller's own
-    files not on another message."""
+    unlinked files. A file already on a message, this one included, is refused rather
+    than applied in silence (the seed's linking rule)."""
     unique = list(dict.fromkeys(file_ids))
     found = await repository.lock_own_files(session, principal.user_id, unique)
     reasons: dict[uuid.UUID, str] = {}
@@ -347,11 +348,13 @@ async def attach(
         row = found.get(file_id)
         if row is None:
             reasons[file_id] = "not found"
-        elif row.message_id is not None and row.message_id != message_id:
+        elif row.message_id == message_id:
+            reasons[file_id] = "already attached to this message"
+        elif row.message_id is not None:
             reasons[file_id] = "already attached to another message"
     if reasons:
         raise _unknown_files(file_ids, reasons, "attached")
-    await repository.link(session, [i for i in unique if found[i].message_id is None], message_id)
+    await repository.link(session, unique, message_id)
     return AttachOut(message_id=message_id, file_ids=unique)
 
 

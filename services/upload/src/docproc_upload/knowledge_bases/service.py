@@ -381,7 +381,8 @@ async def tear_down(
 
     A default base is emptied instead of deleted, and so is every base the operator's
     ``rag-drop`` names. Their own rows go, and the unfiled rows they take (``Unfiled``)
-    that no base left on the name takes too. The last bases on a name drop its table,
+    that no base left on the name takes too. Where the table stays, an emptied base loses
+    only the chunks of those rows, and a chunk with no row stays with it. The last bases on a name drop its table,
     unless it holds an unfiled chunk they do not take (an operator ingest under an
     organization's base, another tenant's): a caller has no authority over that, so only
     what the bases take is purged. ``rag-drop`` drops the last table whatever it holds.
@@ -417,8 +418,14 @@ async def tear_down(
     else:  # the table stays: each base's documents and chunks go, and the unfiled ones taken
         for kb in kbs:
             kb_docs = [d for d in own if d.knowledge_base_id == kb.id]
+            # a deleted base's every chunk goes; an emptied one, which stays on the name,
+            # loses only its deleted documents' and keeps a chunk no row describes
             await reserve_teardown(
-                session, name, kb_docs, drop_table=False, knowledge_base_id=kb.id
+                session,
+                name,
+                kb_docs,
+                drop_table=False,
+                knowledge_base_id=None if kb.id in emptied else kb.id,
             )
         if unfiled:
             await reserve_teardown(session, name, unfiled, drop_table=False)

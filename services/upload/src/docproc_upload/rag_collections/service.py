@@ -12,8 +12,10 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from docproc_common.auth import Principal
+from docproc_common.connectors import CONNECTORS
 from docproc_common.db.models import KnowledgeBase, Scope
 from docproc_common.db.vector_tables import validate_collection_name
+from docproc_common.documents import CLI_SOURCE, UPLOAD_SOURCE
 from docproc_common.embedding.client import EmbeddingClient, EmbeddingClients
 from docproc_common.errors import FieldError, InvalidInput
 from docproc_common.runtime import Runtime
@@ -58,6 +60,8 @@ async def filter_values(session: AsyncSession, principal: Principal, name: str) 
 
 
 _LEGACY_FILTER = "parent_doc_id == "
+#: What ``filters.source`` may name: every value a document's chunks are stamped with.
+SOURCES = frozenset({UPLOAD_SOURCE, CLI_SOURCE, *CONNECTORS})
 
 
 def _filters(req: SearchRequest) -> SearchFilters:
@@ -80,6 +84,13 @@ def _filters(req: SearchRequest) -> SearchFilters:
             ) from exc
     if f is None:
         return SearchFilters(parent_doc_id=parent)
+    unknown = sorted(set(f.source or ()) - SOURCES)
+    if unknown:  # a value nothing stamps would match nothing, silently
+        raise InvalidInput(
+            f"Unknown source {', '.join(repr(v[:50]) for v in unknown)}: "
+            f"a document's source is one of {', '.join(sorted(SOURCES))}",
+            fields=[FieldError("filters.source", "not a source docproc stamps")],
+        )
     return SearchFilters(
         source=f.source,
         document_type=f.document_type,
@@ -90,20 +101,32 @@ def _filters(req: SearchRequest) -> SearchFilters:
     )
 
 
-def billing_kb(principal: Principal, kbs: list[KnowledgeBase]) -> KnowledgeBase:
-    """Whose embedding configuration (and key) answers a query on a shared name.
+def billing_kb(
+    principal: Principal, name: str, kbs: list[KnowledgeBase], field: str
+) -> KnowledgeBase:
+    """Whose embedding configuration (and key) answers a query on ``name``.
 
-    The caller's own organization first, then an app-scoped base, never a third
-    tenant's: resolving to another organization's row would open *its* key and
-    send this caller's text through it.
+    The caller's own base (its organization's, or its own personal one) first, then an
+    app-scoped base. Never a third tenant's, reached only through a grant: that would
+    open *its* key, bill it for this caller's query and send the text through it, so a
+    name reached only that way refuses the search, naming its bases (``field``).
     """
     for kb in kbs:
-        if principal.organization_id and kb.organization_id == principal.organization_id:
+        if (principal.organization_id and kb.organization_id == principal.organization_id) or (
+            kb.scope == Scope.PERSONAL and kb.owner_id == principal.user_id
+        ):
             return kb
     for kb in kbs:
         if kb.scope == Scope.APP:
             return kb
-    return kbs[0]
+    named = ", ".join(f"{kb.id} (organization {kb.organization_id})" for kb in kbs)
+    raise InvalidInput(
+        f"'{name}' is searched here only through knowledge bases of another organization "
+        f"({named}); a search embeds with the caller's own organization's base or an "
+        "app-scoped one, never with another organization's key. Search through a base "
+        "of your organization instead",
+        fields=[FieldError(field, "no knowledge base of your organization or app-scoped")],
+    )
 
 
 async def _searched_bases(
@@ -142,14 +165,17 @@ async def plan_search(
     session: AsyncSession, clients: EmbeddingClients, principal: Principal, req: SearchRequest
 ) -> SearchPlan:
     """Every base resolved and each collection's embedding client opened, before a vector
-    is read."""
+    is read. A collection without a usable key or service refuses the search in every
+    mode (the seed: it "refuses to index and to search until it has one")."""
     filters = _filters(req)
+    field = "collections" if req.knowledge_base_ids is None else "knowledge_base_ids"
     collections = []
     for name, kbs in await _searched_bases(session, principal, req):
-        billed = billing_kb(principal, kbs)
-        client = None
-        if req.mode != "keyword":  # a keyword search embeds nothing
-            client = await clients.for_collection(billed, session)
+        billed = billing_kb(principal, name, kbs, field)
+        resolved = await clients.resolve(billed, session)
+        if resolved.degraded_reason is not None:  # every mode, though keyword embeds nothing
+            raise resolved.refusal()
+        client = None if req.mode == "keyword" else await clients.open(resolved)
         collections.append((name, kbs, billed, client))
     return SearchPlan(filters, collections)
 

@@ -33,7 +33,7 @@ from docproc_common.auth import Principal
 from docproc_common.bus.outbox import enqueue
 from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.db.vector_tables import validate_collection_name
-from docproc_common.documents import accept_document
+from docproc_common.documents import UPLOAD_SOURCE, accept_document
 from docproc_common.errors import (
     CollectionNotFound,
     Conflict,
@@ -234,7 +234,7 @@ async def accept_upload(
         filesize=len(incoming.data),
         filetype=intake.filetype,
         storage_path=storage_path,
-        source="upload",
+        source=UPLOAD_SOURCE,
         organizational_unit=intake.organizational_unit,
         document_date=intake.document_date,
         ingestion_config=intake.config.model_dump(mode="json"),
