@@ -109,6 +109,7 @@ NOT_FROM_REQUESTS = {
     "secrets.owner_id": "token",
     "sync_sources.organization_id": "token",
     "sync_sources.created_by": "token",
+    "sync_sources.destination_changed_by": "token",
     # made or cut to fit by docproc
     "chat_files.filename": "clean_filename cuts it",
     "rag_documents.filename": "cut to the column",
