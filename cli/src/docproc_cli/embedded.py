@@ -8,6 +8,7 @@ code that runs behind Kafka.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from docproc_common.db.migrate import upgrade_async
 from docproc_common.runtime import Runtime, ServiceSpec, serve
@@ -23,8 +24,17 @@ from docproc_cli.postgres import start_embedded_postgres
 BUILDERS = (build_upload, build_parser, build_embedder, build_sync, build_teardown)
 
 
+def dev_settings(**http: Any) -> Settings:
+    """The settings of ``docproc dev`` (and of the CLI on its data): ``ENV=dev`` whatever
+    the environment says, so an unset key is the development one, on the embedded bus;
+    ``http`` replaces HTTP settings."""
+    settings = Settings(env="dev")
+    settings = settings.model_copy(update={"http": settings.http.model_copy(update=http)})
+    return embedded_settings(settings)
+
+
 def embedded_settings(settings: Settings) -> Settings:
-    """The settings of ``docproc dev``: embedded bus, and the embedded database unless one is given."""
+    """Embedded bus, and the embedded database unless one is given."""
     database = settings.database
     if not database.url:
         database = database.model_copy(update={"url": start_embedded_postgres()})

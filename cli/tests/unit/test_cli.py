@@ -97,3 +97,15 @@ def test_rag_sync_gdrive_needs_the_deployment_key_file(
     result = runner.invoke(main.app, ["rag-sync-gdrive", "1AbC"])
     assert result.exit_code == 2
     assert "no readable JSON key file" in result.output
+
+
+def test_the_client_commands_need_a_key_outside_dev(monkeypatch: pytest.MonkeyPatch) -> None:
+    main.get_settings.cache_clear()
+    monkeypatch.delenv("ENV")
+    monkeypatch.delenv("AUTH__JWT_SECRET", raising=False)
+    try:
+        result = runner.invoke(main.app, ["token", "--user", "ana"])
+    finally:
+        main.get_settings.cache_clear()
+    assert result.exit_code == 1
+    assert "AUTH__JWT_SECRET is not set" in result.output

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+from collections.abc import Iterable
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
@@ -27,8 +28,13 @@ from pydantic_settings import (
     SettingsError,
 )
 
+#: The development keys, published in this source: ``ENV=dev`` (``docproc dev``, the tests)
+#: uses them when no key is set; any other ``ENV`` refuses them (docs/security.md).
 DEV_JWT_SECRET = "docproc-dev-only-secret-change-me-0123456789"  # noqa: S105 - refused outside dev
 DEV_VAULT_KEY = "ZG9jcHJvYy1kZXYtdmF1bHQta2V5LW5vdC1zZWNyZXQ="  # noqa: S105 - 32 bytes, dev only
+#: The shortest HMAC key accepted outside dev, in bytes (RFC 7518 3.2: at least the hash's
+#: output, 32 bytes for HS256).
+MIN_JWT_SECRET_BYTES = 32
 
 
 def docproc_home() -> Path:
@@ -106,23 +112,54 @@ class StorageSettings(BaseModel):
     max_attempts: int = 5
 
 
+#: The keys a process may need: ``auth`` signs and verifies tokens, ``vault`` seals secrets.
+Key = Literal["auth", "vault"]
+
+
+class MissingKeyError(RuntimeError):
+    """A process needs a key that is not set (outside ``ENV=dev`` there is no default one)."""
+
+    def __init__(self, setting: str, use: str) -> None:
+        super().__init__(
+            f"{setting} is not set: {use}. Set it (docs/operations.md#secrets); only ENV=dev "
+            "falls back to the development key published in docproc's source"
+        )
+        self.setting = setting
+
+
 class AuthSettings(BaseModel):
-    jwt_secret: SecretStr = SecretStr(DEV_JWT_SECRET)
+    #: The HMAC key of bearer tokens, at least ``MIN_JWT_SECRET_BYTES`` bytes outside dev
+    #: (``openssl rand -base64 48``). Unset outside dev: nothing verifies or signs a token.
+    jwt_secret: SecretStr | None = None
     jwt_algorithm: Literal["HS256", "HS384", "HS512"] = "HS256"
     jwt_audience: str | None = None
     jwt_issuer: str | None = None
 
+    def secret(self) -> str:
+        """The signing key, or ``MissingKeyError`` naming ``AUTH__JWT_SECRET``."""
+        if self.jwt_secret is None:
+            raise MissingKeyError("AUTH__JWT_SECRET", "bearer tokens are signed with it")
+        return self.jwt_secret.get_secret_value()
+
 
 class VaultSettings(BaseModel):
     #: base64 (standard or urlsafe) of 32 random bytes, e.g. ``openssl rand -base64 32``; it
-    #: wraps every secret's data key (``docproc_common.vault``, docs/embeddings.md).
-    master_key: SecretStr = SecretStr(DEV_VAULT_KEY)
+    #: wraps every secret's data key (``docproc_common.vault``, docs/embeddings.md). Unset
+    #: outside dev: no stored secret can be opened or sealed.
+    master_key: SecretStr | None = None
 
     @field_validator("master_key")
     @classmethod
-    def _thirty_two_bytes(cls, v: SecretStr) -> SecretStr:
-        decode_master_key(v.get_secret_value())
+    def _thirty_two_bytes(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None:
+            decode_master_key(v.get_secret_value())
         return v
+
+    def key(self) -> str:
+        """The master key, or ``MissingKeyError`` naming ``VAULT__MASTER_KEY``."""
+        if self.master_key is None:
+            raise MissingKeyError("VAULT__MASTER_KEY", "stored secrets are sealed with it")
+        return self.master_key.get_secret_value()
 
 
 def decode_master_key(value: str) -> bytes:
@@ -286,7 +323,9 @@ class Settings(BaseSettings):
         hide_input_in_errors=True,  # a refused setting may be a key or a DSN with a password
     )
 
-    env: Literal["dev", "test", "prod"] = "dev"
+    #: ``prod`` unless a process asks for ``dev`` (``docproc dev``, the tests): only ``dev``
+    #: falls back to the published development keys, and any other value refuses them.
+    env: Literal["dev", "test", "prod"] = "prod"
     database: DatabaseSettings = DatabaseSettings()
     kafka: KafkaSettings = KafkaSettings()
     bus: BusSettings = BusSettings()
@@ -318,13 +357,45 @@ class Settings(BaseSettings):
         )
 
     @model_validator(mode="after")
-    def _no_dev_secrets_in_prod(self) -> Settings:
-        if self.env == "prod":
-            if self.auth.jwt_secret.get_secret_value() == DEV_JWT_SECRET:
-                raise ValueError("AUTH__JWT_SECRET must be set outside dev")
-            if self.vault.master_key.get_secret_value() == DEV_VAULT_KEY:
-                raise ValueError("VAULT__MASTER_KEY must be set outside dev")
+    def _keys(self) -> Settings:
+        """Under ``ENV=dev`` an unset key is the development one; elsewhere a development
+        key, or an HMAC key shorter than ``MIN_JWT_SECRET_BYTES``, refuses the settings
+        (anyone can sign a token with a key printed in the source, or guess a short one)."""
+        if self.env == "dev":
+            if self.auth.jwt_secret is None:
+                self.auth = self.auth.model_copy(update={"jwt_secret": SecretStr(DEV_JWT_SECRET)})
+            if self.vault.master_key is None:
+                self.vault = self.vault.model_copy(update={"master_key": SecretStr(DEV_VAULT_KEY)})
+            return self
+        jwt_secret = self.auth.jwt_secret
+        if jwt_secret is not None:
+            if jwt_secret.get_secret_value() == DEV_JWT_SECRET:
+                raise ValueError(_published("AUTH__JWT_SECRET", self.env))
+            if len(jwt_secret.get_secret_value().encode()) < MIN_JWT_SECRET_BYTES:
+                raise ValueError(
+                    f"AUTH__JWT_SECRET is shorter than {MIN_JWT_SECRET_BYTES} bytes; a short "
+                    "HMAC key can be guessed from one token (openssl rand -base64 48 makes one)"
+                )
+        master_key = self.vault.master_key
+        if master_key is not None and master_key.get_secret_value() == DEV_VAULT_KEY:
+            raise ValueError(_published("VAULT__MASTER_KEY", self.env))
         return self
+
+    def require_keys(self, keys: Iterable[Key]) -> None:
+        """Refuse to start (``MissingKeyError``) a process that needs a key not set."""
+        for key in keys:
+            if key == "auth":
+                self.auth.secret()
+            else:
+                self.vault.key()
+
+
+def _published(setting: str, env: str) -> str:
+    return (
+        f"{setting} is the development key published in docproc's source, refused with "
+        f"ENV={env}: set a key of your own (only ENV=dev, as docproc dev and the tests "
+        "run, accepts it)"
+    )
 
 
 @lru_cache(maxsize=1)

@@ -1,7 +1,15 @@
 import base64
 
 import pytest
-from docproc_common.settings import ENV_ALIASES, BusMode, Settings, StorageBackend
+from docproc_common.settings import (
+    DEV_JWT_SECRET,
+    DEV_VAULT_KEY,
+    ENV_ALIASES,
+    BusMode,
+    MissingKeyError,
+    Settings,
+    StorageBackend,
+)
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
@@ -24,10 +32,50 @@ class TestSettings:
         assert s.limits.max_request_bytes == 80 * 1024 * 1024 + s.limits.multipart_margin_bytes
 
     def test_dev_secrets_are_refused_in_prod(self) -> None:
-        with pytest.raises(ValidationError, match="AUTH__JWT_SECRET"):
-            Settings(env="prod")
+        with pytest.raises(ValidationError, match="AUTH__JWT_SECRET is the development key"):
+            Settings(env="prod", auth={"jwt_secret": DEV_JWT_SECRET})
+        with pytest.raises(ValidationError, match="VAULT__MASTER_KEY is the development key"):
+            Settings(env="test", vault={"master_key": DEV_VAULT_KEY})
         key = base64.b64encode(b"k" * 32).decode()
         Settings(env="prod", auth={"jwt_secret": "x" * 48}, vault={"master_key": key})
+
+
+class TestSafeByDefault:
+    """Unless a process asks for ``ENV=dev``, no key defaults to the published one."""
+
+    def test_the_default_env_is_prod_with_no_key(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.delenv("ENV")
+        s = Settings()
+        assert s.env == "prod"
+        assert s.auth.jwt_secret is None and s.vault.master_key is None
+        with pytest.raises(MissingKeyError, match="AUTH__JWT_SECRET is not set"):
+            s.require_keys(["auth"])
+        with pytest.raises(MissingKeyError, match="VAULT__MASTER_KEY is not set"):
+            s.require_keys(["vault"])
+
+    def test_a_published_key_in_the_environment_is_refused(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.delenv("ENV")
+        monkeypatch.setenv("AUTH__JWT_SECRET", DEV_JWT_SECRET)
+        with pytest.raises(ValidationError, match="AUTH__JWT_SECRET is the development key"):
+            Settings()
+
+    def test_dev_falls_back_to_the_development_keys(self) -> None:
+        s = Settings(env="dev")
+        assert s.auth.secret() == DEV_JWT_SECRET
+        assert s.vault.key() == DEV_VAULT_KEY
+        s.require_keys(["auth", "vault"])
+        mine = "m" * 40
+        assert Settings(env="dev", auth={"jwt_secret": mine}).auth.secret() == mine
+
+    @pytest.mark.parametrize("env", ["prod", "test"])
+    def test_a_short_hmac_key_is_refused_outside_dev(self, env: str) -> None:
+        with pytest.raises(ValidationError, match="shorter than 32 bytes"):
+            Settings(env=env, auth={"jwt_secret": "x" * 31})
+        # bytes, not characters: 16 two-byte characters are 32 bytes
+        assert Settings(env=env, auth={"jwt_secret": "é" * 16}).auth.secret() == "é" * 16
+        assert Settings(env="dev", auth={"jwt_secret": "short"}).auth.secret() == "short"
 
 
 class TestSeedEnvironmentNames:

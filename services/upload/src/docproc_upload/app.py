@@ -117,6 +117,7 @@ def build(runtime: Runtime) -> ServiceSpec:
     ]
     return ServiceSpec(
         name=NAME,
+        keys=frozenset({"auth", "vault"}),  # every request's token; secrets and embedding keys
         routers=[public_api(routers), build_console_router(runtime)],
         openapi=[declare_no_nul(operation_ids(routers))],
         tasks=[stuck_gauge(runtime)],

@@ -55,7 +55,7 @@ _VERIFIED = _Verified()
 def verify_token(settings: AuthSettings, token: str) -> Principal:
     key = (
         token,
-        settings.jwt_secret.get_secret_value(),
+        settings.secret(),
         settings.jwt_algorithm,
         settings.jwt_audience,
         settings.jwt_issuer,
@@ -72,7 +72,7 @@ def _verify(settings: AuthSettings, token: str) -> tuple[Principal, float]:
     try:
         claims = jwt.decode(
             token,
-            settings.jwt_secret.get_secret_value(),
+            settings.secret(),
             algorithms=[settings.jwt_algorithm],
             audience=settings.jwt_audience,
             issuer=settings.jwt_issuer,

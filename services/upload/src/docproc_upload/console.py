@@ -6,7 +6,7 @@ any client. Its assets are built by ``make console`` (``npm ci && npm run build`
 until they are, ``/console`` answers 503 with the command that builds them.
 
 ``POST /console/dev-token`` mints a development token with the configured key; it is
-routed only in ``docproc dev`` (the embedded bus) outside ``ENV=prod``, never in the
+routed only in ``docproc dev`` (the embedded bus, ``ENV=dev``), never in the
 distributed deployment, where the gateway signs people in. None of these routes is
 part of the public API's OpenAPI.
 """
@@ -58,8 +58,8 @@ class DevTokenOut(BaseModel):
 
 
 def dev_sign_in(settings: Settings) -> bool:
-    """Only ``docproc dev`` (the embedded bus) mints tokens, and never with ``ENV=prod``."""
-    return settings.bus.mode == BusMode.EMBEDDED and settings.env != "prod"
+    """Only ``docproc dev`` (the embedded bus, ``ENV=dev``) mints tokens."""
+    return settings.bus.mode == BusMode.EMBEDDED and settings.env == "dev"
 
 
 def _asset(dist: Path, name: str) -> Path:

@@ -10,6 +10,7 @@ import pytest
 from docproc_common.auth import mint_token
 from docproc_common.errors import Unauthorized
 from docproc_common.settings import AuthSettings
+from docproc_testing.auth import DEV_AUTH
 from docproc_upload import bearer
 from docproc_upload.bearer import principal_from_header, verify_token
 from pydantic import SecretStr
@@ -17,7 +18,7 @@ from pydantic import SecretStr
 
 class TestTokens:
     def test_round_trip(self) -> None:
-        settings = AuthSettings()
+        settings = DEV_AUTH
         token = mint_token(
             settings, user_id="u", organization_id="o", permissions=["collections:view"]
         )
@@ -29,17 +30,17 @@ class TestTokens:
     def test_wrong_key_is_401(self) -> None:
         token = mint_token(AuthSettings(jwt_secret=SecretStr("x" * 40)), user_id="u")
         with pytest.raises(Unauthorized):
-            verify_token(AuthSettings(), token)
+            verify_token(DEV_AUTH, token)
 
     def test_expired_is_401(self) -> None:
-        token = mint_token(AuthSettings(), user_id="u", ttl_s=-10)
+        token = mint_token(DEV_AUTH, user_id="u", ttl_s=-10)
         with pytest.raises(Unauthorized):
-            verify_token(AuthSettings(), token)
+            verify_token(DEV_AUTH, token)
 
     @pytest.mark.parametrize("header", [None, "", "Basic abc", "Bearer not-a-jwt"])
     def test_missing_or_malformed_header_is_401(self, header: str | None) -> None:
         with pytest.raises(Unauthorized):
-            principal_from_header(AuthSettings(), header)
+            principal_from_header(DEV_AUTH, header)
 
     def test_unsigned_token_is_refused(self) -> None:
         import jwt
@@ -48,7 +49,7 @@ class TestTokens:
             {"sub": "u", "exp": 9999999999, "app_admin": True}, key=None, algorithm="none"
         )
         with pytest.raises(Unauthorized):
-            verify_token(AuthSettings(), token)
+            verify_token(DEV_AUTH, token)
 
     @pytest.mark.parametrize(
         ("user", "org"),
@@ -57,13 +58,13 @@ class TestTokens:
     def test_an_id_no_column_can_store_is_401(self, user: str, org: str) -> None:
         """Signed, but the ids would not fit owner_id/user_id/organization_id: a 401 at the
         door instead of a database error (500) on the first write."""
-        token = mint_token(AuthSettings(), user_id=user, organization_id=org)
+        token = mint_token(DEV_AUTH, user_id=user, organization_id=org)
         with pytest.raises(Unauthorized):
-            verify_token(AuthSettings(), token)
+            verify_token(DEV_AUTH, token)
 
     def test_an_id_at_the_column_width_is_accepted(self) -> None:
-        token = mint_token(AuthSettings(), user_id="u" * 200, organization_id="o" * 200)
-        assert verify_token(AuthSettings(), token).user_id == "u" * 200
+        token = mint_token(DEV_AUTH, user_id="u" * 200, organization_id="o" * 200)
+        assert verify_token(DEV_AUTH, token).user_id == "u" * 200
 
     def test_the_id_limit_is_the_columns_width(self) -> None:
         from docproc_common.auth import MAX_ID_LENGTH
@@ -82,7 +83,7 @@ class TestVerifiedTokens:
     """A verified token's principal is kept for the token's lifetime, and only for it."""
 
     def test_a_token_is_verified_once_while_it_lives(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        settings = AuthSettings()
+        settings = DEV_AUTH
         token = mint_token(settings, user_id="once", permissions=["collections:view"])
         decoded: list[str] = []
         real = jwt.decode
@@ -101,7 +102,7 @@ class TestVerifiedTokens:
     def test_an_expired_token_is_refused_although_it_was_verified(
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        settings = AuthSettings()
+        settings = DEV_AUTH
         token = mint_token(settings, user_id="late", ttl_s=60)
         assert verify_token(settings, token).user_id == "late"
         later = time.time() + 61
@@ -117,7 +118,7 @@ class TestVerifiedTokens:
             verify_token(settings, token)
 
     def test_another_key_verifies_again(self) -> None:
-        token = mint_token(AuthSettings(), user_id="u")
-        assert verify_token(AuthSettings(), token).user_id == "u"
+        token = mint_token(DEV_AUTH, user_id="u")
+        assert verify_token(DEV_AUTH, token).user_id == "u"
         with pytest.raises(Unauthorized):
             verify_token(AuthSettings(jwt_secret=SecretStr("y" * 40)), token)
