@@ -45,12 +45,25 @@ LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 def dev(
     port: Annotated[int, typer.Option(help="HTTP port")] = 8000,
     host: Annotated[str, typer.Option(help="bind address")] = "127.0.0.1",
+    dev_sign_in: Annotated[
+        bool,
+        typer.Option(
+            "--dev-sign-in/--no-dev-sign-in",
+            help="the console mints tokens for anyone who asks (loopback binds only)",
+        ),
+    ] = True,
 ) -> None:
     """Run all five services in one process on embedded Postgres, local storage and the local model."""
+    from docproc_upload.console import ExposedSignInError
+
     from docproc_cli.embedded import dev_settings, run_dev
 
     configure_logging()
-    settings = dev_settings(host=host, port=port)
+    try:
+        settings = dev_settings(host=host, port=port, dev_sign_in=dev_sign_in)
+    except ExposedSignInError as exc:
+        console.print(f"[red]error[/red] {exc}")
+        raise typer.Exit(2) from None
     console.print(
         f"docproc dev on http://{host}:{port}  (console /console/, OpenAPI /openapi.json, docs /docs)"
     )

@@ -275,6 +275,9 @@ class OtelSettings(BaseModel):
 class HttpSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = 8000
+    #: ``docproc dev``'s console mints tokens (``POST /console/dev-token``); off, it takes a
+    #: token signed elsewhere, and docproc dev may listen beyond loopback.
+    dev_sign_in: bool = True
 
 
 #: The seed's environment names and the nested setting each one spells.
