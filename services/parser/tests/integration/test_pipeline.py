@@ -87,7 +87,7 @@ async def _secret(
                 kind=kind,
                 value=value,
                 visibility="org",
-                master_key=settings.vault.master_key.get_secret_value(),
+                master_key=settings.vault.key(),
                 provider=provider,
             )
             return secret.id
