@@ -191,6 +191,9 @@ class LimitSettings(BaseModel):
     max_upload_size_mb: int = 50
     chat_max_upload_size_mb: int = 10
     multipart_margin_bytes: int = 1 << 20
+    #: The largest JSON body the API reads (an upload's multipart is capped by the sizes
+    #: above): the body of a search, a knowledge base or a secret is a few kilobytes.
+    max_json_body_bytes: int = Field(default=1 << 20, ge=1024)
     file_io_max_workers: int = 4
     # Chat attachments (docs/chat-uploads.md). Extracted text stops at this many characters.
     chat_parsed_text_max_chars: int = 500_000
