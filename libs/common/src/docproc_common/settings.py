@@ -134,6 +134,9 @@ class AuthSettings(BaseModel):
     jwt_algorithm: Literal["HS256", "HS384", "HS512"] = "HS256"
     jwt_audience: str | None = None
     jwt_issuer: str | None = None
+    #: Seconds of clock skew allowed between the gateway that signs and the API that
+    #: verifies, on ``exp``, ``nbf`` and ``iat``.
+    leeway_s: float = Field(default=30.0, ge=0, le=300)
 
     def secret(self) -> str:
         """The signing key, or ``MissingKeyError`` naming ``AUTH__JWT_SECRET``."""

@@ -33,7 +33,8 @@ class TestTokens:
             verify_token(DEV_AUTH, token)
 
     def test_expired_is_401(self) -> None:
-        token = mint_token(DEV_AUTH, user_id="u", ttl_s=-10)
+        """Expired for longer than the clock skew allowed (``AUTH__LEEWAY_S``)."""
+        token = mint_token(DEV_AUTH, user_id="u", ttl_s=-10 - int(DEV_AUTH.leeway_s))
         with pytest.raises(Unauthorized):
             verify_token(DEV_AUTH, token)
 
@@ -79,6 +80,63 @@ class TestTokens:
             assert column.type.length == MAX_ID_LENGTH, column  # type: ignore[attr-defined]
 
 
+class TestClockSkewAndTimes:
+    """``AUTH__LEEWAY_S`` (30 s) of skew between the gateway's clock and ours; the time
+    claims are numbers, never strings or booleans PyJWT would turn into one."""
+
+    @staticmethod
+    def signed(**claims: object) -> str:
+        now = int(time.time())
+        return jwt.encode(
+            {"sub": "u", "iat": now, "exp": now + 600, **claims}, DEV_AUTH.secret(), "HS256"
+        )
+
+    def test_a_default_leeway_of_thirty_seconds(self) -> None:
+        assert AuthSettings().leeway_s == 30
+
+    @pytest.mark.parametrize(
+        "claims",
+        [
+            {"exp": int(time.time()) - 10},
+            {"nbf": int(time.time()) + 10},
+            {"iat": int(time.time()) + 10},
+        ],
+        ids=["exp_just_past", "nbf_just_ahead", "iat_just_ahead"],
+    )
+    def test_skew_within_the_leeway_is_accepted(self, claims: dict[str, object]) -> None:
+        assert verify_token(DEV_AUTH, self.signed(**claims)).user_id == "u"
+
+    @pytest.mark.parametrize(
+        "claims",
+        [{"exp": int(time.time()) - 40}, {"nbf": int(time.time()) + 40}],
+        ids=["exp", "nbf"],
+    )
+    def test_skew_past_the_leeway_is_401(self, claims: dict[str, object]) -> None:
+        with pytest.raises(Unauthorized):
+            verify_token(DEV_AUTH, self.signed(**claims))
+
+    def test_no_leeway_when_set_to_zero(self) -> None:
+        strict = DEV_AUTH.model_copy(update={"leeway_s": 0})
+        with pytest.raises(Unauthorized):
+            verify_token(strict, self.signed(exp=int(time.time()) - 10))
+
+    @pytest.mark.parametrize(
+        "claims",
+        [
+            {"exp": "9999999999"},
+            {"exp": True},
+            {"nbf": "0"},
+            {"iat": str(int(time.time()))},
+            {"iat": False},
+            {"exp": [9999999999]},
+        ],
+        ids=["exp_string", "exp_bool", "nbf_string", "iat_string", "iat_bool", "exp_list"],
+    )
+    def test_a_time_that_is_not_a_number_is_401(self, claims: dict[str, object]) -> None:
+        with pytest.raises(Unauthorized):
+            verify_token(DEV_AUTH, self.signed(**claims))
+
+
 class TestVerifiedTokens:
     """A verified token's principal is kept for the token's lifetime, and only for it."""
 
@@ -105,7 +163,7 @@ class TestVerifiedTokens:
         settings = DEV_AUTH
         token = mint_token(settings, user_id="late", ttl_s=60)
         assert verify_token(settings, token).user_id == "late"
-        later = time.time() + 61
+        later = time.time() + 61 + settings.leeway_s
 
         class Later(datetime.datetime):
             @classmethod
