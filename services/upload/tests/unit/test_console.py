@@ -52,6 +52,20 @@ async def test_the_page_and_its_assets(dist: Path) -> None:
             assert (await c.get(f"/console/assets/{name}")).status_code == 404, name
 
 
+async def test_the_page_may_not_be_framed_sniffed_or_run_foreign_scripts(dist: Path) -> None:
+    async with client(dist) as c:
+        for path in ("/console/", "/console/assets/index-abc.js"):
+            r = await c.get(path)
+            assert r.headers["x-frame-options"] == "DENY", path
+            assert r.headers["x-content-type-options"] == "nosniff", path
+            policy = dict(
+                d.strip().split(" ", 1) for d in r.headers["content-security-policy"].split(";")
+            )
+            assert policy["script-src"] == "'self'", path
+            assert policy["frame-ancestors"] == "'none'", path
+            assert policy["default-src"] == "'self'", path
+
+
 async def test_not_built_says_how_to_build(tmp_path: Path) -> None:
     async with client(tmp_path / "missing") as c:
         r = await c.get("/console/")
