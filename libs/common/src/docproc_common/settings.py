@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import difflib
 import os
 from collections.abc import Iterable
 from enum import StrEnum
@@ -286,13 +287,29 @@ class HttpSettings(BaseModel):
     dev_sign_in: bool = True
 
 
-#: The seed's environment names and the nested setting each one spells.
+#: The specification's environment names and the nested setting each one spells (every
+#: name it gives; ``GOOGLE_DRIVE_CREDENTIALS_FILE`` is the operator command's option).
 ENV_ALIASES: dict[str, tuple[str, str]] = {
     "CHAT_MAX_UPLOAD_SIZE_MB": ("limits", "chat_max_upload_size_mb"),
     "MAX_UPLOAD_SIZE_MB": ("limits", "max_upload_size_mb"),
     "FILE_STORAGE_BACKEND": ("storage", "backend"),
+    "FILE_STORAGE_S3_PREFIX": ("storage", "s3_prefix"),
+    "MEDIA_DIR": ("storage", "media_dir"),
     "FILE_IO_MAX_WORKERS": ("limits", "file_io_max_workers"),
+    "CHAT_PARSED_TEXT_MAX_CHARS": ("limits", "chat_parsed_text_max_chars"),
+    "CHAT_TIFF_MAX_INLINE_PAGES": ("limits", "chat_tiff_max_inline_pages"),
+    "SANDBOX_INLINE_IMAGE_MAX_BYTES": ("limits", "sandbox_inline_image_max_bytes"),
+    "WORKSPACE_ARCHIVE_MAX_ENTRIES": ("limits", "workspace_archive_max_entries"),
+    "WORKSPACE_ARCHIVE_MAX_BYTES": ("limits", "workspace_archive_max_bytes"),
+    "WORKSPACE_ARCHIVE_MAX_RATIO": ("limits", "workspace_archive_max_ratio"),
+    "WORKSPACE_ARCHIVE_MAX_MEMBER_BYTES": ("limits", "workspace_archive_max_member_bytes"),
+    "DB_POOL_SIZE": ("database", "pool_size"),
+    "DB_MAX_OVERFLOW": ("database", "max_overflow"),
 }
+#: Names the specification retired: set, they would be silently ignored.
+RETIRED_ENV = {"CHAT_PDF_PARSER": "the chat parser is chosen by file type; remove it"}
+#: Nested names read outside ``Settings`` (``python -m docproc_common.vault rewrap``).
+OTHER_NESTED_ENV = frozenset({"VAULT__NEW_MASTER_KEY"})
 
 
 class FlatEnvAliases(PydanticBaseSettingsSource):
@@ -308,6 +325,7 @@ class FlatEnvAliases(PydanticBaseSettingsSource):
 
     def __call__(self) -> dict[str, Any]:
         env = {k.upper(): v.strip() for k, v in os.environ.items()}
+        refuse_unknown_names(env, self.settings_cls.model_fields)
         out: dict[str, dict[str, str]] = {}
         for flat, (group, name) in ENV_ALIASES.items():
             value = env.get(flat, "")
@@ -322,6 +340,40 @@ class FlatEnvAliases(PydanticBaseSettingsSource):
                 )
             out.setdefault(group, {})[name] = value
         return out
+
+
+def refuse_unknown_names(env: dict[str, str], sections: dict[str, FieldInfo]) -> None:
+    """A ``SettingsError`` naming an environment name that spells a setting that does not
+    exist: a field no section has (``STORAGE__S3_PREFX``), a section close to a real one
+    (``STORGE__BACKEND``), a name close to one of ``ENV_ALIASES`` (``MAX_UPLOAD_SIZE_MD``),
+    or a retired one. Left unread, each would leave its setting at the default without a
+    word (objects written at the bucket's root)."""
+    nested = {
+        name: set(info.annotation.model_fields)
+        for name, info in sections.items()
+        if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel)
+    }
+    for key, value in env.items():
+        if not value or key in OTHER_NESTED_ENV:
+            continue
+        if key in RETIRED_ENV:
+            raise SettingsError(f"{key} is no longer read: {RETIRED_ENV[key]}")
+        section, sep, rest = key.lower().partition("__")
+        if sep and section in nested:
+            field = rest.partition("__")[0]
+            if field not in nested[section]:
+                raise SettingsError(_unknown(key, [f"{section}__{f}" for f in nested[section]]))
+        elif sep and section and difflib.get_close_matches(section, nested, n=1, cutoff=0.8):
+            raise SettingsError(_unknown(key, [f"{s}__{rest}" for s in nested]))
+        elif not sep and key not in ENV_ALIASES:
+            if difflib.get_close_matches(key, ENV_ALIASES, n=1, cutoff=0.9):
+                raise SettingsError(_unknown(key, list(ENV_ALIASES)))
+
+
+def _unknown(key: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(key.lower(), [k.lower() for k in known], n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0].upper()}?" if close else ""
+    return f"{key} is not a docproc setting{hint} (docs/operations.md lists them)"
 
 
 class Settings(BaseSettings):

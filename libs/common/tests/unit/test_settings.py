@@ -145,6 +145,65 @@ class TestSeedEnvironmentNames:
         with pytest.raises(SettingsError, match=f"{flat}=.* and {nested}=.*set one of them"):
             Settings()
 
+    def test_every_name_the_specification_gives(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """FILE_STORAGE_S3_PREFIX and the rest were silently ignored: objects went to the
+        bucket's root."""
+        env = {
+            "FILE_STORAGE_S3_PREFIX": "tenant-a/",
+            "MEDIA_DIR": "/srv/media",
+            "CHAT_TIFF_MAX_INLINE_PAGES": "3",
+            "CHAT_PARSED_TEXT_MAX_CHARS": "1000",
+            "SANDBOX_INLINE_IMAGE_MAX_BYTES": "4096",
+            "WORKSPACE_ARCHIVE_MAX_ENTRIES": "10",
+            "WORKSPACE_ARCHIVE_MAX_BYTES": "2048",
+            "WORKSPACE_ARCHIVE_MAX_RATIO": "7",
+            "WORKSPACE_ARCHIVE_MAX_MEMBER_BYTES": "1024",
+            "DB_POOL_SIZE": "3",
+            "DB_MAX_OVERFLOW": "2",
+        }
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        s = Settings()
+        assert s.storage.s3_prefix == "tenant-a/"
+        assert str(s.storage.media_dir) == "/srv/media"
+        assert (s.limits.chat_tiff_max_inline_pages, s.limits.chat_parsed_text_max_chars) == (
+            3,
+            1000,
+        )
+        assert s.limits.sandbox_inline_image_max_bytes == 4096
+        assert (
+            s.limits.workspace_archive_max_entries,
+            s.limits.workspace_archive_max_bytes,
+            s.limits.workspace_archive_max_ratio,
+            s.limits.workspace_archive_max_member_bytes,
+        ) == (10, 2048, 7, 1024)
+        assert (s.database.pool_size, s.database.max_overflow) == (3, 2)
+
+    @pytest.mark.parametrize(
+        ("name", "says"),
+        [
+            ("STORAGE__S3_PREFX", "did you mean STORAGE__S3_PREFIX"),
+            ("storage__s3_prefx", "did you mean STORAGE__S3_PREFIX"),
+            ("STORGE__S3_PREFIX", "did you mean STORAGE__S3_PREFIX"),
+            ("LIMITS__MAX_UPLOAD_SIZE", "did you mean LIMITS__MAX_UPLOAD_SIZE_MB"),
+            ("MAX_UPLOAD_SIZE_MD", "did you mean MAX_UPLOAD_SIZE_MB"),
+            ("CHAT_PDF_PARSER", "no longer read"),
+        ],
+    )
+    def test_a_misspelt_setting_is_refused_naming_it(
+        self, monkeypatch: pytest.MonkeyPatch, name: str, says: str
+    ) -> None:
+        monkeypatch.setenv(name, "1")
+        with pytest.raises(SettingsError, match=f"{name.upper()} .*{says}"):
+            Settings()
+
+    @pytest.mark.parametrize(
+        "name", ["PATH", "KUBERNETES_SERVICE_HOST", "SYNC__CONCURRENCY", "VAULT__NEW_MASTER_KEY"]
+    )
+    def test_other_names_are_left_alone(self, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+        monkeypatch.setenv(name, "x")
+        Settings()
+
     def test_an_empty_alias_is_ignored(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("CHAT_MAX_UPLOAD_SIZE_MB", "")
         monkeypatch.setenv("LIMITS__CHAT_MAX_UPLOAD_SIZE_MB", "15")
