@@ -12,15 +12,13 @@ streams its multipart itself after its dependencies, under the upload caps
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, MutableMapping
 from typing import Any
 
 from docproc_common.errors import PayloadTooLarge
+from fastapi import Request, Response
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.types import Message
 
 from docproc_upload.bearer import principal_from_header
 from docproc_upload.deps import caller, upload
@@ -58,7 +56,7 @@ async def read_capped(request: Request, cap: int) -> Request:
         raise _too_large(cap)
     received = 0
 
-    async def receive() -> Message:
+    async def receive() -> MutableMapping[str, Any]:
         nonlocal received
         message = await request.receive()
         if message["type"] == "http.request":
