@@ -47,10 +47,10 @@ sys.path.insert(0, str(ROOT))
 from docproc_common.auth import EDIT, VIEW, mint_token  # noqa: E402
 from docproc_common.embedding.local_model import LocalMiniLM  # noqa: E402
 from docproc_common.ingestion import IngestionConfig  # noqa: E402
-from docproc_common.settings import AuthSettings  # noqa: E402
 from docproc_parser.engine.processor import extract_text  # noqa: E402
 from docproc_parser.handler import chunk  # noqa: E402
 from docproc_testing.api import wait_for  # noqa: E402
+from docproc_testing.auth import DEV_AUTH  # noqa: E402
 from docproc_testing.db import plain_dsn  # noqa: E402
 from docproc_testing.dev import running_dev  # noqa: E402
 from docproc_testing.infra import load_infra_env  # noqa: E402
@@ -194,7 +194,7 @@ def scrape(urls: list[str]) -> dict[str, float]:
 
 def client(api: str) -> httpx.Client:
     """An HTTP client on ``api``'s public API with an app admin's token."""
-    token = mint_token(AuthSettings(), user_id="bench", permissions=[VIEW, EDIT], app_admin=True)
+    token = mint_token(DEV_AUTH, user_id="bench", permissions=[VIEW, EDIT], app_admin=True)
     return httpx.Client(
         base_url=api + "/api/v1", headers={"Authorization": f"Bearer {token}"}, timeout=120
     )

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import httpx
 from docproc_common.auth import EDIT, VIEW, mint_token
-from docproc_common.settings import AuthSettings
+from docproc_testing.auth import DEV_AUTH
 from docproc_testing.db import create_test_database
 from docproc_testing.infra import free_port, load_infra_env
 
@@ -44,6 +44,7 @@ async def run(bound: int, args: argparse.Namespace) -> dict[str, float]:
         env = {
             **os.environ,
             "DATABASE__URL": await create_test_database(infra["DATABASE__URL"]),
+            "ENV": "dev",  # signed with the development key (DEV_AUTH)
             "BUS__MODE": "embedded",
             "STORAGE__BACKEND": "local",
             "STORAGE__MEDIA_DIR": tmp,
@@ -53,7 +54,7 @@ async def run(bound: int, args: argparse.Namespace) -> dict[str, float]:
         }
         proc = subprocess.Popen([sys.executable, "-m", "docproc_upload"], env=env)
         try:
-            token = mint_token(AuthSettings(), user_id="bench", permissions=[VIEW, EDIT])
+            token = mint_token(DEV_AUTH, user_id="bench", permissions=[VIEW, EDIT])
             async with httpx.AsyncClient(
                 base_url=f"http://127.0.0.1:{port}",
                 headers={"Authorization": f"Bearer {token}"},

@@ -51,6 +51,7 @@ from docproc_common.db.vector_tables import vector_table_name
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.runtime import Runtime, build_app
 from docproc_common.settings import AuthSettings, BusMode
+from docproc_testing.auth import DEV_AUTH
 from docproc_testing.rows import chunk_stamp
 from docproc_testing.runtime import fresh_runtime
 from docproc_upload import bearer, deps, vector_search
@@ -360,7 +361,7 @@ async def bench_http(runtime: Runtime, corpus: vectors.Corpus, chunks: int, n: i
     spec = build_upload(runtime)
     app = build_app(runtime, [spec], [], "bench")
     token = mint_token(
-        AuthSettings(),
+        DEV_AUTH,
         user_id="bench",
         organization_id="acme",
         permissions=["collections:view", "collections:edit"],

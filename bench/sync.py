@@ -103,6 +103,7 @@ async def main(args: argparse.Namespace) -> None:
     database_url = await create_test_database(infra["DATABASE__URL"])
     with tempfile.TemporaryDirectory(prefix="bench-sync-") as tmp:
         settings = Settings(
+            env="dev",
             database=DatabaseSettings(url=database_url, pool_size=10, max_overflow=5),
             storage=StorageSettings(media_dir=Path(tmp) / "media"),
         )

@@ -41,7 +41,7 @@ import asyncpg
 import httpx
 import psutil
 from docproc_common.auth import mint_token
-from docproc_common.settings import AuthSettings
+from docproc_testing.auth import DEV_AUTH
 from docproc_testing.db import create_test_database, plain_dsn
 from docproc_testing.infra import find_repo_root, load_infra_env
 from docproc_testing.processes import stop_group, wait_ready
@@ -117,7 +117,7 @@ def start_server(env: dict[str, str], work: Path) -> Server:
     log = work / "server.log"
     process = subprocess.Popen(
         [sys.executable, "-m", "docproc_upload"],
-        env={**os.environ, **env, "HTTP__PORT": str(port)},
+        env={**os.environ, "ENV": "dev", **env, "HTTP__PORT": str(port)},
         stdout=log.open("ab"),
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -258,7 +258,7 @@ async def heavy_loop(
 
 
 async def measure(server: Server, args: argparse.Namespace) -> list[Phase]:
-    token = mint_token(AuthSettings(), user_id="bench")
+    token = mint_token(DEV_AUTH, user_id="bench")
     headers = {"Authorization": f"Bearer {token}"}
     data = small_text()
     heavy = heavy_files(args.heavy_mb)

@@ -20,6 +20,8 @@ for _ in $(seq 1 240); do
 done
 curl -fsS "$URL/readyz" >/dev/null
 
+# the client commands sign with the development key that docproc dev accepts
+export ENV=dev
 $UV run docproc ingest samples --collection demo --url "$URL"
 for q in "how long do I have to return a product?" "when do new engineers join on-call?"; do
   echo; echo "search: $q"

@@ -9,9 +9,11 @@ import importlib
 from collections.abc import AsyncIterator
 
 import pytest
+import yaml
 from docproc_common.bus.topics import SUBSCRIBERS
 from docproc_common.runtime import Runtime, ServiceSpec
 from docproc_common.settings import DatabaseSettings, Settings
+from docproc_testing.infra import find_repo_root
 
 SERVICES = ("upload", "parser", "embedder", "sync", "teardown")
 
@@ -39,3 +41,18 @@ async def test_a_service_subscribes_to_its_topics_in_the_map(
     assert spec.name == svc
     declared = {topic for topic, groups in SUBSCRIBERS.items() if svc in groups}
     assert {s.topic for s in spec.subscriptions} == declared
+
+
+#: The chart's secret that carries each key (values.yaml ``services.<svc>.secrets``).
+CHART_SECRET = {"auth": "jwt", "vault": "vault"}
+
+
+@pytest.mark.parametrize("svc", SERVICES)
+def test_the_chart_hands_a_service_exactly_the_keys_it_uses(
+    specs: dict[str, ServiceSpec], svc: str
+) -> None:
+    """A key a service uses and the chart does not hand it would stop it from starting
+    (``ServiceSpec.keys``); a key it does not use is one more place it can leak from."""
+    values = yaml.safe_load((find_repo_root() / "deploy/helm/docproc/values.yaml").read_text())
+    handed = set(values["services"][svc]["secrets"]) & set(CHART_SECRET.values())
+    assert handed == {CHART_SECRET[key] for key in specs[svc].keys}

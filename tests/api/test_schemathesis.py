@@ -39,7 +39,7 @@ from typing import Any
 import httpx
 import pytest
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
-from docproc_common.settings import AuthSettings
+from docproc_testing.auth import DEV_AUTH
 from docproc_testing.dev import Dev, running_dev
 
 pytestmark = pytest.mark.integration
@@ -55,7 +55,7 @@ FAILURES = "= FAILURES ="
 
 def _token(*, app_admin: bool) -> str:
     return mint_token(
-        AuthSettings(),
+        DEV_AUTH,
         user_id="root" if app_admin else "member",
         organization_id="acme",
         permissions=[VIEW, EDIT, SECRETS_VIEW],

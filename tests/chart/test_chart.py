@@ -18,6 +18,7 @@ import jsonschema
 import pytest
 import yaml
 from docproc_common.bus.topics import SUBSCRIBERS
+from docproc_common.settings import DEV_JWT_SECRET, DEV_VAULT_KEY
 
 from .conftest import CHART, ROOT, SCRIPT, Doc, _run, render, render_docs
 
@@ -42,8 +43,8 @@ SECRET_ENV = {
 # The development secrets built into docproc_common.settings and sample secret strings
 # that the injection tests below try to smuggle in: none may ever appear in a render.
 SENTINELS = (
-    "docproc-dev-only-secret-change-me-0123456789",
-    "ZG9jcHJvYy1kZXYtb25seS12YXVsdC1rZXktMDEyMzQ1Njc4OWFi",
+    DEV_JWT_SECRET,
+    DEV_VAULT_KEY,
     "s3ntinel-db-password",
     "s3ntinel-jwt-secret",
     "s3ntinel-vault-key",

@@ -282,6 +282,13 @@ def test_entrypoint_tini_and_the_services_module() -> None:
     assert any("tini" in i.args for i in df.stage("base").of("RUN"))
 
 
+def test_the_image_runs_in_the_safe_mode() -> None:
+    """No ``ENV`` in the image: a container started without the chart is ``ENV=prod``, which
+    refuses the development keys (docs/security.md)."""
+    env = " ".join(i.args for s in dockerfile().stages for i in s.of("ENV"))
+    assert not re.search(r"(^|\s)ENV[= ]", env), env
+
+
 def test_the_embedder_build_checks_the_bundled_weights() -> None:
     df = dockerfile()
     install = next(i.args for i in df.stage("service").of("RUN") if "--no-editable" in i.args)

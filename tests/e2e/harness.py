@@ -24,7 +24,8 @@ from aiokafka.admin import AIOKafkaAdminClient
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
 from docproc_common.bus.topics import all_topics, ensure_topics
 from docproc_common.faultpoints import CONTROL_ENV
-from docproc_common.settings import AuthSettings, KafkaSettings
+from docproc_common.settings import KafkaSettings
+from docproc_testing.auth import DEV_AUTH
 from docproc_testing.db import create_test_database_sync, fetch
 from docproc_testing.infra import find_repo_root, free_port, load_infra_env
 from docproc_testing.processes import stop_group, wait_ready
@@ -88,7 +89,7 @@ class Cluster:
     def client(self, *, via: str = "upload", **claims: Any) -> httpx.Client:
         """A caller of the API served by the process ``via`` (an ``add``-ed replica too)."""
         claims.setdefault("user_id", "alice")
-        token = mint_token(AuthSettings(), **claims)
+        token = mint_token(DEV_AUTH, **claims)
         return httpx.Client(
             base_url=f"http://127.0.0.1:{self.services[via].port}/api/v1",
             headers={"Authorization": f"Bearer {token}"},
@@ -154,6 +155,7 @@ def running_cluster(
         **os.environ,
         **infra,
         "DATABASE__URL": database_url,
+        "ENV": "dev",  # the development keys: the client signs with DEV_AUTH
         "BUS__MODE": "kafka",
         "STORAGE__BACKEND": storage,
         "KAFKA__NAMESPACE": kafka.namespace,

@@ -8,6 +8,7 @@ code that runs behind Kafka.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from docproc_common.db.migrate import upgrade_async
 from docproc_common.runtime import Runtime, ServiceSpec, serve
@@ -17,14 +18,31 @@ from docproc_parser.app import build as build_parser
 from docproc_sync.app import build as build_sync
 from docproc_teardown.app import build as build_teardown
 from docproc_upload.app import build as build_upload
+from docproc_upload.console import dev_sign_in_guard
 
 from docproc_cli.postgres import start_embedded_postgres
 
 BUILDERS = (build_upload, build_parser, build_embedder, build_sync, build_teardown)
 
 
+def dev_settings(**http: Any) -> Settings:
+    """The settings of ``docproc dev`` (and of the CLI on its data): ``ENV=dev`` whatever
+    the environment says, so an unset key is the development one, on the embedded bus;
+    ``http`` replaces HTTP settings. ``ExposedSignInError`` (before the embedded database
+    starts) when the development sign-in would be reachable beyond this machine."""
+    settings = Settings(env="dev")
+    settings = settings.model_copy(
+        update={
+            "http": settings.http.model_copy(update=http),
+            "bus": settings.bus.model_copy(update={"mode": BusMode.EMBEDDED}),
+        }
+    )
+    dev_sign_in_guard(settings)
+    return embedded_settings(settings)
+
+
 def embedded_settings(settings: Settings) -> Settings:
-    """The settings of ``docproc dev``: embedded bus, and the embedded database unless one is given."""
+    """Embedded bus, and the embedded database unless one is given."""
     database = settings.database
     if not database.url:
         database = database.model_copy(update={"url": start_embedded_postgres()})

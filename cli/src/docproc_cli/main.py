@@ -19,7 +19,7 @@ from docproc_common.errors import AppError
 from docproc_common.formats import BUILTIN_FORMATS, PARSER_FORMATS
 from docproc_common.observability import configure_logging
 from docproc_common.runtime import Runtime
-from docproc_common.settings import get_settings
+from docproc_common.settings import AuthSettings, MissingKeyError, get_settings
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -45,16 +45,25 @@ LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 def dev(
     port: Annotated[int, typer.Option(help="HTTP port")] = 8000,
     host: Annotated[str, typer.Option(help="bind address")] = "127.0.0.1",
+    dev_sign_in: Annotated[
+        bool,
+        typer.Option(
+            "--dev-sign-in/--no-dev-sign-in",
+            help="the console mints tokens for anyone who asks (loopback binds only)",
+        ),
+    ] = True,
 ) -> None:
     """Run all five services in one process on embedded Postgres, local storage and the local model."""
-    from docproc_cli.embedded import embedded_settings, run_dev
+    from docproc_upload.console import ExposedSignInError
+
+    from docproc_cli.embedded import dev_settings, run_dev
 
     configure_logging()
-    settings = get_settings()
-    settings = settings.model_copy(
-        update={"http": settings.http.model_copy(update={"host": host, "port": port})}
-    )
-    settings = embedded_settings(settings)
+    try:
+        settings = dev_settings(host=host, port=port, dev_sign_in=dev_sign_in)
+    except ExposedSignInError as exc:
+        console.print(f"[red]error[/red] {exc}")
+        raise typer.Exit(2) from None
     console.print(
         f"docproc dev on http://{host}:{port}  (console /console/, OpenAPI /openapi.json, docs /docs)"
     )
@@ -72,7 +81,7 @@ def token(
     """Mint a signed bearer token with the configured key (development, scripts, tests)."""
     print(  # noqa: T201 - the token is the output
         mint_token(
-            get_settings().auth,
+            _signing_key(),
             user_id=user,
             organization_id=org,
             permissions=permission or [],
@@ -82,9 +91,20 @@ def token(
     )
 
 
+def _signing_key() -> AuthSettings:
+    """``AUTH__JWT_SECRET``; with ``ENV=dev``, the development key ``docproc dev`` accepts."""
+    auth = get_settings().auth
+    try:
+        auth.secret()
+    except MissingKeyError as exc:
+        console.print(f"[red]error[/red] {exc}")
+        raise typer.Exit(1) from None
+    return auth
+
+
 def _operator_client(url: str) -> httpx.Client:
     bearer = mint_token(
-        get_settings().auth,
+        _signing_key(),
         user_id="operator",
         permissions=[VIEW, EDIT, SECRETS_VIEW],
         app_admin=True,
@@ -222,12 +242,11 @@ def search(
 
 
 def _runtime() -> Runtime:
-    from docproc_cli.embedded import embedded_settings
+    """The configured database, or ``docproc dev``'s own (with its settings)."""
+    from docproc_cli.embedded import dev_settings
 
     settings = get_settings()
-    if not settings.database.url:
-        settings = embedded_settings(settings)
-    return Runtime.create(settings)
+    return Runtime.create(settings if settings.database.url else dev_settings())
 
 
 def _embedding_clients(runtime: Runtime) -> EmbeddingClients:

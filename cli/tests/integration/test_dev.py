@@ -16,7 +16,8 @@ import pytest
 from docproc_cli.embedded import embedded_settings, run_dev
 from docproc_common.auth import EDIT, VIEW, mint_token
 from docproc_common.runtime import Runtime, build_app
-from docproc_common.settings import AuthSettings, Settings, StorageSettings
+from docproc_common.settings import Settings, StorageSettings
+from docproc_testing.auth import DEV_AUTH
 from docproc_testing.db import create_test_database
 from docproc_testing.infra import find_repo_root, load_infra_env
 from opentelemetry import trace
@@ -56,7 +57,7 @@ async def test_dev_ingests_and_searches_in_one_trace(
     settings = embedded_settings(settings)
     stop = asyncio.Event()
     server = asyncio.create_task(run_dev(settings, stop))
-    token = mint_token(AuthSettings(), user_id="root", permissions=[VIEW, EDIT], app_admin=True)
+    token = mint_token(DEV_AUTH, user_id="root", permissions=[VIEW, EDIT], app_admin=True)
     api = f"http://127.0.0.1:{port}"
     try:
         async with httpx.AsyncClient(

@@ -97,3 +97,31 @@ def test_rag_sync_gdrive_needs_the_deployment_key_file(
     result = runner.invoke(main.app, ["rag-sync-gdrive", "1AbC"])
     assert result.exit_code == 2
     assert "no readable JSON key file" in result.output
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.7"])
+def test_dev_refuses_to_expose_its_sign_in(host: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The development sign-in makes anyone who reaches the port an app admin: docproc dev
+    listens beyond loopback only with it off (nothing is started before the refusal)."""
+    from docproc_cli import embedded
+
+    def started() -> str:
+        raise AssertionError("the embedded database started before the refusal")
+
+    monkeypatch.setattr(embedded, "start_embedded_postgres", started)
+    monkeypatch.delenv("DATABASE__URL", raising=False)
+    result = runner.invoke(main.app, ["dev", "--host", host])
+    assert result.exit_code == 2, result.output
+    assert f"listen on {host}" in result.output and "--no-dev-sign-in" in result.output
+
+
+def test_the_client_commands_need_a_key_outside_dev(monkeypatch: pytest.MonkeyPatch) -> None:
+    main.get_settings.cache_clear()
+    monkeypatch.delenv("ENV")
+    monkeypatch.delenv("AUTH__JWT_SECRET", raising=False)
+    try:
+        result = runner.invoke(main.app, ["token", "--user", "ana"])
+    finally:
+        main.get_settings.cache_clear()
+    assert result.exit_code == 1
+    assert "AUTH__JWT_SECRET is not set" in result.output

@@ -14,7 +14,6 @@ import httpx
 from docproc_common.auth import mint_token
 from docproc_common.runtime import Runtime, build_app
 from docproc_common.settings import (
-    AuthSettings,
     DatabaseSettings,
     LimitSettings,
     Settings,
@@ -22,13 +21,14 @@ from docproc_common.settings import (
     StorageSettings,
 )
 from docproc_common.storage import S3Storage
+from docproc_testing.auth import DEV_AUTH
 from docproc_testing.db import fetch
 from docproc_upload.app import build
 from docproc_upload.chat.service import owner_segment
 
 
 def token(user: str, **claims: Any) -> str:
-    return mint_token(AuthSettings(), user_id=user, **claims)
+    return mint_token(DEV_AUTH, user_id=user, **claims)
 
 
 def auth(user: str, **claims: Any) -> dict[str, str]:

@@ -58,6 +58,4 @@ def mint_token(
         claims["aud"] = settings.jwt_audience
     if settings.jwt_issuer:
         claims["iss"] = settings.jwt_issuer
-    return jwt.encode(
-        claims, settings.jwt_secret.get_secret_value(), algorithm=settings.jwt_algorithm
-    )
+    return jwt.encode(claims, settings.secret(), algorithm=settings.jwt_algorithm)

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,7 @@ import uvicorn
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaConnectionError
 from fastapi import APIRouter, FastAPI
+from pydantic import ValidationError
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -34,7 +36,7 @@ from docproc_common.db.migrate import code_revisions
 from docproc_common.http import ReadinessCheck, create_app
 from docproc_common.observability import BusMetrics, configure_logging, configure_tracing
 from docproc_common.periodic import FailureStreak, Task, periodic, sleep_unless_stopped
-from docproc_common.settings import BusMode, Settings
+from docproc_common.settings import BusMode, Key, MissingKeyError, Settings
 from docproc_common.storage import AsyncStorage, create_storage
 
 log = logging.getLogger(__name__)
@@ -95,6 +97,9 @@ class ServiceSpec:
     #: inputs that its models cannot state (upload: no NUL in any string), so a client or
     #: a schema-driven test reads the rules the API applies.
     openapi: Sequence[Callable[[dict[str, Any]], None]] = ()
+    #: The keys it uses (tokens: ``auth``, stored secrets: ``vault``): it does not start
+    #: without them, and the chart hands each service exactly these (tests/chart).
+    keys: frozenset[Key] = frozenset()
 
 
 def _database_check(runtime: Runtime) -> ReadinessCheck:
@@ -232,8 +237,10 @@ async def serve(
     stop: asyncio.Event | None = None,
     http: bool = True,
 ) -> None:
-    """Run ``specs`` until ``stop`` is set (or SIGTERM/SIGINT): relay, consumers, tasks, HTTP."""
+    """Run ``specs`` until ``stop`` is set (or SIGTERM/SIGINT): relay, consumers, tasks, HTTP.
+    Nothing starts while a key they use is not set (``MissingKeyError``)."""
     settings = runtime.settings
+    settings.require_keys(set().union(*(spec.keys for spec in specs)))
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -324,12 +331,25 @@ async def serve(
             raise failures[0]
 
 
+def settings_problems(exc: ValidationError) -> str:
+    """What a refused ``Settings`` says, one line per problem, each naming its setting."""
+    problems = []
+    for error in exc.errors():
+        where = "__".join(str(part) for part in error["loc"]).upper()
+        message = str(error["msg"]).removeprefix("Value error, ")
+        problems.append(f"{where}: {message}" if where else message)
+    return "; ".join(problems)
+
+
 def run_service(name: str, build: Callable[[Runtime], ServiceSpec]) -> None:
     """Entry point of ``python -m docproc_<svc>``: one service, behind Kafka unless configured otherwise."""
     from docproc_common.settings import get_settings
 
     configure_logging()
-    settings = get_settings()
+    try:
+        settings = get_settings()
+    except ValidationError as exc:
+        sys.exit(f"docproc-{name} refuses to start: {settings_problems(exc)}")
     configure_tracing(name, settings.otel)
 
     async def main() -> None:
@@ -339,4 +359,7 @@ def run_service(name: str, build: Callable[[Runtime], ServiceSpec]) -> None:
         finally:
             await runtime.close()
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except MissingKeyError as exc:
+        sys.exit(f"docproc-{name} refuses to start: {exc}")

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import difflib
 import os
+from collections.abc import Iterable
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
@@ -27,8 +29,13 @@ from pydantic_settings import (
     SettingsError,
 )
 
+#: The development keys, published in this source: ``ENV=dev`` (``docproc dev``, the tests)
+#: uses them when no key is set; any other ``ENV`` refuses them (docs/security.md).
 DEV_JWT_SECRET = "docproc-dev-only-secret-change-me-0123456789"  # noqa: S105 - refused outside dev
 DEV_VAULT_KEY = "ZG9jcHJvYy1kZXYtdmF1bHQta2V5LW5vdC1zZWNyZXQ="  # noqa: S105 - 32 bytes, dev only
+#: The shortest HMAC key accepted outside dev, in bytes (RFC 7518 3.2: at least the hash's
+#: output, 32 bytes for HS256).
+MIN_JWT_SECRET_BYTES = 32
 
 
 def docproc_home() -> Path:
@@ -106,23 +113,57 @@ class StorageSettings(BaseModel):
     max_attempts: int = 5
 
 
+#: The keys a process may need: ``auth`` signs and verifies tokens, ``vault`` seals secrets.
+Key = Literal["auth", "vault"]
+
+
+class MissingKeyError(RuntimeError):
+    """A process needs a key that is not set (outside ``ENV=dev`` there is no default one)."""
+
+    def __init__(self, setting: str, use: str) -> None:
+        super().__init__(
+            f"{setting} is not set: {use}. Set it (docs/operations.md#secrets); only ENV=dev "
+            "falls back to the development key published in docproc's source"
+        )
+        self.setting = setting
+
+
 class AuthSettings(BaseModel):
-    jwt_secret: SecretStr = SecretStr(DEV_JWT_SECRET)
+    #: The HMAC key of bearer tokens, at least ``MIN_JWT_SECRET_BYTES`` bytes outside dev
+    #: (``openssl rand -base64 48``). Unset outside dev: nothing verifies or signs a token.
+    jwt_secret: SecretStr | None = None
     jwt_algorithm: Literal["HS256", "HS384", "HS512"] = "HS256"
     jwt_audience: str | None = None
     jwt_issuer: str | None = None
+    #: Seconds of clock skew allowed between the gateway that signs and the API that
+    #: verifies, on ``exp``, ``nbf`` and ``iat``.
+    leeway_s: float = Field(default=30.0, ge=0, le=300)
+
+    def secret(self) -> str:
+        """The signing key, or ``MissingKeyError`` naming ``AUTH__JWT_SECRET``."""
+        if self.jwt_secret is None:
+            raise MissingKeyError("AUTH__JWT_SECRET", "bearer tokens are signed with it")
+        return self.jwt_secret.get_secret_value()
 
 
 class VaultSettings(BaseModel):
     #: base64 (standard or urlsafe) of 32 random bytes, e.g. ``openssl rand -base64 32``; it
-    #: wraps every secret's data key (``docproc_common.vault``, docs/embeddings.md).
-    master_key: SecretStr = SecretStr(DEV_VAULT_KEY)
+    #: wraps every secret's data key (``docproc_common.vault``, docs/embeddings.md). Unset
+    #: outside dev: no stored secret can be opened or sealed.
+    master_key: SecretStr | None = None
 
     @field_validator("master_key")
     @classmethod
-    def _thirty_two_bytes(cls, v: SecretStr) -> SecretStr:
-        decode_master_key(v.get_secret_value())
+    def _thirty_two_bytes(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None:
+            decode_master_key(v.get_secret_value())
         return v
+
+    def key(self) -> str:
+        """The master key, or ``MissingKeyError`` naming ``VAULT__MASTER_KEY``."""
+        if self.master_key is None:
+            raise MissingKeyError("VAULT__MASTER_KEY", "stored secrets are sealed with it")
+        return self.master_key.get_secret_value()
 
 
 def decode_master_key(value: str) -> bytes:
@@ -154,6 +195,9 @@ class LimitSettings(BaseModel):
     max_upload_size_mb: int = 50
     chat_max_upload_size_mb: int = 10
     multipart_margin_bytes: int = 1 << 20
+    #: The largest JSON body the API reads (an upload's multipart is capped by the sizes
+    #: above): the body of a search, a knowledge base or a secret is a few kilobytes.
+    max_json_body_bytes: int = Field(default=1 << 20, ge=1024)
     file_io_max_workers: int = 4
     # Chat attachments (docs/chat-uploads.md). Extracted text stops at this many characters.
     chat_parsed_text_max_chars: int = 500_000
@@ -238,15 +282,34 @@ class OtelSettings(BaseModel):
 class HttpSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = 8000
+    #: ``docproc dev``'s console mints tokens (``POST /console/dev-token``); off, it takes a
+    #: token signed elsewhere, and docproc dev may listen beyond loopback.
+    dev_sign_in: bool = True
 
 
-#: The seed's environment names and the nested setting each one spells.
+#: The specification's environment names and the nested setting each one spells (every
+#: name it gives; ``GOOGLE_DRIVE_CREDENTIALS_FILE`` is the operator command's option).
 ENV_ALIASES: dict[str, tuple[str, str]] = {
     "CHAT_MAX_UPLOAD_SIZE_MB": ("limits", "chat_max_upload_size_mb"),
     "MAX_UPLOAD_SIZE_MB": ("limits", "max_upload_size_mb"),
     "FILE_STORAGE_BACKEND": ("storage", "backend"),
+    "FILE_STORAGE_S3_PREFIX": ("storage", "s3_prefix"),
+    "MEDIA_DIR": ("storage", "media_dir"),
     "FILE_IO_MAX_WORKERS": ("limits", "file_io_max_workers"),
+    "CHAT_PARSED_TEXT_MAX_CHARS": ("limits", "chat_parsed_text_max_chars"),
+    "CHAT_TIFF_MAX_INLINE_PAGES": ("limits", "chat_tiff_max_inline_pages"),
+    "SANDBOX_INLINE_IMAGE_MAX_BYTES": ("limits", "sandbox_inline_image_max_bytes"),
+    "WORKSPACE_ARCHIVE_MAX_ENTRIES": ("limits", "workspace_archive_max_entries"),
+    "WORKSPACE_ARCHIVE_MAX_BYTES": ("limits", "workspace_archive_max_bytes"),
+    "WORKSPACE_ARCHIVE_MAX_RATIO": ("limits", "workspace_archive_max_ratio"),
+    "WORKSPACE_ARCHIVE_MAX_MEMBER_BYTES": ("limits", "workspace_archive_max_member_bytes"),
+    "DB_POOL_SIZE": ("database", "pool_size"),
+    "DB_MAX_OVERFLOW": ("database", "max_overflow"),
 }
+#: Names the specification retired: set, they would be silently ignored.
+RETIRED_ENV = {"CHAT_PDF_PARSER": "the chat parser is chosen by file type; remove it"}
+#: Nested names read outside ``Settings`` (``python -m docproc_common.vault rewrap``).
+OTHER_NESTED_ENV = frozenset({"VAULT__NEW_MASTER_KEY"})
 
 
 class FlatEnvAliases(PydanticBaseSettingsSource):
@@ -262,6 +325,7 @@ class FlatEnvAliases(PydanticBaseSettingsSource):
 
     def __call__(self) -> dict[str, Any]:
         env = {k.upper(): v.strip() for k, v in os.environ.items()}
+        refuse_unknown_names(env, self.settings_cls.model_fields)
         out: dict[str, dict[str, str]] = {}
         for flat, (group, name) in ENV_ALIASES.items():
             value = env.get(flat, "")
@@ -278,6 +342,40 @@ class FlatEnvAliases(PydanticBaseSettingsSource):
         return out
 
 
+def refuse_unknown_names(env: dict[str, str], sections: dict[str, FieldInfo]) -> None:
+    """A ``SettingsError`` naming an environment name that spells a setting that does not
+    exist: a field no section has (``STORAGE__S3_PREFX``), a section close to a real one
+    (``STORGE__BACKEND``), a name close to one of ``ENV_ALIASES`` (``MAX_UPLOAD_SIZE_MD``),
+    or a retired one. Left unread, each would leave its setting at the default without a
+    word (objects written at the bucket's root)."""
+    nested = {
+        name: set(info.annotation.model_fields)
+        for name, info in sections.items()
+        if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel)
+    }
+    for key, value in env.items():
+        if not value or key in OTHER_NESTED_ENV:
+            continue
+        if key in RETIRED_ENV:
+            raise SettingsError(f"{key} is no longer read: {RETIRED_ENV[key]}")
+        section, sep, rest = key.lower().partition("__")
+        if sep and section in nested:
+            field = rest.partition("__")[0]
+            if field not in nested[section]:
+                raise SettingsError(_unknown(key, [f"{section}__{f}" for f in nested[section]]))
+        elif sep and section and difflib.get_close_matches(section, nested, n=1, cutoff=0.8):
+            raise SettingsError(_unknown(key, [f"{s}__{rest}" for s in nested]))
+        elif not sep and key not in ENV_ALIASES:
+            if difflib.get_close_matches(key, ENV_ALIASES, n=1, cutoff=0.9):
+                raise SettingsError(_unknown(key, list(ENV_ALIASES)))
+
+
+def _unknown(key: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(key.lower(), [k.lower() for k in known], n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0].upper()}?" if close else ""
+    return f"{key} is not a docproc setting{hint} (docs/operations.md lists them)"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_nested_delimiter="__",
@@ -286,7 +384,9 @@ class Settings(BaseSettings):
         hide_input_in_errors=True,  # a refused setting may be a key or a DSN with a password
     )
 
-    env: Literal["dev", "test", "prod"] = "dev"
+    #: ``prod`` unless a process asks for ``dev`` (``docproc dev``, the tests): only ``dev``
+    #: falls back to the published development keys, and any other value refuses them.
+    env: Literal["dev", "test", "prod"] = "prod"
     database: DatabaseSettings = DatabaseSettings()
     kafka: KafkaSettings = KafkaSettings()
     bus: BusSettings = BusSettings()
@@ -318,13 +418,45 @@ class Settings(BaseSettings):
         )
 
     @model_validator(mode="after")
-    def _no_dev_secrets_in_prod(self) -> Settings:
-        if self.env == "prod":
-            if self.auth.jwt_secret.get_secret_value() == DEV_JWT_SECRET:
-                raise ValueError("AUTH__JWT_SECRET must be set outside dev")
-            if self.vault.master_key.get_secret_value() == DEV_VAULT_KEY:
-                raise ValueError("VAULT__MASTER_KEY must be set outside dev")
+    def _keys(self) -> Settings:
+        """Under ``ENV=dev`` an unset key is the development one; elsewhere a development
+        key, or an HMAC key shorter than ``MIN_JWT_SECRET_BYTES``, refuses the settings
+        (anyone can sign a token with a key printed in the source, or guess a short one)."""
+        if self.env == "dev":
+            if self.auth.jwt_secret is None:
+                self.auth = self.auth.model_copy(update={"jwt_secret": SecretStr(DEV_JWT_SECRET)})
+            if self.vault.master_key is None:
+                self.vault = self.vault.model_copy(update={"master_key": SecretStr(DEV_VAULT_KEY)})
+            return self
+        jwt_secret = self.auth.jwt_secret
+        if jwt_secret is not None:
+            if jwt_secret.get_secret_value() == DEV_JWT_SECRET:
+                raise ValueError(_published("AUTH__JWT_SECRET", self.env))
+            if len(jwt_secret.get_secret_value().encode()) < MIN_JWT_SECRET_BYTES:
+                raise ValueError(
+                    f"AUTH__JWT_SECRET is shorter than {MIN_JWT_SECRET_BYTES} bytes; a short "
+                    "HMAC key can be guessed from one token (openssl rand -base64 48 makes one)"
+                )
+        master_key = self.vault.master_key
+        if master_key is not None and master_key.get_secret_value() == DEV_VAULT_KEY:
+            raise ValueError(_published("VAULT__MASTER_KEY", self.env))
         return self
+
+    def require_keys(self, keys: Iterable[Key]) -> None:
+        """Refuse to start (``MissingKeyError``) a process that needs a key not set."""
+        for key in keys:
+            if key == "auth":
+                self.auth.secret()
+            else:
+                self.vault.key()
+
+
+def _published(setting: str, env: str) -> str:
+    return (
+        f"{setting} is the development key published in docproc's source, refused with "
+        f"ENV={env}: set a key of your own (only ENV=dev, as docproc dev and the tests "
+        "run, accepts it)"
+    )
 
 
 @lru_cache(maxsize=1)

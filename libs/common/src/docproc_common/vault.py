@@ -509,7 +509,7 @@ def main() -> None:
     import sys
 
     from docproc_common.db.engine import create_engine, create_sessionmaker
-    from docproc_common.settings import Settings
+    from docproc_common.settings import MissingKeyError, Settings
 
     if sys.argv[1:] != ["rewrap"]:
         sys.exit("usage: python -m docproc_common.vault rewrap")
@@ -517,7 +517,10 @@ def main() -> None:
     settings = Settings()
     if not settings.database.url:
         sys.exit("DATABASE__URL is not set")
-    old = settings.vault.master_key.get_secret_value()
+    try:
+        old = settings.vault.key()
+    except MissingKeyError as exc:
+        sys.exit(str(exc))
     _master(new)  # refuse a malformed new key before touching anything
 
     async def run() -> int:

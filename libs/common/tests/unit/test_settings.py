@@ -1,7 +1,15 @@
 import base64
 
 import pytest
-from docproc_common.settings import ENV_ALIASES, BusMode, Settings, StorageBackend
+from docproc_common.settings import (
+    DEV_JWT_SECRET,
+    DEV_VAULT_KEY,
+    ENV_ALIASES,
+    BusMode,
+    MissingKeyError,
+    Settings,
+    StorageBackend,
+)
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
@@ -24,10 +32,50 @@ class TestSettings:
         assert s.limits.max_request_bytes == 80 * 1024 * 1024 + s.limits.multipart_margin_bytes
 
     def test_dev_secrets_are_refused_in_prod(self) -> None:
-        with pytest.raises(ValidationError, match="AUTH__JWT_SECRET"):
-            Settings(env="prod")
+        with pytest.raises(ValidationError, match="AUTH__JWT_SECRET is the development key"):
+            Settings(env="prod", auth={"jwt_secret": DEV_JWT_SECRET})
+        with pytest.raises(ValidationError, match="VAULT__MASTER_KEY is the development key"):
+            Settings(env="test", vault={"master_key": DEV_VAULT_KEY})
         key = base64.b64encode(b"k" * 32).decode()
         Settings(env="prod", auth={"jwt_secret": "x" * 48}, vault={"master_key": key})
+
+
+class TestSafeByDefault:
+    """Unless a process asks for ``ENV=dev``, no key defaults to the published one."""
+
+    def test_the_default_env_is_prod_with_no_key(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.delenv("ENV")
+        s = Settings()
+        assert s.env == "prod"
+        assert s.auth.jwt_secret is None and s.vault.master_key is None
+        with pytest.raises(MissingKeyError, match="AUTH__JWT_SECRET is not set"):
+            s.require_keys(["auth"])
+        with pytest.raises(MissingKeyError, match="VAULT__MASTER_KEY is not set"):
+            s.require_keys(["vault"])
+
+    def test_a_published_key_in_the_environment_is_refused(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.delenv("ENV")
+        monkeypatch.setenv("AUTH__JWT_SECRET", DEV_JWT_SECRET)
+        with pytest.raises(ValidationError, match="AUTH__JWT_SECRET is the development key"):
+            Settings()
+
+    def test_dev_falls_back_to_the_development_keys(self) -> None:
+        s = Settings(env="dev")
+        assert s.auth.secret() == DEV_JWT_SECRET
+        assert s.vault.key() == DEV_VAULT_KEY
+        s.require_keys(["auth", "vault"])
+        mine = "m" * 40
+        assert Settings(env="dev", auth={"jwt_secret": mine}).auth.secret() == mine
+
+    @pytest.mark.parametrize("env", ["prod", "test"])
+    def test_a_short_hmac_key_is_refused_outside_dev(self, env: str) -> None:
+        with pytest.raises(ValidationError, match="shorter than 32 bytes"):
+            Settings(env=env, auth={"jwt_secret": "x" * 31})
+        # bytes, not characters: 16 two-byte characters are 32 bytes
+        assert Settings(env=env, auth={"jwt_secret": "é" * 16}).auth.secret() == "é" * 16
+        assert Settings(env="dev", auth={"jwt_secret": "short"}).auth.secret() == "short"
 
 
 class TestSeedEnvironmentNames:
@@ -96,6 +144,65 @@ class TestSeedEnvironmentNames:
         monkeypatch.setenv(nested, "s3" if "BACKEND" in flat else "13")
         with pytest.raises(SettingsError, match=f"{flat}=.* and {nested}=.*set one of them"):
             Settings()
+
+    def test_every_name_the_specification_gives(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """FILE_STORAGE_S3_PREFIX and the rest were silently ignored: objects went to the
+        bucket's root."""
+        env = {
+            "FILE_STORAGE_S3_PREFIX": "tenant-a/",
+            "MEDIA_DIR": "/srv/media",
+            "CHAT_TIFF_MAX_INLINE_PAGES": "3",
+            "CHAT_PARSED_TEXT_MAX_CHARS": "1000",
+            "SANDBOX_INLINE_IMAGE_MAX_BYTES": "4096",
+            "WORKSPACE_ARCHIVE_MAX_ENTRIES": "10",
+            "WORKSPACE_ARCHIVE_MAX_BYTES": "2048",
+            "WORKSPACE_ARCHIVE_MAX_RATIO": "7",
+            "WORKSPACE_ARCHIVE_MAX_MEMBER_BYTES": "1024",
+            "DB_POOL_SIZE": "3",
+            "DB_MAX_OVERFLOW": "2",
+        }
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        s = Settings()
+        assert s.storage.s3_prefix == "tenant-a/"
+        assert str(s.storage.media_dir) == "/srv/media"
+        assert (s.limits.chat_tiff_max_inline_pages, s.limits.chat_parsed_text_max_chars) == (
+            3,
+            1000,
+        )
+        assert s.limits.sandbox_inline_image_max_bytes == 4096
+        assert (
+            s.limits.workspace_archive_max_entries,
+            s.limits.workspace_archive_max_bytes,
+            s.limits.workspace_archive_max_ratio,
+            s.limits.workspace_archive_max_member_bytes,
+        ) == (10, 2048, 7, 1024)
+        assert (s.database.pool_size, s.database.max_overflow) == (3, 2)
+
+    @pytest.mark.parametrize(
+        ("name", "says"),
+        [
+            ("STORAGE__S3_PREFX", "did you mean STORAGE__S3_PREFIX"),
+            ("storage__s3_prefx", "did you mean STORAGE__S3_PREFIX"),
+            ("STORGE__S3_PREFIX", "did you mean STORAGE__S3_PREFIX"),
+            ("LIMITS__MAX_UPLOAD_SIZE", "did you mean LIMITS__MAX_UPLOAD_SIZE_MB"),
+            ("MAX_UPLOAD_SIZE_MD", "did you mean MAX_UPLOAD_SIZE_MB"),
+            ("CHAT_PDF_PARSER", "no longer read"),
+        ],
+    )
+    def test_a_misspelt_setting_is_refused_naming_it(
+        self, monkeypatch: pytest.MonkeyPatch, name: str, says: str
+    ) -> None:
+        monkeypatch.setenv(name, "1")
+        with pytest.raises(SettingsError, match=f"{name.upper()} .*{says}"):
+            Settings()
+
+    @pytest.mark.parametrize(
+        "name", ["PATH", "KUBERNETES_SERVICE_HOST", "SYNC__CONCURRENCY", "VAULT__NEW_MASTER_KEY"]
+    )
+    def test_other_names_are_left_alone(self, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+        monkeypatch.setenv(name, "x")
+        Settings()
 
     def test_an_empty_alias_is_ignored(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("CHAT_MAX_UPLOAD_SIZE_MB", "")

@@ -11,8 +11,9 @@ from typing import Any
 import httpx
 from docproc_common.auth import mint_token
 from docproc_common.runtime import Runtime
-from docproc_common.settings import AuthSettings, Settings, StorageSettings
+from docproc_common.settings import Settings, StorageSettings
 
+from docproc_testing.auth import DEV_AUTH
 from docproc_testing.db import create_test_database
 from docproc_testing.infra import find_repo_root, load_infra_env
 
@@ -28,10 +29,12 @@ async def fresh_runtime(
     media_dir: Path, *, embedder: dict[str, Any] | None = None, **settings: Any
 ) -> AsyncIterator[Runtime]:
     """Files under ``media_dir``; the local model from the repository's cache (nothing is
-    downloaded); ``embedder`` and any other settings section as keyword arguments."""
+    downloaded); ``embedder`` and any other settings section as keyword arguments; ``ENV=dev``
+    (the development keys) unless ``env`` is given."""
     infra = load_infra_env(("postgres",))
     runtime = Runtime.create(
         Settings(
+            env=settings.pop("env", "dev"),
             database={"url": await create_test_database(infra["DATABASE__URL"])},
             storage=StorageSettings(media_dir=media_dir),
             embedder={
@@ -59,7 +62,7 @@ def api_client(
     """``app`` called in-process (ASGI) under ``/api/v1`` as ``user`` of ``org`` with
     ``perms`` (an app admin with ``admin``), by a token the default auth settings accept."""
     token = mint_token(
-        AuthSettings(), user_id=user, organization_id=org, permissions=list(perms), app_admin=admin
+        DEV_AUTH, user_id=user, organization_id=org, permissions=list(perms), app_admin=admin
     )
     return httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app),

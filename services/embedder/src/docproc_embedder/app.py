@@ -42,6 +42,7 @@ def build(runtime: Runtime) -> ServiceSpec:
     handler = EmbedderHandler(runtime, clients)
     return ServiceSpec(
         name=NAME,
+        keys=frozenset({"vault"}),  # the collections' embedding keys
         subscriptions=[Subscription(DocumentParsed.TOPIC, handler, give_up=handler.give_up)],
         routers=[build_openai_router(clients, token)] if e.serve_openai_api else [],
         tasks=[

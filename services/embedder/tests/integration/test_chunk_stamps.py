@@ -51,7 +51,7 @@ async def parsed(runtime: Runtime, standin: StandIn, chunks: list[str]) -> Parse
             kind="api_key",
             value={"api_key": KEY},
             visibility="private",
-            master_key=runtime.settings.vault.master_key.get_secret_value(),
+            master_key=runtime.settings.vault.key(),
             provider="openai",
         )
         kb = knowledge_base(

@@ -75,6 +75,7 @@ def build(runtime: Runtime, settings: ParserSettings | None = None) -> ServiceSp
     handler = ParserHandler(runtime, processor)
     return ServiceSpec(
         name=NAME,
+        keys=frozenset({"vault"}),  # LlamaParse and vision keys
         subscriptions=[Subscription(DocumentAccepted.TOPIC, handler, give_up=handler.give_up)],
         tasks=[warm_up],
         on_shutdown=[close],

@@ -285,7 +285,7 @@ class ParserHandler:
                     session,
                     secret_id=secret_id,
                     organization_id=lent.organization_id,
-                    master_key=runtime.settings.vault.master_key.get_secret_value(),
+                    master_key=runtime.settings.vault.key(),
                     kind=kind,
                 )
             if opened is None:

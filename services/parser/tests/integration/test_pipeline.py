@@ -25,7 +25,6 @@ from docproc_common import vault
 from docproc_common.auth import EDIT, VIEW, mint_token
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.settings import (
-    AuthSettings,
     BusMode,
     BusSettings,
     DatabaseSettings,
@@ -34,6 +33,7 @@ from docproc_common.settings import (
     Settings,
     StorageSettings,
 )
+from docproc_testing.auth import DEV_AUTH
 from docproc_testing.db import create_test_database
 from docproc_testing.infra import find_repo_root, load_infra_env
 from docproc_testing.runtime import LOCAL_MODEL
@@ -58,7 +58,7 @@ class Dev:
         self, user: str = "alice", org: str | None = ORG, **claims: Any
     ) -> httpx.AsyncClient:
         token = mint_token(
-            AuthSettings(),
+            DEV_AUTH,
             user_id=user,
             organization_id=org,
             permissions=claims.pop("permissions", [VIEW, EDIT]),
@@ -87,7 +87,7 @@ async def _secret(
                 kind=kind,
                 value=value,
                 visibility="org",
-                master_key=settings.vault.master_key.get_secret_value(),
+                master_key=settings.vault.key(),
                 provider=provider,
             )
             return secret.id

@@ -22,6 +22,7 @@ def build(runtime: Runtime) -> ServiceSpec:
     handler = SyncHandler(runtime, settings)
     return ServiceSpec(
         name=NAME,
+        keys=frozenset({"vault"}),  # the sources' credentials, the embedding keys
         subscriptions=[Subscription(SyncRequested.TOPIC, handler, give_up=handler.give_up)],
         tasks=[
             periodic(

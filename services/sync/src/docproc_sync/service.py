@@ -665,7 +665,7 @@ async def _prepare(
                 s,
                 secret_id=src.secret_id,
                 organization_id=src.organization_id,
-                master_key=runtime.settings.vault.master_key.get_secret_value(),
+                master_key=runtime.settings.vault.key(),
             )
             if opened is None:
                 raise RunRefusedError(

@@ -81,7 +81,7 @@ class SyncBed:
                 kind=kind,
                 value=value,
                 visibility=visibility if organization_id else "private",
-                master_key=self.runtime.settings.vault.master_key.get_secret_value(),
+                master_key=self.runtime.settings.vault.key(),
             )
             return secret.id
 

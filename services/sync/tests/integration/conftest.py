@@ -24,10 +24,11 @@ from docproc_common.connectors.settings import SyncSettings, get_sync_settings
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.db.migrate import upgrade
 from docproc_common.runtime import Runtime, build_app
-from docproc_common.settings import AuthSettings, DatabaseSettings, Settings, StorageSettings
+from docproc_common.settings import DatabaseSettings, Settings, StorageSettings
 from docproc_common.storage import AsyncStorage, create_storage
 from docproc_sync.connectors import network
 from docproc_sync.testing import SyncBed, plain_dsn
+from docproc_testing.auth import DEV_AUTH
 from docproc_testing.infra import load_infra_env
 from docproc_testing.stores import AzuriteStore, FaultProxy, GcsStore, TokenServer
 from docproc_upload.app import build
@@ -104,7 +105,7 @@ async def client(runtime: Runtime) -> AsyncIterator[Client]:
         admin: bool = False,
     ) -> httpx.AsyncClient:
         token = mint_token(
-            AuthSettings(),
+            DEV_AUTH,
             user_id=user,
             organization_id=org,
             permissions=list(perms),

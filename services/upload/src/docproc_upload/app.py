@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -12,8 +11,9 @@ from docproc_common.runtime import Runtime, ServiceSpec
 from fastapi import APIRouter, Depends
 
 from docproc_upload.accounts.endpoints import router as accounts
+from docproc_upload.asgi import send_error
 from docproc_upload.chat.endpoints import router as chat
-from docproc_upload.console import build_console_router
+from docproc_upload.console import build_console_router, dev_sign_in_guard
 from docproc_upload.credentials.endpoints import router as credentials
 from docproc_upload.deps import Upload, UploadScope
 from docproc_upload.embeddings.endpoints import router as embeddings
@@ -65,19 +65,7 @@ class BodySizeLimit:
 
     async def _refuse(self, send: Any) -> None:
         REJECTIONS.labels("request_too_large").inc()
-        body = PayloadTooLarge("The request body is too large").envelope()
-        payload = json.dumps(body).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(payload)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": payload})
+        await send_error(send, PayloadTooLarge("The request body is too large"))
 
 
 def stuck_gauge(runtime: Runtime) -> Task:
@@ -117,12 +105,14 @@ def build(runtime: Runtime) -> ServiceSpec:
     ]
     return ServiceSpec(
         name=NAME,
+        keys=frozenset({"auth", "vault"}),  # every request's token; secrets and embedding keys
         routers=[public_api(routers), build_console_router(runtime)],
         openapi=[declare_no_nul(operation_ids(routers))],
         tasks=[stuck_gauge(runtime)],
         middleware=[
             (UploadScope, {"upload": service}),
             (BodySizeLimit, {"max_bytes": runtime.settings.limits.max_request_bytes}),
+            *dev_sign_in_guard(runtime.settings),  # outermost: before a byte is read
         ],
         on_shutdown=[service.close],
     )

@@ -1,8 +1,9 @@
 """The caller of an API request: the signed bearer token verified into a ``Principal``
 (``docproc_common.auth``), or a 401.
 
-A token is checked against the deployment's key, algorithm, audience and issuer, and
-its ids must fit the columns they land in (``MAX_ID_LENGTH``). A verified token is kept
+A token is checked against the deployment's key, algorithm, audience and issuer, with
+``AUTH__LEEWAY_S`` of clock skew on its times, which must be numbers; its ids must fit the
+columns they land in (``MAX_ID_LENGTH``). A verified token is kept
 with its principal until it expires, so a caller's next request costs a lookup.
 """
 
@@ -50,15 +51,18 @@ class _Verified:
 
 
 _VERIFIED = _Verified()
+#: The claims that are times: each, when present, must be a number.
+TIME_CLAIMS = ("exp", "nbf", "iat")
 
 
 def verify_token(settings: AuthSettings, token: str) -> Principal:
     key = (
         token,
-        settings.jwt_secret.get_secret_value(),
+        settings.secret(),
         settings.jwt_algorithm,
         settings.jwt_audience,
         settings.jwt_issuer,
+        str(settings.leeway_s),
     )
     known = _VERIFIED.get(key)
     if known is not None:
@@ -72,14 +76,17 @@ def _verify(settings: AuthSettings, token: str) -> tuple[Principal, float]:
     try:
         claims = jwt.decode(
             token,
-            settings.jwt_secret.get_secret_value(),
+            settings.secret(),
             algorithms=[settings.jwt_algorithm],
             audience=settings.jwt_audience,
             issuer=settings.jwt_issuer,
             options={"require": ["sub", "exp"]},
+            leeway=settings.leeway_s,
         )
     except jwt.PyJWTError as exc:
         raise Unauthorized("Invalid or expired token") from exc
+    if not all(_numeric(claims[name]) for name in TIME_CLAIMS if name in claims):
+        raise Unauthorized("Invalid or expired token")
     sub = claims.get("sub")
     permissions = claims.get("permissions") or []
     if not isinstance(sub, str) or not _usable_id(sub) or not isinstance(permissions, list):
@@ -93,7 +100,13 @@ def _verify(settings: AuthSettings, token: str) -> tuple[Principal, float]:
         permissions=frozenset(str(p) for p in permissions),
         app_admin=claims.get("app_admin") is True,
     )
-    return principal, float(claims["exp"])
+    return principal, float(claims["exp"]) + settings.leeway_s
+
+
+def _numeric(value: object) -> bool:
+    """A NumericDate (RFC 7519 2): PyJWT would take ``"9999999999"`` or ``true`` through
+    ``int()``, which a signer's bug or another library may have put there."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _usable_id(value: object) -> bool:

@@ -117,3 +117,21 @@ async def test_an_offset_past_the_database_integer_is_a_422(
     refused(await alice.get(path, params={"offset": 2**63}), 422, "offset")  # past bigint too
     refused(await alice.get(path, params={"offset": 2**31}), 422, "offset")
     assert (await alice.get(path, params={"offset": 2**31 - 1})).status_code == 200
+
+
+async def test_a_json_body_is_capped_and_an_upload_is_not(alice: httpx.AsyncClient) -> None:
+    """LIMITS__MAX_JSON_BODY_BYTES (1 MiB) bounds what a JSON route reads; an upload keeps
+    MAX_UPLOAD_SIZE_MB (docproc_upload.routes)."""
+    big = "x" * (2 << 20)
+    r = await alice.post("/kb", json={"name": big, **LOCAL_MODEL})
+    assert r.status_code == 413, r.text
+    assert "LIMITS__MAX_JSON_BODY_BYTES" in r.json()["error"]["message"]
+    name = f"big_{uuid.uuid4().hex[:8]}"
+    r = await alice.post("/kb", json={"name": name, "collection_name": name, **LOCAL_MODEL})
+    assert r.status_code == 201, r.text
+    kb = r.json()
+    r = await alice.post(
+        f"/kb/{kb['id']}/documents", files={"file": ("big.txt", big.encode() + b"\nend\n")}
+    )
+    assert r.status_code == 202, r.text
+    assert await documents(alice, kb) == 1

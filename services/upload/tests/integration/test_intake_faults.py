@@ -29,8 +29,9 @@ import httpx
 import pytest
 from docproc_common.auth import EDIT, VIEW, mint_token
 from docproc_common.runtime import Runtime, build_app
-from docproc_common.settings import AuthSettings, Settings
+from docproc_common.settings import Settings
 from docproc_common.storage import S3Storage
+from docproc_testing.auth import DEV_AUTH
 from docproc_testing.db import create_test_database, fetch, plain_dsn
 from docproc_testing.proxies import S3FaultProxy, TcpFaultProxy
 from docproc_testing.runtime import LOCAL_MODEL
@@ -117,9 +118,7 @@ async def rig(
     )
     runtime = Runtime.create(settings)
     app = build_app(runtime, [build(runtime)], [], "docproc-test")
-    token = mint_token(
-        AuthSettings(), user_id="alice", organization_id="acme", permissions=[VIEW, EDIT]
-    )
+    token = mint_token(DEV_AUTH, user_id="alice", organization_id="acme", permissions=[VIEW, EDIT])
     try:
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app, raise_app_exceptions=False),

@@ -140,7 +140,7 @@ class TestSecretsApi:
                 s,
                 secret_id=row.id,
                 organization_id="acme",
-                master_key=runtime.settings.vault.master_key.get_secret_value(),
+                master_key=runtime.settings.vault.key(),
             )
             assert opened is not None
             assert opened.value == {"api_key": value}
@@ -149,7 +149,7 @@ class TestSecretsApi:
                 s,
                 secret_id=row.id,
                 organization_id="globex",
-                master_key=runtime.settings.vault.master_key.get_secret_value(),
+                master_key=runtime.settings.vault.key(),
             )
             assert other_org is None
             wrong_key = await open_secret(
@@ -647,7 +647,7 @@ class TestResolution:
                 kind=kw.pop("kind", "api_key"),
                 value=kw.pop("value", {"api_key": "sk-resolve"}),
                 visibility="private",
-                master_key=runtime.settings.vault.master_key.get_secret_value(),
+                master_key=runtime.settings.vault.key(),
                 provider=kw.pop("provider", "openai"),
             )
             return row.id
@@ -796,7 +796,7 @@ class TestRotation:
     async def test_rewrap_all_and_back(
         self, runtime: Runtime, users: dict[str, httpx.AsyncClient]
     ) -> None:
-        current = runtime.settings.vault.master_key.get_secret_value()
+        current = runtime.settings.vault.key()
         new = base64.b64encode(os.urandom(32)).decode()
         key = uuid.UUID(await secret(users["alice"], {"api_key": "sk-rotate"}))
         async with runtime.sessionmaker() as s, s.begin():
@@ -929,7 +929,7 @@ class TestIngestionSecrets:
         self, users: dict[str, httpx.AsyncClient], runtime: Runtime
     ) -> None:
         key = uuid.UUID(await secret(users["alice"]))
-        master = runtime.settings.vault.master_key.get_secret_value()
+        master = runtime.settings.vault.key()
         async with runtime.sessionmaker() as s:
             for kind, opens in (("llamaparse", False), ("api_key", True)):
                 opened = await open_secret(

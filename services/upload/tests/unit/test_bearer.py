@@ -10,6 +10,7 @@ import pytest
 from docproc_common.auth import mint_token
 from docproc_common.errors import Unauthorized
 from docproc_common.settings import AuthSettings
+from docproc_testing.auth import DEV_AUTH
 from docproc_upload import bearer
 from docproc_upload.bearer import principal_from_header, verify_token
 from pydantic import SecretStr
@@ -17,7 +18,7 @@ from pydantic import SecretStr
 
 class TestTokens:
     def test_round_trip(self) -> None:
-        settings = AuthSettings()
+        settings = DEV_AUTH
         token = mint_token(
             settings, user_id="u", organization_id="o", permissions=["collections:view"]
         )
@@ -29,17 +30,18 @@ class TestTokens:
     def test_wrong_key_is_401(self) -> None:
         token = mint_token(AuthSettings(jwt_secret=SecretStr("x" * 40)), user_id="u")
         with pytest.raises(Unauthorized):
-            verify_token(AuthSettings(), token)
+            verify_token(DEV_AUTH, token)
 
     def test_expired_is_401(self) -> None:
-        token = mint_token(AuthSettings(), user_id="u", ttl_s=-10)
+        """Expired for longer than the clock skew allowed (``AUTH__LEEWAY_S``)."""
+        token = mint_token(DEV_AUTH, user_id="u", ttl_s=-10 - int(DEV_AUTH.leeway_s))
         with pytest.raises(Unauthorized):
-            verify_token(AuthSettings(), token)
+            verify_token(DEV_AUTH, token)
 
     @pytest.mark.parametrize("header", [None, "", "Basic abc", "Bearer not-a-jwt"])
     def test_missing_or_malformed_header_is_401(self, header: str | None) -> None:
         with pytest.raises(Unauthorized):
-            principal_from_header(AuthSettings(), header)
+            principal_from_header(DEV_AUTH, header)
 
     def test_unsigned_token_is_refused(self) -> None:
         import jwt
@@ -48,7 +50,7 @@ class TestTokens:
             {"sub": "u", "exp": 9999999999, "app_admin": True}, key=None, algorithm="none"
         )
         with pytest.raises(Unauthorized):
-            verify_token(AuthSettings(), token)
+            verify_token(DEV_AUTH, token)
 
     @pytest.mark.parametrize(
         ("user", "org"),
@@ -57,13 +59,13 @@ class TestTokens:
     def test_an_id_no_column_can_store_is_401(self, user: str, org: str) -> None:
         """Signed, but the ids would not fit owner_id/user_id/organization_id: a 401 at the
         door instead of a database error (500) on the first write."""
-        token = mint_token(AuthSettings(), user_id=user, organization_id=org)
+        token = mint_token(DEV_AUTH, user_id=user, organization_id=org)
         with pytest.raises(Unauthorized):
-            verify_token(AuthSettings(), token)
+            verify_token(DEV_AUTH, token)
 
     def test_an_id_at_the_column_width_is_accepted(self) -> None:
-        token = mint_token(AuthSettings(), user_id="u" * 200, organization_id="o" * 200)
-        assert verify_token(AuthSettings(), token).user_id == "u" * 200
+        token = mint_token(DEV_AUTH, user_id="u" * 200, organization_id="o" * 200)
+        assert verify_token(DEV_AUTH, token).user_id == "u" * 200
 
     def test_the_id_limit_is_the_columns_width(self) -> None:
         from docproc_common.auth import MAX_ID_LENGTH
@@ -78,11 +80,68 @@ class TestTokens:
             assert column.type.length == MAX_ID_LENGTH, column  # type: ignore[attr-defined]
 
 
+class TestClockSkewAndTimes:
+    """``AUTH__LEEWAY_S`` (30 s) of skew between the gateway's clock and ours; the time
+    claims are numbers, never strings or booleans PyJWT would turn into one."""
+
+    @staticmethod
+    def signed(**claims: object) -> str:
+        now = int(time.time())
+        return jwt.encode(
+            {"sub": "u", "iat": now, "exp": now + 600, **claims}, DEV_AUTH.secret(), "HS256"
+        )
+
+    def test_a_default_leeway_of_thirty_seconds(self) -> None:
+        assert AuthSettings().leeway_s == 30
+
+    @pytest.mark.parametrize(
+        "claims",
+        [
+            {"exp": int(time.time()) - 10},
+            {"nbf": int(time.time()) + 10},
+            {"iat": int(time.time()) + 10},
+        ],
+        ids=["exp_just_past", "nbf_just_ahead", "iat_just_ahead"],
+    )
+    def test_skew_within_the_leeway_is_accepted(self, claims: dict[str, object]) -> None:
+        assert verify_token(DEV_AUTH, self.signed(**claims)).user_id == "u"
+
+    @pytest.mark.parametrize(
+        "claims",
+        [{"exp": int(time.time()) - 40}, {"nbf": int(time.time()) + 40}],
+        ids=["exp", "nbf"],
+    )
+    def test_skew_past_the_leeway_is_401(self, claims: dict[str, object]) -> None:
+        with pytest.raises(Unauthorized):
+            verify_token(DEV_AUTH, self.signed(**claims))
+
+    def test_no_leeway_when_set_to_zero(self) -> None:
+        strict = DEV_AUTH.model_copy(update={"leeway_s": 0})
+        with pytest.raises(Unauthorized):
+            verify_token(strict, self.signed(exp=int(time.time()) - 10))
+
+    @pytest.mark.parametrize(
+        "claims",
+        [
+            {"exp": "9999999999"},
+            {"exp": True},
+            {"nbf": "0"},
+            {"iat": str(int(time.time()))},
+            {"iat": False},
+            {"exp": [9999999999]},
+        ],
+        ids=["exp_string", "exp_bool", "nbf_string", "iat_string", "iat_bool", "exp_list"],
+    )
+    def test_a_time_that_is_not_a_number_is_401(self, claims: dict[str, object]) -> None:
+        with pytest.raises(Unauthorized):
+            verify_token(DEV_AUTH, self.signed(**claims))
+
+
 class TestVerifiedTokens:
     """A verified token's principal is kept for the token's lifetime, and only for it."""
 
     def test_a_token_is_verified_once_while_it_lives(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        settings = AuthSettings()
+        settings = DEV_AUTH
         token = mint_token(settings, user_id="once", permissions=["collections:view"])
         decoded: list[str] = []
         real = jwt.decode
@@ -101,10 +160,10 @@ class TestVerifiedTokens:
     def test_an_expired_token_is_refused_although_it_was_verified(
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        settings = AuthSettings()
+        settings = DEV_AUTH
         token = mint_token(settings, user_id="late", ttl_s=60)
         assert verify_token(settings, token).user_id == "late"
-        later = time.time() + 61
+        later = time.time() + 61 + settings.leeway_s
 
         class Later(datetime.datetime):
             @classmethod
@@ -117,7 +176,7 @@ class TestVerifiedTokens:
             verify_token(settings, token)
 
     def test_another_key_verifies_again(self) -> None:
-        token = mint_token(AuthSettings(), user_id="u")
-        assert verify_token(AuthSettings(), token).user_id == "u"
+        token = mint_token(DEV_AUTH, user_id="u")
+        assert verify_token(DEV_AUTH, token).user_id == "u"
         with pytest.raises(Unauthorized):
             verify_token(AuthSettings(jwt_secret=SecretStr("y" * 40)), token)

@@ -217,7 +217,7 @@ async def resolve_embedding(
     if secret is None:
         return resolved(CredentialSource.SECRET_DELETED, base_url)
     try:
-        value = unseal(secret, settings.vault.master_key.get_secret_value())
+        value = unseal(secret, settings.vault.key())
     except VaultError as exc:
         log.warning("secret %s of collection %s: %s", secret.id, target.collection_name, exc)
         return resolved(CredentialSource.SECRET_UNOPENABLE, base_url)

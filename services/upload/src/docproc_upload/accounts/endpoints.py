@@ -9,8 +9,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from docproc_upload.deps import Caller, Session
 from docproc_upload.knowledge_bases import service
 from docproc_upload.knowledge_bases.schemas import CollectionDeletedOut
+from docproc_upload.routes import PublicRoute
 
-router = APIRouter(prefix="/api/v1", tags=["admin"])
+router = APIRouter(prefix="/api/v1", tags=["admin"], route_class=PublicRoute)
 
 
 async def _tear_down_owned(

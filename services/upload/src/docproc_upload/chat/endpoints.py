@@ -24,6 +24,7 @@ from docproc_upload.deps import Caller, RuntimeDep, Session, UploadDep
 from docproc_upload.downloads import download_headers
 from docproc_upload.metrics import REJECTIONS
 from docproc_upload.multipart import multipart_openapi, read_upload_form
+from docproc_upload.routes import PublicRoute
 
 _UPLOAD_BODY = multipart_openapi(
     {"organizational_unit": {"type": "string", "maxLength": service.MAX_UNIT_CHARS}}
@@ -31,7 +32,7 @@ _UPLOAD_BODY = multipart_openapi(
 CHAT_TEXT_FIELDS = frozenset({"organizational_unit"})
 
 
-router = APIRouter(prefix="/api/v1", tags=["chat files"])
+router = APIRouter(prefix="/api/v1", tags=["chat files"], route_class=PublicRoute)
 
 
 @router.post(

@@ -11,8 +11,9 @@ from fastapi import APIRouter, Query, Response, status
 from docproc_upload.credentials import service
 from docproc_upload.credentials.schemas import SecretCreate, SecretOut
 from docproc_upload.deps import Caller, RuntimeDep, Session
+from docproc_upload.routes import PublicRoute
 
-router = APIRouter(prefix="/api/v1", tags=["secrets"])
+router = APIRouter(prefix="/api/v1", tags=["secrets"], route_class=PublicRoute)
 
 
 @router.post("/secrets", status_code=status.HTTP_201_CREATED, response_model=SecretOut)

@@ -51,7 +51,7 @@ async def create(
         kind=body.kind.value,
         value=body.value,
         visibility=body.visibility.value,
-        master_key=settings.vault.master_key.get_secret_value(),
+        master_key=settings.vault.key(),
         provider=body.provider,
     )
     await record(

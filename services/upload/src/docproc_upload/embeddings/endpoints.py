@@ -15,8 +15,9 @@ from docproc_upload.embeddings.schemas import (
     EmbeddingEndpointOut,
     ServedModelsOut,
 )
+from docproc_upload.routes import PublicRoute
 
-router = APIRouter(prefix="/api/v1", tags=["embeddings"])
+router = APIRouter(prefix="/api/v1", tags=["embeddings"], route_class=PublicRoute)
 
 
 @router.get("/rag/embedding-models", response_model=EmbeddingCatalogOut)

@@ -18,8 +18,9 @@ from docproc_upload.knowledge_bases.schemas import (
     KnowledgeBasePatch,
     ReindexOut,
 )
+from docproc_upload.routes import PublicRoute
 
-router = APIRouter(prefix="/api/v1", tags=["kb"])
+router = APIRouter(prefix="/api/v1", tags=["kb"], route_class=PublicRoute)
 
 
 def kb_out(kb: object) -> KnowledgeBaseOut:

@@ -23,9 +23,10 @@ from docproc_upload.rag_collections.schemas import (
     SearchRequest,
     SearchResponse,
 )
+from docproc_upload.routes import PublicRoute
 
-router = APIRouter(prefix="/api/v1", tags=["collections"])
-search_router = APIRouter(prefix="/api/v1", tags=["search"])
+router = APIRouter(prefix="/api/v1", tags=["collections"], route_class=PublicRoute)
+search_router = APIRouter(prefix="/api/v1", tags=["search"], route_class=PublicRoute)
 
 
 @router.post(

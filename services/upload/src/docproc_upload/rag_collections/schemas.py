@@ -31,12 +31,20 @@ class FilterValues(BaseModel):
     organizational_unit: list[str]
 
 
+#: Values one filter may list, and the length of each: a filter is an ``= ANY`` of its
+#: values, so its cost grows with them; the widest column a filter compares
+#: (``organizational_unit``) holds 200 characters.
+MAX_FILTER_VALUES = 100
+FilterValue = Annotated[str, Field(max_length=200)]
+FilterList = Annotated[list[FilterValue], Field(max_length=MAX_FILTER_VALUES)]
+
+
 class SearchFiltersIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    source: list[str] | None = None
-    document_type: list[str] | None = None
-    organizational_unit: list[str] | None = None
+    source: FilterList | None = None
+    document_type: FilterList | None = None
+    organizational_unit: FilterList | None = None
     date_from: date | None = None
     date_to: date | None = None
     parent_doc_id: uuid.UUID | None = None

@@ -29,8 +29,9 @@ from docproc_upload.rag_documents.schemas import (
     RAGIngestResponse,
     SupportedFormats,
 )
+from docproc_upload.routes import PublicRoute
 
-router = APIRouter(prefix="/api/v1", tags=["documents"])
+router = APIRouter(prefix="/api/v1", tags=["documents"], route_class=PublicRoute)
 
 KB_TEXT_FIELDS = frozenset({"ingestion", "organizational_unit", "document_date"})
 KB_UPLOAD_BODY = multipart_openapi(

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query, Response, status
 from docproc_upload.access import Access
 from docproc_upload.deps import Caller, Session
 from docproc_upload.inputs import INT4_MAX
+from docproc_upload.routes import PublicRoute
 from docproc_upload.sync_sources import service
 from docproc_upload.sync_sources.schemas import (
     CloneRequest,
@@ -22,7 +23,7 @@ from docproc_upload.sync_sources.schemas import (
     SyncLogPage,
 )
 
-router = APIRouter(prefix="/api/v1", tags=["sync"])
+router = APIRouter(prefix="/api/v1", tags=["sync"], route_class=PublicRoute)
 Limit = Annotated[int, Query(ge=1, le=200)]
 Offset = Annotated[int, Query(ge=0, le=INT4_MAX)]
 
