@@ -1,9 +1,12 @@
 """The first upload on a fresh process leaves the event loop free: nothing heavy is imported on it.
 
 A text upload used to import the parsing dispatch (PyMuPDF, the office libraries:
-seconds) on the event loop, and /healthz waited for it. A fresh interpreter runs the
-app, a loop-lag probe (a 5 ms sleep, timed) and /healthz calls while the first text
-upload and then the first image upload are in flight, and reports what it measured.
+5 s of CPU here) on the event loop, and /healthz waited for it. A fresh interpreter
+runs the app and /healthz calls while the first text upload and then the first image
+upload are in flight, and reports the most CPU time the loop's thread spent in one
+callback (``time.thread_time`` around each ``Handle._run``). That is the mechanism: a
+callback that imports or parses holds the loop for its CPU time. Wall-clock lag, timed
+before, also grows when a loaded host deschedules the process, and failed at load 12.
 """
 
 from __future__ import annotations
@@ -20,47 +23,55 @@ import pytest
 pytestmark = pytest.mark.integration
 
 PARSERS = ("pymupdf", "docx", "pptx", "openpyxl", "xlrd", "odf", "liteparse")
-#: The dispatch import alone takes seconds here; a free loop lags by milliseconds. The
-#: bound leaves room for a busy shared host.
-MAX_LAG_S = 1.0
+#: The dispatch import alone takes 5 s of CPU here; the first text upload's largest
+#: callback took 0.23 s and the image's 4 ms (CPU time, which a busy host does not stretch).
+MAX_CALLBACK_CPU_S = 1.0
 
 SCRIPT = textwrap.dedent(
     """
     import asyncio, json, sys, time
+    from asyncio import events
     from pathlib import Path
 
     sys.path.insert(0, sys.argv[1])
     from chat_support import auth, chat_api
 
     PARSERS = json.loads(sys.argv[5])
+    LONGEST = [0.0]  # the most CPU one callback of the loop's thread used
+    run = events.Handle._run
+
+
+    def timed(handle):
+        started = time.thread_time()
+        try:
+            return run(handle)
+        finally:
+            LONGEST[0] = max(LONGEST[0], time.thread_time() - started)
+
+
+    events.Handle._run = timed
 
 
     async def first_upload(api, name, data, mime):
-        lags, health, stop = [], [], asyncio.Event()
-
-        async def probe():
-            while not stop.is_set():
-                started = time.perf_counter()
-                await asyncio.sleep(0.005)
-                lags.append(time.perf_counter() - started - 0.005)
+        health, stop = [], asyncio.Event()
 
         async def healthz():
             while not stop.is_set():
-                started = time.perf_counter()
-                r = await api.client.get("/healthz")
-                health.append((r.status_code, time.perf_counter() - started))
+                health.append((await api.client.get("/healthz")).status_code)
                 await asyncio.sleep(0.02)
 
-        tasks = [asyncio.create_task(probe()), asyncio.create_task(healthz())]
+        task = asyncio.create_task(healthz())
         await asyncio.sleep(0.05)
+        LONGEST[0] = 0.0
         response = await api.upload("u-first", name, data, mime)
+        longest = LONGEST[0]
         stop.set()
-        await asyncio.gather(*tasks)
+        await task
         return {
             "status": response.status_code,
-            "max_lag_s": max(lags),
-            "health": sorted({code for code, _ in health}),
-            "max_health_s": max(s for _, s in health),
+            "max_callback_cpu_s": longest,
+            "health": sorted(set(health)),
+            "health_calls": len(health),
         }
 
 
@@ -107,5 +118,4 @@ def test_the_first_uploads_leave_the_loop_and_health_free(
         m = measured[upload]
         assert m["status"] == 201, m
         assert m["health"] == [200], m
-        assert m["max_lag_s"] < MAX_LAG_S, m
-        assert m["max_health_s"] < MAX_LAG_S, m
+        assert m["max_callback_cpu_s"] < MAX_CALLBACK_CPU_S, m
