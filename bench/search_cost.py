@@ -368,7 +368,7 @@ async def bench_http(runtime: Runtime, corpus: vectors.Corpus, chunks: int, n: i
     )
     headers = {"Authorization": f"Bearer {token}"}
     client = httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://docproc/api/v1", headers=headers
+        transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1/api/v1", headers=headers
     )
     name = f"http_{uuid.uuid4().hex[:6]}"
     r = await client.post(

@@ -128,7 +128,7 @@ async def test_readyz_is_503_when_the_database_is_unreachable(tmp_path: Path) ->
     try:
         app = build_app(runtime, [], [], "t")
         async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://t"
+            transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1"
         ) as c:
             assert (await c.get("/healthz")).status_code == 200
             ready = await c.get("/readyz")

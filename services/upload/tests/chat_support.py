@@ -129,7 +129,7 @@ async def chat_api(
     app = build_app(runtime, [spec], [], "t")
     try:
         async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://test", timeout=120
+            transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1", timeout=120
         ) as client:
             yield ChatApi(client, runtime, backend, database_url)
     finally:

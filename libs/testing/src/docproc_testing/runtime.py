@@ -66,7 +66,7 @@ def api_client(
     )
     return httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app),
-        base_url="http://docproc/api/v1",
+        base_url="http://127.0.0.1/api/v1",
         headers={"Authorization": f"Bearer {token}"},
         timeout=timeout,
     )

@@ -113,7 +113,7 @@ async def client(runtime: Runtime) -> AsyncIterator[Client]:
         )
         c = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app),
-            base_url="http://docproc/api/v1",
+            base_url="http://127.0.0.1/api/v1",
             headers={"Authorization": f"Bearer {token}"},
         )
         opened.append(c)

@@ -122,7 +122,7 @@ async def rig(
     try:
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app, raise_app_exceptions=False),
-            base_url="http://docproc/api/v1",
+            base_url="http://127.0.0.1/api/v1",
             headers={"Authorization": f"Bearer {token}"},
             timeout=120,
         ) as client:

@@ -26,7 +26,7 @@ from docproc_upload.console import (
 def client(dist: Path, **settings: Any) -> httpx.AsyncClient:
     runtime: Any = SimpleNamespace(settings=Settings(**settings))
     app = create_app(title="console-test", routers=[build_console_router(runtime, dist)])
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://docproc")
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1")
 
 
 DEV = {"bus": BusSettings(mode=BusMode.EMBEDDED)}
