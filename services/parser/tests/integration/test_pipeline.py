@@ -106,7 +106,7 @@ async def dev(
     tmp = tmp_path_factory.mktemp("dev")
     port = free_port()
     settings = Settings(
-        env="test",
+        env="dev",
         database=DatabaseSettings(url=database_url),
         bus=BusSettings(mode=BusMode.EMBEDDED, relay_interval_s=0.1),
         storage=StorageSettings(media_dir=tmp / "media"),
