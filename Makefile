@@ -66,7 +66,7 @@ images: console ## build every service image with podman (local Debian base imag
 	bash scripts/images.sh
 
 deploy-smoke: sync infra-up images ## the chart's rendered pods as containers of those images: journey, alert, dashboards (deploy/smoke)
-	$(UV) run pytest -q --durations=0 deploy/smoke
+	$(UV) run pytest -q -p no:randomly --durations=0 deploy/smoke  # one journey, its steps in order
 
 dev: sync console ## the embedded all-in-one: docproc dev (the console at /console)
 	$(UV) run docproc dev --port $(PORT)
