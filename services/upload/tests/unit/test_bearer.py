@@ -94,26 +94,21 @@ class TestClockSkewAndTimes:
     def test_a_default_leeway_of_thirty_seconds(self) -> None:
         assert AuthSettings().leeway_s == 30
 
+    # offsets from the time the test runs, not from collection: a shuffled suite runs a test
+    # up to its whole length (40 minutes) after collecting it
     @pytest.mark.parametrize(
-        "claims",
-        [
-            {"exp": int(time.time()) - 10},
-            {"nbf": int(time.time()) + 10},
-            {"iat": int(time.time()) + 10},
-        ],
+        ("claim", "offset"),
+        [("exp", -10), ("nbf", 10), ("iat", 10)],
         ids=["exp_just_past", "nbf_just_ahead", "iat_just_ahead"],
     )
-    def test_skew_within_the_leeway_is_accepted(self, claims: dict[str, object]) -> None:
-        assert verify_token(DEV_AUTH, self.signed(**claims)).user_id == "u"
+    def test_skew_within_the_leeway_is_accepted(self, claim: str, offset: int) -> None:
+        token = self.signed(**{claim: int(time.time()) + offset})
+        assert verify_token(DEV_AUTH, token).user_id == "u"
 
-    @pytest.mark.parametrize(
-        "claims",
-        [{"exp": int(time.time()) - 40}, {"nbf": int(time.time()) + 40}],
-        ids=["exp", "nbf"],
-    )
-    def test_skew_past_the_leeway_is_401(self, claims: dict[str, object]) -> None:
+    @pytest.mark.parametrize(("claim", "offset"), [("exp", -40), ("nbf", 40)], ids=["exp", "nbf"])
+    def test_skew_past_the_leeway_is_401(self, claim: str, offset: int) -> None:
         with pytest.raises(Unauthorized):
-            verify_token(DEV_AUTH, self.signed(**claims))
+            verify_token(DEV_AUTH, self.signed(**{claim: int(time.time()) + offset}))
 
     def test_no_leeway_when_set_to_zero(self) -> None:
         strict = DEV_AUTH.model_copy(update={"leeway_s": 0})
