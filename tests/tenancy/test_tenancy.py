@@ -202,21 +202,26 @@ async def test_documents_of_unreachable_collections_are_absent(world: dict[str, 
     assert (await bob.delete(f"/rag/documents/{doc}")).status_code == 404
 
 
-async def test_a_name_outside_reach_is_409_and_inside_reach_adopts(world: dict[str, Any]) -> None:
-    bob, alice = world["users"]["bob"], world["users"]["alice"]
+async def test_a_name_outside_reach_is_409_and_inside_reach_adopts(
+    world: dict[str, Any], client: Client
+) -> None:
+    bob = world["users"]["bob"]
+    # an acme editor of the test's own: a twin of alice's would be in every later search of
+    # hers over that name (the module's world is shared, and the order is shuffled)
+    dana = client("dana", "acme", (VIEW, EDIT))
     taken = world["kbs"]["acme_org"]["collection_name"]
     r = await bob.post("/kb", json={"name": "x", "collection_name": taken, **MODEL})
     assert r.status_code == 409
     assert r.json()["error"]["details"]["fields"][0]["field"] == "collection_name"
-    twin = await alice.post(
+    twin = await dana.post(
         "/kb", json={"name": "twin", "collection_name": taken, "scope": "personal", **MODEL}
     )
     assert twin.status_code == 201
     # the personal twin's chunks are not the org's: a viewer of the org KB never sees them
     assert (
-        await upload(alice, twin.json()["id"], "twin.txt", "rocket skates in the twin")
+        await upload(dana, twin.json()["id"], "twin.txt", "rocket skates in the twin")
     ).status_code == 202
-    await wait_complete(alice, twin.json()["id"])
+    await wait_complete(dana, twin.json()["id"])
     hits = (
         await world["users"]["viewer"].post(
             "/rag/search", json={"query": "twin rocket skates", "collections": [taken], "top_k": 20}
