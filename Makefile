@@ -58,7 +58,7 @@ helm-lint: ## helm lint --strict, helm template per ci values, schema validation
 test: ensure-uv ## everything CI runs: set-up, lint, types, the suite (shuffled), the chart's pods as containers (deploy-smoke); each phase timed
 	bash scripts/test-phases.sh "$(MAKE)" "$(UV)" $(PYTEST_ARGS)
 
-check: sync ## the inner loop (under 2 minutes): lint, types and the unit tests, no infrastructure
+check: sync ## the inner loop: lint, types and the unit tests, no infrastructure
 	$(MAKE) lint typecheck
 	$(UV) run pytest -q -m "not integration" libs services cli $(PYTEST_ARGS)
 
