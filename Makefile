@@ -6,7 +6,7 @@ export UV
 PORT ?= 8000
 export UV_LINK_MODE ?= copy
 
-.PHONY: help ensure-uv sync check system-packages console console-screenshots fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint images deploy-smoke dev demo bench dev-k8s
+.PHONY: help ensure-uv sync check bench-quality system-packages console console-screenshots fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint images deploy-smoke dev demo bench dev-k8s
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -74,8 +74,11 @@ dev: sync console ## the embedded all-in-one: docproc dev (the console at /conso
 demo: sync console ## start docproc dev, ingest samples/, search, print the console's address, stop
 	bash scripts/demo.sh
 
-bench: sync infra-up ## every benchmark; figures go to docs/benchmarks.md
-	for b in bench/*.py; do $(UV) run python $$b || exit 1; done
+bench: sync infra-up ## every benchmark but retrieval quality (it needs a data set: make bench-quality DATA=<BEIR folder>); figures go to docs/benchmarks.md
+	for b in bench/*.py; do [ "$$b" = bench/quality.py ] || $(UV) run python $$b || exit 1; done
+
+bench-quality: sync ## retrieval quality on a BEIR-format folder you provide (DATA=...; never committed)
+	$(UV) run python bench/quality.py --data "$(DATA)"
 
 dev-k8s: ## skaffold dev (needs a cluster)
 	skaffold dev

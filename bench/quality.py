@@ -8,7 +8,7 @@ graded judgments with linear gain): nDCG@10, recall@10 and @100, MRR@10, each wi
 percentile bootstrap interval over the queries, beside the ingestion time and the search
 latency as the client sees it.
 
-    uv run python bench/quality.py --data ../shared/data/scifact --split train \\
+    uv run python bench/quality.py --data <a BEIR folder, e.g. SciFact> --split train \\
         --home ../search-quality-data --reference
 
 ``--home`` keeps the all-in-one's home (its embedded Postgres and files) there: a corpus is
