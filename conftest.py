@@ -6,5 +6,22 @@ here, once. A test of the safe mode asks for it (``Settings(env="prod")``).
 """
 
 import os
+from pathlib import Path
+
+import pytest
 
 os.environ["ENV"] = "dev"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Keep each test directory's tests together, in the shuffled order pytest-randomly gave.
+
+    pytest-randomly shuffles modules across the whole session, so ``tests/faults`` would be
+    entered and left several times, and its package-scoped cluster (a broker's worth of
+    processes, ~30 s) built again at each entry. A stable sort on the order in which each
+    directory first appears keeps the seed's order everywhere else.
+    """
+    first: dict[Path, int] = {}
+    for item in items:
+        first.setdefault(item.path.parent, len(first))
+    items.sort(key=lambda item: first[item.path.parent])
