@@ -18,15 +18,14 @@ import httpx
 import pytest
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
 from docproc_common.blocking import BlockingPool
-from docproc_common.connectors import network as rules
 from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.settings import SyncSettings, get_sync_settings
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.db.migrate import upgrade
+from docproc_common.egress import pinned, rules
 from docproc_common.runtime import Runtime, build_app
 from docproc_common.settings import DatabaseSettings, Settings, StorageSettings
 from docproc_common.storage import AsyncStorage, create_storage
-from docproc_sync.connectors import network
 from docproc_sync.testing import SyncBed, plain_dsn
 from docproc_testing.auth import DEV_AUTH
 from docproc_testing.infra import load_infra_env
@@ -171,7 +170,7 @@ class RebindingDns:
 @pytest.fixture
 def rebinding_dns(monkeypatch: pytest.MonkeyPatch) -> RebindingDns:
     dns = RebindingDns()
-    monkeypatch.setattr(network, "resolve", dns.resolve)
+    monkeypatch.setattr(pinned, "resolve", dns.resolve)
     monkeypatch.setattr(rules, "is_public", dns.is_public)
     return dns
 

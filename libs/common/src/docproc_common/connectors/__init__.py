@@ -1,10 +1,10 @@
 """Sync connectors as the API knows them: the spec every connector is (``base``), what a
-remote name may become (``remote_names``), which hosts a source may name (``network``), each
-connector's configuration and checks (``specs``) and the registry.
+remote name may become (``remote_names``), each connector's configuration and checks
+(``specs``, which ask ``docproc_common.egress`` which hosts a source may name) and the registry.
 
 Shared by the API (which lists connectors and checks a source's configuration where it is
 submitted) and the sync service, whose implementations (``docproc_sync.connectors``: the
-running side, ``BaseSyncConnector``, where fetched bytes land, the pinned connection)
+running side, ``BaseSyncConnector``, where fetched bytes land)
 subclass these specs.
 """
 

@@ -23,7 +23,8 @@ class RemoteNameRefusedError(ConnectorError):
 
 
 class NetworkRefusedError(ConnectorError):
-    """An address this deployment does not let a source reach (loopback, private, link-local)."""
+    """An address this deployment does not let a tenant's address reach (loopback, private,
+    link-local): ``docproc_common.egress``."""
 
 
 class ClientFailedError(ConnectorError):

@@ -17,13 +17,13 @@ from docproc_common.connectors.specs.azure_blob import (
     AzureBlobConfig,
     AzureBlobSpec,
 )
+from docproc_common.egress.pinned import check_url
 from docproc_common.vault import AzureStorageValue, connection_string_parts
 from pydantic import ValidationError
 
 from docproc_sync.connectors.base import RemoteListing
 from docproc_sync.connectors.http_retry import parse_retry_after
 from docproc_sync.connectors.landing import open_landing
-from docproc_sync.connectors.network import check_url
 from docproc_sync.connectors.object_store import (
     TRANSIENT_STATUS,
     ObjectStoreConnector,

@@ -49,13 +49,13 @@ from docproc_common.connectors.specs.confluence import (
     ConfluenceSpec,
     site_origin,
 )
+from docproc_common.egress.pinned import PinnedTransport
 from pydantic import BaseModel, ConfigDict
 
 from docproc_sync.connectors.base import BaseSyncConnector, RemoteFile, RemoteListing, write_into
 from docproc_sync.connectors.html_text import parse_storage
 from docproc_sync.connectors.http_retry import RetryPolicy, read_capped, send
 from docproc_sync.connectors.landing import open_landing
-from docproc_sync.connectors.network import PinnedTransport
 
 T = TypeVar("T")
 

@@ -12,6 +12,7 @@ from docproc_common.connectors.specs.gcs import (
     GcsConfig,
     GcsSpec,
 )
+from docproc_common.egress.pinned import check_url
 from docproc_common.vault import GcpServiceAccountValue
 from google.api_core.exceptions import GoogleAPICallError
 from google.auth.exceptions import GoogleAuthError, RefreshError
@@ -24,7 +25,6 @@ from requests import RequestException
 from docproc_sync.connectors.base import RemoteListing
 from docproc_sync.connectors.http_retry import parse_retry_after
 from docproc_sync.connectors.landing import open_landing
-from docproc_sync.connectors.network import check_url
 from docproc_sync.connectors.object_store import (
     TRANSIENT_STATUS,
     ObjectStoreConnector,

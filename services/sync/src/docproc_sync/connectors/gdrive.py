@@ -59,6 +59,7 @@ from docproc_common.connectors.specs.gdrive import (
     GoogleDriveSpec,
     checked_drive_folder_id,
 )
+from docproc_common.egress.pinned import check_url
 from docproc_common.vault import GcpServiceAccountValue
 from google.auth.exceptions import RefreshError, TransportError
 from google.oauth2 import service_account
@@ -70,7 +71,6 @@ from pydantic import ValidationError
 
 from docproc_sync.connectors.base import BaseSyncConnector, RemoteFile, RemoteListing
 from docproc_sync.connectors.landing import open_landing
-from docproc_sync.connectors.network import check_url
 
 T = TypeVar("T")
 

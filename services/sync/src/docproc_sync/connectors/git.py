@@ -34,12 +34,12 @@ from docproc_common.connectors.specs.git import (
     GitConfig,
     GitSpec,
 )
+from docproc_common.egress.pinned import check_url, default_port
 from pydantic import BaseModel, ConfigDict, Field
 
 from docproc_sync.connectors.base import BaseSyncConnector, RemoteFile, RemoteListing
 from docproc_sync.connectors.globs import Glob
 from docproc_sync.connectors.landing import open_landing
-from docproc_sync.connectors.network import check_url, default_port
 
 #: git's fatal messages, in docproc's words (first match wins; git's own text names the URL)
 GIT_FAILURES = (

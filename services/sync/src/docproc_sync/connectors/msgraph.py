@@ -42,9 +42,8 @@ from urllib.parse import quote, urljoin, urlsplit
 import httpx
 from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError, Subject
+from docproc_common.egress.pinned import PinnedTransport
 from docproc_common.vault import MsGraphAppValue
-
-from docproc_sync.connectors.network import PinnedTransport
 
 USER_AGENT = "docproc-sync"
 SCOPE = "https://graph.microsoft.com/.default"

@@ -12,11 +12,11 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError
+from docproc_common.egress.pinned import check_url
 from pydantic import BaseModel, ConfigDict, Field
 
 from docproc_sync.connectors.base import RemoteListing
 from docproc_sync.connectors.landing import open_landing
-from docproc_sync.connectors.network import check_url
 from docproc_sync.connectors.object_store import ObjectStoreConnector, StoredObject
 
 if TYPE_CHECKING:

@@ -33,11 +33,11 @@ from docproc_common.connectors.specs.web import (
     WebSpec,
     normalize,
 )
+from docproc_common.egress.pinned import PinnedTransport
 
 from docproc_sync.connectors.base import BaseSyncConnector, RemoteFile, RemoteListing, copy_into
 from docproc_sync.connectors.html_text import parse_html
 from docproc_sync.connectors.http_retry import read_capped
-from docproc_sync.connectors.network import PinnedTransport
 
 USER_AGENT = "docproc-sync"
 MAX_PAGE_BYTES = 10 * 1024 * 1024

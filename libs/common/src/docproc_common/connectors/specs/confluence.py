@@ -13,7 +13,7 @@ from docproc_common.connectors.base import (
     ConnectorOptions,
     ConnectorSpec,
 )
-from docproc_common.connectors.network import literal_refusal
+from docproc_common.egress.rules import literal_refusal
 
 SPACE_KEY = re.compile(r"^[A-Za-z0-9]{1,255}$")
 

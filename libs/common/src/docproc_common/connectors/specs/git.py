@@ -13,7 +13,7 @@ from docproc_common.connectors.base import (
     ConnectorOptions,
     ConnectorSpec,
 )
-from docproc_common.connectors.network import literal_refusal
+from docproc_common.egress.rules import literal_refusal
 
 BRANCH = re.compile(r"^(?!-)(?!.*\.\.)(?!.*//)(?!.*\.lock$)[A-Za-z0-9._/-]{1,200}(?<!/)$")
 

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from pydantic import Field
 
 from docproc_common.connectors.base import ConfigRefusal, ConnectorOptions, ConnectorSpec
-from docproc_common.connectors.network import literal_refusal
+from docproc_common.egress.rules import literal_refusal
 
 
 def prefix_field(description: str) -> Any:

@@ -11,7 +11,7 @@ from docproc_common.connectors.base import (
     ConnectorOptions,
     ConnectorSpec,
 )
-from docproc_common.connectors.network import literal_refusal
+from docproc_common.egress.rules import literal_refusal
 
 
 class WebConfig(BaseModel):

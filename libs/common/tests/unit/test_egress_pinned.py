@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 from docproc_common.connectors.errors import NetworkRefusedError
-from docproc_sync.connectors import network
-from docproc_sync.connectors.network import PinnedTransport, check_url
+from docproc_common.egress import pinned
+from docproc_common.egress.pinned import PinnedTransport, check_url
 
 
 async def test_https_goes_to_the_checked_address_with_the_name_for_tls(
@@ -17,7 +17,7 @@ async def test_https_goes_to_the_checked_address_with_the_name_for_tls(
     async def resolve(_host: str, _port: int) -> list[str]:
         return next(answers)
 
-    monkeypatch.setattr(network, "resolve", resolve)
+    monkeypatch.setattr(pinned, "resolve", resolve)
     seen: list[httpx.Request] = []
 
     def wire(request: httpx.Request) -> httpx.Response:
@@ -43,7 +43,7 @@ async def test_with_private_networks_allowed_nothing_is_resolved_or_rewritten(
     async def resolve(_host: str, _port: int) -> list[str]:
         raise AssertionError("nothing to check")
 
-    monkeypatch.setattr(network, "resolve", resolve)
+    monkeypatch.setattr(pinned, "resolve", resolve)
     seen: list[str] = []
 
     def wire(request: httpx.Request) -> httpx.Response:
@@ -65,6 +65,34 @@ async def test_a_name_resolving_to_an_ipv6_form_of_an_internal_ipv4_is_refused(
     async def resolve(_host: str, _port: int) -> list[str]:
         return [answer]
 
-    monkeypatch.setattr(network, "resolve", resolve)
+    monkeypatch.setattr(pinned, "resolve", resolve)
     with pytest.raises(NetworkRefusedError, match="resolves to a non-public address"):
         await check_url("https://metadata.example.com/", allow_private=False)
+
+
+async def test_an_expired_pin_is_resolved_and_checked_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A long-lived client's pins expire (``pin_ttl_s``): the next answer is followed only if
+    it is public, and a refused one is not kept."""
+    answers = iter([["93.184.216.34"], ["10.0.0.7"], ["93.184.216.35"]])
+
+    async def resolve(_host: str, _port: int) -> list[str]:
+        return next(answers)
+
+    monkeypatch.setattr(pinned, "resolve", resolve)
+    seen: list[str] = []
+
+    def wire(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        return httpx.Response(200)
+
+    transport = PinnedTransport(allow_private=False, inner=httpx.MockTransport(wire), pin_ttl_s=0)
+    async with httpx.AsyncClient(transport=transport) as client:
+        await client.get("https://models.example.com/v1")
+        with pytest.raises(
+            NetworkRefusedError, match="models.example.com resolves to a non-public"
+        ):
+            await client.get("https://models.example.com/v1")
+        await client.get("https://models.example.com/v1")
+    assert seen == ["https://93.184.216.34/v1", "https://93.184.216.35/v1"]

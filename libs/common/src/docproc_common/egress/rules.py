@@ -1,16 +1,6 @@
-"""Which hosts a source may make this deployment reach.
-
-A source's address is typed by a tenant, and the worker that follows it sits
-inside the deployment's network: without a check, a crawler pointed at
-``http://169.254.169.254/`` or a git URL on ``localhost`` would read the
-operator's internal services into a searchable collection. Loopback, private,
-link-local, reserved and multicast addresses are refused unless the deployment
-allows them (``SYNC__ALLOW_PRIVATE_NETWORKS``, for an on-premises store or tests).
-
-What the API can tell without DNS is here (``literal_refusal``, asked where a source's
-configuration is accepted); the worker's check of what a name resolves to, and the
-connection pinned to it, are sync's (``docproc_sync.connectors.network``).
-"""
+"""The rules: which addresses a tenant's address may reach, judged without DNS (the package
+docstring says why). The API asks ``literal_refusal`` where an address is accepted; the
+worker's resolver (``egress.pinned``) asks ``is_public`` of every answer."""
 
 from __future__ import annotations
 
@@ -41,8 +31,8 @@ def _carried_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
 
 
 def is_public(address: str) -> bool:
-    """Whether a source may reach ``address``: the API's check and the worker's resolver both
-    ask this. An IPv6 form that carries an IPv4 address (``::ffff:127.0.0.1``,
+    """Whether a tenant's address may reach ``address``: the API's check and the worker's
+    resolver both ask this. An IPv6 form that carries an IPv4 address (``::ffff:127.0.0.1``,
     ``::7f00:1``, ``2002:7f00:1::``, ``64:ff9b::7f00:1``) is judged by that address: the
     network delivers it there, and ``ipaddress`` calls most of these forms global."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
@@ -56,7 +46,7 @@ def is_public(address: str) -> bool:
 
 
 def literal_refusal(url: str) -> str | None:
-    """Without DNS: why ``url`` names a host a source may not reach, or None."""
+    """Without DNS: why ``url`` names a host a tenant's address may not reach, or None."""
     host = (urlsplit(url).hostname or "").rstrip(".").lower()
     if not host:
         return "the address names no host"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from docproc_common.connectors.network import is_public, literal_refusal
+from docproc_common.egress.rules import is_public, literal_refusal
 
 #: Each internal IPv4 address (loopback, cloud metadata, private) in every IPv6 form that
 #: carries one: mapped, compatible (::/96), 6to4 (2002::/16), NAT64 (64:ff9b::/96).
