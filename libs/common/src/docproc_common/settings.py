@@ -252,6 +252,12 @@ class EmbedderSettings(BaseModel):
     #: name besides each provider's own hosts in the catalog (``EMBEDDER__ALLOWED_BASE_URLS``
     #: as a JSON list). A base URL receives the collection's key, so it is never free-form.
     allowed_base_urls: list[str] = Field(default_factory=list)
+    #: Let an organization's registered endpoints (scope ``org``) reach loopback, private and
+    #: link-local addresses: an on-premises model server, or tests. Off (the default), their
+    #: address must be public, at registration and again, resolved and pinned, at every
+    #: request (``docproc_common.egress``). Read by upload (registration, search) and the
+    #: embedder. The app admin's deployment-wide endpoints are never checked.
+    allow_private_endpoints: bool = False
     request_timeout_s: float = 60.0
     #: How long asking an endpoint which models it serves may take before it is "unconfirmed".
     probe_timeout_s: float = 5.0

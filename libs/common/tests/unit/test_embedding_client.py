@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from ipaddress import ip_address
 from pathlib import Path
 
 import numpy as np
 import pytest
+from docproc_common.egress import pinned
 from docproc_common.embedding.catalog import catalog, load_catalog, model_spec, provider_spec
 from docproc_common.embedding.client import (
     CredentialSource,
     EmbeddingClients,
     EmbeddingCredentialRejectedError,
+    EmbeddingEndpointRefusedError,
     EmbeddingModelNotServedError,
     EmbeddingNotConfiguredError,
     EmbeddingProviderError,
@@ -24,7 +27,7 @@ from docproc_common.embedding.client import (
 from docproc_common.errors import RetryableError
 from docproc_common.failures import Stage, failure_message
 from docproc_common.settings import Settings
-from docproc_testing.embedding_standin import running_standin, standin_vector
+from docproc_testing.embedding_standin import StandIn, running_standin, standin_vector
 
 
 def resolved(url: str | None, **kw: object) -> ResolvedEmbedding:
@@ -161,6 +164,90 @@ class TestHttpClient:
         client = HttpEmbeddingClient(resolved(url), clients.http())
         with pytest.raises(RetryableError, match="could not be reached"):
             await client.embed(["a"])
+
+
+def org_endpoint(url: str) -> ResolvedEmbedding:
+    """An organization's registered endpoint on a deployment that allows no private ones."""
+    return resolved(
+        url, provider="ollama", api_key=None, source=CredentialSource.KEYLESS, public_only=True
+    )
+
+
+class TestOrganizationEndpoint:
+    """Issue 25: an organization's endpoint reaches only public addresses, checked after DNS
+    and pinned; a refusal is one error, raised before any connection."""
+
+    REFUSED = (
+        "The embedding endpoint of collection 'docs' (ollama) is refused: {host} is not a "
+        "public address this deployment lets an organization's endpoint reach"
+    )
+
+    @pytest.mark.parametrize("answer", [200, 401, 404, 500, "closed"])
+    async def test_loopback_is_refused_alike_whatever_listens_there(
+        self, clients: EmbeddingClients, answer: int | str
+    ) -> None:
+        """Not a port scanner: an open port, any status and a closed port read the same."""
+        with running_standin(StandIn(status=200 if answer == "closed" else int(answer))) as s:
+            url = s.url
+            if answer != "closed":
+                with pytest.raises(EmbeddingEndpointRefusedError) as info:
+                    await clients.client(org_endpoint(url)).embed(["a"])
+        if answer == "closed":
+            with pytest.raises(EmbeddingEndpointRefusedError) as info:
+                await clients.client(org_endpoint(url)).embed(["a"])
+        assert info.value.message == self.REFUSED.format(host="127.0.0.1")
+        assert failure_message(Stage.INDEX, info.value) == info.value.message
+        assert s.requests == []
+
+    @pytest.mark.parametrize("answer", [["127.0.0.1"], ["93.184.216.34", "10.0.0.7"], None])
+    async def test_a_name_resolving_inside_or_not_at_all_is_refused_alike(
+        self, clients: EmbeddingClients, monkeypatch: pytest.MonkeyPatch, answer: list[str] | None
+    ) -> None:
+        async def resolve(_host: str, _port: int) -> list[str]:
+            if answer is None:
+                raise OSError("no such name")
+            return answer
+
+        monkeypatch.setattr(pinned, "resolve", resolve)
+        with running_standin(dims=8) as s:
+            url = f"http://ollama.example.com:{s.port}/v1"
+            with pytest.raises(EmbeddingEndpointRefusedError) as info:
+                await clients.client(org_endpoint(url)).embed(["a"])
+        assert info.value.message == self.REFUSED.format(host="ollama.example.com")
+        assert s.requests == []
+
+    async def test_a_public_answer_is_reached_at_the_checked_address_by_its_name(
+        self, clients: EmbeddingClients, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The stand-in's loopback address counts as public here: the request is pinned to
+        the one answer, and the endpoint sees its name in ``Host``."""
+        lookups: list[str] = []
+
+        async def resolve(host: str, _port: int) -> list[str]:
+            lookups.append(host)
+            return ["127.0.0.1"]
+
+        monkeypatch.setattr(pinned, "resolve", resolve)
+        monkeypatch.setattr(  # a name still raises ValueError, as ever
+            pinned.rules, "is_public", lambda address: str(ip_address(address)) == "127.0.0.1"
+        )
+        with running_standin(dims=8) as s:
+            url = f"http://ollama.example.com:{s.port}/v1"
+            client = clients.client(org_endpoint(url))
+            vectors = await client.embed(["a", "b", "c", "d", "e"])  # two requests
+        assert np.allclose(vectors[0], standin_vector("a", 8), atol=1e-6)
+        assert len(s.requests) == 2
+        assert lookups == ["ollama.example.com"]
+
+    async def test_a_deployment_endpoint_takes_the_plain_client(
+        self, clients: EmbeddingClients
+    ) -> None:
+        with running_standin(dims=8) as s:
+            deployment = resolved(
+                s.url, provider="ollama", api_key=None, source=CredentialSource.KEYLESS
+            )
+            await clients.client(deployment).embed(["a"])
+        assert [r.path for r in s.requests] == ["/v1/embeddings"]
 
 
 class TestRefusal:

@@ -7,6 +7,7 @@ Postgres; HTTP endpoints are a scripted stand-in on 127.0.0.1.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import logging
 import os
@@ -17,7 +18,8 @@ from typing import Any
 import httpx
 import pytest
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW
-from docproc_common.db.models import Secret
+from docproc_common.db.models import AuditLog, EmbeddingEndpoint, Secret
+from docproc_common.egress import pinned
 from docproc_common.embedding.client import (
     CredentialSource,
     EmbeddingNotConfiguredError,
@@ -27,11 +29,11 @@ from docproc_common.embedding.client import (
 from docproc_common.runtime import Runtime, build_app
 from docproc_common.settings import Settings
 from docproc_common.vault import create_secret, open_secret, rewrap_all
-from docproc_testing.embedding_standin import running_standin
+from docproc_testing.embedding_standin import StandIn, running_standin
 from docproc_testing.runtime import api_client, fresh_runtime
 from docproc_upload.app import build
 from pydantic import SecretStr
-from sqlalchemy import select, text
+from sqlalchemy import func, select, text
 
 pytestmark = pytest.mark.integration
 
@@ -47,7 +49,13 @@ def uniq(prefix: str = "c") -> str:
 
 @pytest.fixture(scope="module")
 async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Runtime]:
-    embedder = {"allowed_base_urls": ["http://127.0.0.1"], "probe_timeout_s": 2}
+    # the stand-ins are on loopback: organizations' endpoints may be private here, except
+    # through ``strict`` (TestEndpointAddresses)
+    embedder = {
+        "allowed_base_urls": ["http://127.0.0.1"],
+        "probe_timeout_s": 2,
+        "allow_private_endpoints": True,
+    }
     async with fresh_runtime(tmp_path_factory.mktemp("media"), embedder=embedder) as rt:
         yield rt
 
@@ -55,6 +63,23 @@ async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Run
 @pytest.fixture(scope="module")
 def client(runtime: Runtime) -> Client:
     app = build_app(runtime, [build(runtime)], [], "docproc-test")
+
+    def make(
+        user: str, org: str | None = None, perms: tuple[str, ...] = (), admin: bool = False
+    ) -> httpx.AsyncClient:
+        return api_client(app, user, org, perms, admin=admin)
+
+    return make
+
+
+@pytest.fixture(scope="module")
+def strict(runtime: Runtime) -> Client:
+    """The same database, served as a deployment runs by default: an organization's embedding
+    endpoints must be public (``EMBEDDER__ALLOW_PRIVATE_ENDPOINTS`` off)."""
+    embedder = runtime.settings.embedder.model_copy(update={"allow_private_endpoints": False})
+    settings = runtime.settings.model_copy(update={"embedder": embedder})
+    served = dataclasses.replace(runtime, settings=settings)
+    app = build_app(served, [build(served)], [], "docproc-test")
 
     def make(
         user: str, org: str | None = None, perms: tuple[str, ...] = (), admin: bool = False
@@ -636,6 +661,103 @@ class TestEndpointsApi:
             assert r.status_code == status, (who, endpoint["id"], r.text)
 
 
+class TestEndpointAddresses:
+    """Issue 25: an organization's embedding endpoint reaches no internal address unless the
+    deployment allows it; the app admin's deployment-wide endpoints stay free-form."""
+
+    @pytest.mark.parametrize(
+        ("base_url", "reason"),
+        [
+            ("http://127.0.0.1:11434/v1", "127.0.0.1 is not a public address"),
+            ("http://[::ffff:127.0.0.1]:11434/v1", "::ffff:127.0.0.1 is not a public address"),
+            ("http://169.254.169.254/latest", "169.254.169.254 is not a public address"),
+            ("http://[64:ff9b::7f00:1]/v1", "64:ff9b::7f00:1 is not a public address"),
+            ("http://localhost:11434/v1", "localhost is this machine"),
+            ("http://10.0.0.1/v1", "10.0.0.1 is not a public address"),
+        ],
+    )
+    async def test_an_internal_address_is_refused_and_nothing_is_stored(
+        self, strict: Client, runtime: Runtime, base_url: str, reason: str
+    ) -> None:
+        org = uniq("org")
+        member = strict("erin", org, (VIEW, EDIT))
+        r = await member.post("/rag/embedding-endpoints", json={"name": "o", "base_url": base_url})
+        assert r.status_code == 400, r.text
+        assert r.json()["error"]["details"]["fields"] == [{"field": "base_url", "message": reason}]
+        assert reason in r.json()["error"]["message"]
+        async with runtime.sessionmaker() as s:
+            for model in (EmbeddingEndpoint, AuditLog):
+                stored = select(func.count()).where(model.organization_id == org)
+                assert (await s.execute(stored)).scalar_one() == 0
+
+    async def test_the_app_admins_deployment_endpoint_stays_free_form(self, strict: Client) -> None:
+        r = await strict("root", None, (), True).post(
+            "/rag/embedding-endpoints",
+            json={"name": "d", "base_url": "http://127.0.0.1:11434/v1", "scope": "deployment"},
+        )
+        assert r.status_code == 201, r.text
+        assert r.json()["organization_id"] is None
+
+    async def _search_on(self, c: httpx.AsyncClient, base_url: str) -> httpx.Response:
+        """Register ``base_url`` as the caller's organization endpoint, create a base on it
+        and search it (which embeds the query through the endpoint)."""
+        r = await c.post("/rag/embedding-endpoints", json={"name": "o", "base_url": base_url})
+        assert r.status_code == 201, r.text
+        created = await kb(
+            c,
+            embedding_provider="ollama",
+            embedding_model="all-minilm",
+            embedding_endpoint_id=r.json()["id"],
+        )
+        return await c.post(
+            "/rag/search",
+            json={"query": "q", "collections": [created["collection_name"]], "mode": "vector"},
+        )
+
+    @pytest.mark.parametrize("answer", [200, 404, 500, "closed"])
+    async def test_a_name_that_resolves_inside_is_refused_at_the_request_alike(
+        self, strict: Client, monkeypatch: pytest.MonkeyPatch, answer: int | str
+    ) -> None:
+        """A public-looking name is accepted at registration; the search resolves it, finds
+        loopback and refuses before connecting: one answer whether the port is open, closed
+        or answers any status, so a member cannot map what listens inside."""
+        lookups: list[str] = []
+
+        async def resolve(host: str, _port: int) -> list[str]:
+            lookups.append(host)
+            return ["127.0.0.1"]
+
+        monkeypatch.setattr(pinned, "resolve", resolve)
+        member = strict("erin", uniq("org"), (VIEW, EDIT))
+        with running_standin(
+            StandIn(dims=384, status=200 if answer == "closed" else int(answer))
+        ) as s:
+            port = s.port
+            if answer != "closed":
+                r = await self._search_on(member, f"http://ollama.rebind.test:{port}/v1")
+        if answer == "closed":
+            r = await self._search_on(member, f"http://ollama.rebind.test:{port}/v1")
+        assert r.status_code == 409, r.text
+        error = r.json()["error"]
+        assert error["code"] == "EMBEDDING_ENDPOINT_REFUSED"
+        assert error["message"].endswith(
+            "is refused: ollama.rebind.test is not a public address this deployment lets an "
+            "organization's endpoint reach"
+        )
+        assert str(port) not in error["message"]
+        assert s.requests == []
+        assert lookups == ["ollama.rebind.test"]
+
+    async def test_with_private_endpoints_allowed_a_loopback_endpoint_embeds(
+        self, client: Client
+    ) -> None:
+        member = client("erin", uniq("org"), (VIEW, EDIT))
+        with running_standin(dims=384) as s:
+            r = await self._search_on(member, s.url)
+        assert r.status_code == 200, r.text
+        assert [q.path for q in s.requests] == ["/v1/embeddings"]
+
+
 class TestResolution:
     async def _key(self, runtime: Runtime, **kw: Any) -> uuid.UUID:
         async with runtime.sessionmaker() as s, s.begin():
@@ -741,6 +863,11 @@ class TestResolution:
             CredentialSource.KEYLESS,
             "http://127.0.0.1:7/v1",
         )
+        # an organization's endpoint is reached pinned unless private endpoints are allowed
+        assert not resolved.public_only
+        embedder = runtime.settings.embedder.model_copy(update={"allow_private_endpoints": False})
+        strict = runtime.settings.model_copy(update={"embedder": embedder})
+        assert (await self.resolve(runtime, ollama, strict)).public_only
         elsewhere = await self.resolve(
             runtime,
             self.target(

@@ -24,6 +24,12 @@ HTTP providers (``openai``, ``openrouter``, ``ollama``) speak the OpenAI
   401/403 the credential was rejected, 404 the endpoint does not serve the model,
   other 4xx a refused request; 429, 5xx, timeouts and connection failures are a
   ``RetryableError`` so the bus tries again. The provider's answer goes to the log.
+* **An organization's endpoint** (a registered one, not the deployment's) is reached through
+  the pinned transport of ``docproc_common.egress`` unless
+  ``EMBEDDER__ALLOW_PRIVATE_ENDPOINTS``: its name is resolved, every answer must be public,
+  and the request goes to the address checked. A refused address is one error whatever
+  the reason (a literal, a name resolving inside, no answer at all) and is known before any
+  connection, so no status, timeout or refused port tells a member what listens inside.
 """
 
 from __future__ import annotations
@@ -45,7 +51,9 @@ import numpy.typing as npt
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from docproc_common.blocking import BlockingPool
+from docproc_common.connectors.errors import NetworkRefusedError
 from docproc_common.db.models import EmbeddingEndpoint, KnowledgeBase
+from docproc_common.egress.pinned import PinnedTransport
 from docproc_common.embedding.catalog import Catalog, catalog
 from docproc_common.embedding.local_model import LocalMiniLM
 from docproc_common.errors import AppError, RetryableError
@@ -56,6 +64,11 @@ log = logging.getLogger(__name__)
 
 #: Characters per token assumed when cutting long inputs for an HTTP model (see module doc).
 CHARS_PER_TOKEN = 3
+#: How long the pinned client keeps an organization endpoint's checked address: an endpoint
+#: that moves is followed within this, and every new answer is checked again.
+ENDPOINT_PIN_TTL_S = 300.0
+#: Each HTTP pool's connections (one pool for providers, one for organizations' endpoints).
+_LIMITS = httpx.Limits(max_connections=16, max_keepalive_connections=8)
 
 
 class EmbeddingProviderUnavailable(RetryableError):
@@ -67,6 +80,14 @@ class EmbeddingNotConfiguredError(AppError):
 
     status_code = 409
     code = "EMBEDDING_NOT_CONFIGURED"
+
+
+class EmbeddingEndpointRefusedError(AppError):
+    """An organization's endpoint whose host this deployment does not let it reach: one error,
+    raised before any connection, whatever the reason (see the module docstring)."""
+
+    status_code = 409
+    code = "EMBEDDING_ENDPOINT_REFUSED"
 
 
 class EmbeddingProviderError(AppError):
@@ -148,6 +169,9 @@ class ResolvedEmbedding:
     max_input_tokens: int = 8191
     max_inputs_per_request: int = 64
     max_tokens_per_request: int | None = None
+    #: An organization's endpoint on a deployment that allows no private ones: reached through
+    #: the pinned transport, its address checked (``docproc_common.egress``).
+    public_only: bool = False
 
     @property
     def degraded_reason(self) -> str | None:
@@ -173,7 +197,11 @@ async def resolve_embedding(
     pspec = providers.get(target.provider)
 
     def resolved(
-        source: CredentialSource, base_url: str | None = None, key: str | None = None
+        source: CredentialSource,
+        base_url: str | None = None,
+        key: str | None = None,
+        *,
+        public_only: bool = False,
     ) -> ResolvedEmbedding:
         spec = pspec.models.get(target.model) if pspec else None
         out = ResolvedEmbedding(
@@ -187,6 +215,7 @@ async def resolve_embedding(
             max_input_tokens=spec.max_input_tokens if spec else 8191,
             max_inputs_per_request=pspec.max_inputs_per_request if pspec else 64,
             max_tokens_per_request=pspec.max_tokens_per_request if pspec else None,
+            public_only=public_only,
         )
         if out.degraded_reason is not None:
             log.warning(
@@ -209,7 +238,12 @@ async def resolve_embedding(
         )
         if endpoint is None or endpoint.organization_id not in (None, target.organization_id):
             return resolved(CredentialSource.ENDPOINT_MISSING)
-        return resolved(CredentialSource.KEYLESS, endpoint.base_url)
+        org_scoped = endpoint.organization_id is not None
+        return resolved(
+            CredentialSource.KEYLESS,
+            endpoint.base_url,
+            public_only=org_scoped and not settings.embedder.allow_private_endpoints,
+        )
     base_url = target.base_url or pspec.base_url
     if target.secret_id is None:
         return resolved(CredentialSource.NO_SECRET, base_url)
@@ -372,6 +406,7 @@ class HttpEmbeddingClient:
         self._r = resolved
         self._http = http
         self._url = resolved.base_url.rstrip("/") + "/embeddings"
+        self._host = httpx.URL(self._url).host
         self.dimensions = resolved.dims
 
     def count_tokens(self, texts: list[str]) -> int:
@@ -421,6 +456,13 @@ class HttpEmbeddingClient:
         body = {"model": r.model, "input": inputs, "encoding_format": "float"}
         try:
             response = await self._http.post(self._url, json=body, headers=headers)
+        except NetworkRefusedError as exc:
+            log.warning("embedding endpoint of %s refused: %s", r.collection_name, exc.message)
+            raise EmbeddingEndpointRefusedError(
+                f"The embedding endpoint of collection '{r.collection_name}' ({r.provider}) is "
+                f"refused: {self._host} is not a public address this deployment lets an "
+                "organization's endpoint reach"
+            ) from None
         except httpx.TimeoutException:
             log.warning("embedding provider %s timed out (%s)", r.provider, r.collection_name)
             raise EmbeddingProviderUnavailable(
@@ -507,7 +549,9 @@ class HttpEmbeddingClient:
 
 
 class EmbeddingClients:
-    """Resolves a collection to a client; one local model and one HTTP pool per process."""
+    """Resolves a collection to a client; one local model and two HTTP pools per process: the
+    plain one (providers, the deployment's endpoints) and the pinned one (organizations'
+    endpoints, ``public_only``), whose pins last ``ENDPOINT_PIN_TTL_S``."""
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
@@ -518,6 +562,7 @@ class EmbeddingClients:
         self._local: LocalEmbeddingClient | None = None
         self._local_pool: BlockingPool | None = None
         self._http: httpx.AsyncClient | None = None
+        self._pinned: httpx.AsyncClient | None = None
         self._lock = threading.Lock()
 
     @property
@@ -570,17 +615,36 @@ class EmbeddingClients:
                     resolved.dims,
                 )
             return local
-        return HttpEmbeddingClient(resolved, self.http())
+        return HttpEmbeddingClient(
+            resolved, self.pinned_http() if resolved.public_only else self.http()
+        )
 
     def http(self) -> httpx.AsyncClient:
         if self._http is None:
-            e = self._settings.embedder
             self._http = httpx.AsyncClient(
-                timeout=httpx.Timeout(e.request_timeout_s, connect=min(10.0, e.request_timeout_s)),
+                timeout=self._timeout(),
                 follow_redirects=False,  # a redirect must not carry the key elsewhere
-                limits=httpx.Limits(max_connections=16, max_keepalive_connections=8),
+                limits=_LIMITS,
             )
         return self._http
+
+    def pinned_http(self) -> httpx.AsyncClient:
+        """The client for organizations' endpoints: each host resolved, checked and pinned
+        (no environment proxy: the connection goes to the address checked)."""
+        if self._pinned is None:
+            wire = httpx.AsyncHTTPTransport(limits=_LIMITS)
+            self._pinned = httpx.AsyncClient(
+                timeout=self._timeout(),
+                follow_redirects=False,  # nor an endpoint's request to an unchecked address
+                transport=PinnedTransport(
+                    allow_private=False, inner=wire, pin_ttl_s=ENDPOINT_PIN_TTL_S
+                ),
+            )
+        return self._pinned
+
+    def _timeout(self) -> httpx.Timeout:
+        seconds = self._settings.embedder.request_timeout_s
+        return httpx.Timeout(seconds, connect=min(10.0, seconds))
 
     def local(self) -> LocalEmbeddingClient:
         with self._lock:
@@ -595,9 +659,10 @@ class EmbeddingClients:
             return self._local
 
     async def aclose(self) -> None:
-        if self._http is not None:
-            await self._http.aclose()
-            self._http = None
+        for http in (self._http, self._pinned):
+            if http is not None:
+                await http.aclose()
+        self._http = self._pinned = None
         if self._local_pool is not None:
             pool, self._local_pool, self._local = self._local_pool, None, None
             await asyncio.to_thread(pool.shutdown)

@@ -50,10 +50,10 @@ async def list_embedding_endpoints(caller: Caller, db: Session) -> list[Embeddin
     response_model=EmbeddingEndpointOut,
 )
 async def create_embedding_endpoint(
-    body: EmbeddingEndpointCreate, caller: Caller, db: Session
+    body: EmbeddingEndpointCreate, caller: Caller, db: Session, runtime: RuntimeDep
 ) -> EmbeddingEndpointOut:
     async with db.begin():
-        endpoint = await service.register_endpoint(db, caller, body)
+        endpoint = await service.register_endpoint(db, caller, body, runtime.settings)
         return EmbeddingEndpointOut.model_validate(endpoint, from_attributes=True)
 
 

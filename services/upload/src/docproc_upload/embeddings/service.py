@@ -27,7 +27,11 @@ Rules (seed: "Embeddings - the model, whose endpoint answers and whose key pays"
 
 Registered endpoints: an organization's members with ``collections:edit`` register
 and delete their organization's; the app admin registers and deletes deployment-wide
-ones (``scope: "deployment"``). One still named by a collection cannot be deleted.
+ones (``scope: "deployment"``). One still named by a collection cannot be deleted. An
+organization's endpoint receives its members' chunk text from inside the deployment, so its
+address must be public (``docproc_common.egress``; checked literally here, resolved and
+pinned at each request) unless ``EMBEDDER__ALLOW_PRIVATE_ENDPOINTS``; a deployment-wide one
+is the operator's and free-form.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from dataclasses import dataclass
 import httpx
 from docproc_common.auth import EDIT, Principal
 from docproc_common.db.models import EmbeddingEndpoint, KnowledgeBase, Scope
+from docproc_common.egress.rules import literal_refusal
 from docproc_common.embedding.catalog import (
     Catalog,
     ModelSpec,
@@ -407,8 +412,26 @@ def _may_manage(principal: Principal, organization_id: str | None) -> bool:
     return principal.organization_id == organization_id and principal.has(EDIT)
 
 
+def _endpoint_address(base_url: str, *, org_scoped: bool, settings: Settings) -> str:
+    """The normalized ``base_url``; an organization's must name no internal host (literally:
+    what a name resolves to is checked at each request) unless the deployment allows it."""
+    normalized = normalize_url(base_url, field="base_url")
+    if org_scoped and not settings.embedder.allow_private_endpoints:
+        reason = literal_refusal(normalized)
+        if reason is not None:
+            raise InvalidInput(
+                f"The address is refused: {reason}; an organization's endpoint must be "
+                "reachable at a public address",
+                fields=[FieldError("base_url", reason)],
+            )
+    return normalized
+
+
 async def register_endpoint(
-    session: AsyncSession, principal: Principal, body: EmbeddingEndpointCreate
+    session: AsyncSession,
+    principal: Principal,
+    body: EmbeddingEndpointCreate,
+    settings: Settings,
 ) -> EmbeddingEndpoint:
     org = None if body.scope == "deployment" else principal.organization_id
     if body.scope == "org" and org is None:
@@ -422,7 +445,7 @@ async def register_endpoint(
     endpoint = EmbeddingEndpoint(
         organization_id=org,
         name=body.name,
-        base_url=normalize_url(body.base_url, field="base_url"),
+        base_url=_endpoint_address(body.base_url, org_scoped=org is not None, settings=settings),
         created_by=principal.user_id,
     )
     session.add(endpoint)
