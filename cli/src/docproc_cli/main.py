@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import httpx
 import typer
@@ -24,7 +25,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from docproc_cli import dlq, operator
+from docproc_cli import dlq, operator, uploads
 
 T = TypeVar("T")
 app = typer.Typer(
@@ -164,12 +165,25 @@ def ingest(
     collection: CollectionOpt = DEFAULT_COLLECTION,
     url: UrlOpt = DEFAULT_URL,
     wait: Annotated[bool, typer.Option(help="wait until indexing is complete")] = True,
+    max_wait: Annotated[
+        int,
+        typer.Option(
+            "--max-wait",
+            min=0,
+            help="seconds one file may wait on a busy server (503, Retry-After) before giving up",
+        ),
+    ] = uploads.DEFAULT_MAX_WAIT_S,
 ) -> None:
-    """Upload files (folders recursively) into a collection and show indexing progress."""
+    """Upload files (folders recursively) into a collection and show indexing progress.
+
+    A busy server is waited out as its Retry-After says; a file the collection already
+    holds (same name and content) is skipped, so running it again finishes an ingest."""
     files = _files(paths)
     formats = BUILTIN_FORMATS | PARSER_FORMATS["pymupdf"]
+    tally = {"uploaded": 0, "present": 0, "unsupported": 0}
     with _operator_client(url) as client:
         kb = _knowledge_base(client, collection)
+        present = uploads.held(client, kb["id"], _check)
         columns = (
             TextColumn("{task.description}"),
             BarColumn(),
@@ -178,18 +192,42 @@ def ingest(
         )
         with Progress(*columns, console=console) as progress:
             upload = progress.add_task("uploading", total=len(files))
-            skipped = 0
+
+            def waiting(seconds: float) -> None:
+                """Count the wait down in the bar, so a busy server does not look stuck."""
+                left = seconds
+                while left > 0:
+                    progress.update(
+                        upload,
+                        description=f"uploading: server busy, retrying in {math.ceil(left)} s",
+                    )
+                    time.sleep(min(1.0, left))
+                    left -= 1.0
+                progress.update(upload, description="uploading")
+
             for path in files:
                 if path.suffix.lower().lstrip(".") not in formats:
-                    skipped += 1
-                    progress.advance(upload)
-                    continue
-                with path.open("rb") as fh:
-                    _check(
-                        client.post(f"/kb/{kb['id']}/documents", files={"file": (path.name, fh)})
-                    )
+                    tally["unsupported"] += 1
+                elif (key := uploads.key(path)) in present:
+                    tally["present"] += 1
+                else:
+                    try:
+                        sent = uploads.send(
+                            client, kb["id"], path, max_wait_s=max_wait, waiting=waiting
+                        )
+                    except uploads.StayedBusyError as busy:
+                        progress.stop()
+                        _gave_up(busy, path, tally)
+                    _check(sent)
+                    present.add(key)
+                    tally["uploaded"] += 1
                 progress.advance(upload)
+            counts = (
+                f"{tally['uploaded']} uploaded, {tally['present']} already present, "
+                f"{tally['unsupported']} skipped (unsupported type)"
+            )
             if not wait:
+                console.print(f"{counts} in collection [bold]{collection}[/bold]")
                 return
             indexing = progress.add_task("indexing", total=None)
             while True:
@@ -200,11 +238,25 @@ def ingest(
                     break
                 time.sleep(0.5)
     console.print(
-        f"{state['indexed_count']} indexed, {state['failed_count']} failed, {skipped} skipped "
-        f"(unsupported type) in collection [bold]{collection}[/bold]"
+        f"{counts}; {state['indexed_count']} indexed, {state['failed_count']} failed "
+        f"in collection [bold]{collection}[/bold]"
     )
     if state["failed_count"]:
         sys.exit(2)
+
+
+def _gave_up(busy: uploads.StayedBusyError, path: Path, tally: dict[str, int]) -> NoReturn:
+    """Exit 1 naming what was done, and that running the command again goes on from there."""
+    try:
+        why = busy.response.json()["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        why = busy.response.text
+    console.print(
+        f"[red]error[/red] the server was still busy after {busy.waited_s:.0f} s of waiting "
+        f"to take {path} ({why}); {tally['uploaded']} uploaded, {tally['present']} already "
+        "present. Run the same command again to go on: what the collection holds is skipped."
+    )
+    raise typer.Exit(1)
 
 
 @app.command()

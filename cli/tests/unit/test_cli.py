@@ -32,6 +32,8 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, Any]]:
             return httpx.Response(
                 201, json={"id": "k1", "collection_name": body["collection_name"]}
             )
+        if request.url.path.endswith("/documents") and request.method == "GET":
+            return httpx.Response(200, json={"items": [], "total": 0, "next_cursor": None})
         if request.url.path.endswith("/rag/search"):
             return httpx.Response(200, json={"results": []})
         if request.url.path.endswith("/ingestion"):

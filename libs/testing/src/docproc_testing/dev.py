@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,32 +26,36 @@ class Dev:
 
 
 @contextmanager
-def running_dev(tmp: Path, *, embedded: bool = False) -> Iterator[Dev]:
+def running_dev(
+    tmp: Path, *, embedded: bool = False, env: Mapping[str, str] | None = None
+) -> Iterator[Dev]:
     """Start ``docproc dev`` with its home, media and log under ``tmp``; stop it (its whole
     process group) on exit.
 
     On a fresh database of the test Postgres, or with ``embedded`` on the all-in-one's own
     Postgres under ``tmp/home/pg`` (``database_url`` empty), which outlives the process: a
-    benchmark that ingests a large corpus once keeps it there between runs.
+    benchmark that ingests a large corpus once keeps it there between runs. ``env`` adds
+    settings of its own (a small intake bound).
     """
-    env = {
+    environ = {
         **os.environ,
         "STORAGE__MEDIA_DIR": str(tmp / "media"),
         "DOCPROC_HOME": str(tmp / "home"),
         "EMBEDDER__MODEL_CACHE_DIR": str(find_repo_root() / ".cache" / "models"),
+        **(env or {}),
     }
     database_url = ""
     if embedded:
-        env.pop("DATABASE__URL", None)
+        environ.pop("DATABASE__URL", None)
     else:
         database_url = create_test_database_sync(load_infra_env(("postgres",))["DATABASE__URL"])
-        env["DATABASE__URL"] = database_url
+        environ["DATABASE__URL"] = database_url
     port = free_port()
     log = tmp / "dev.log"
     with log.open("ab") as out:
         process = subprocess.Popen(
             [Path(sys.executable).parent / "docproc", "dev", "--port", str(port)],
-            env=env,
+            env=environ,
             cwd=tmp,
             stdout=out,
             stderr=subprocess.STDOUT,

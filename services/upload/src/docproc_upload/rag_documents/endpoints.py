@@ -137,13 +137,21 @@ async def _upload_into(
             form.organizational_unit,
             form.fields.get("document_date"),
         )
+    digest = await runtime.pool.run(service.sha256_hex, incoming.data)
     storage_path = new_storage_path(f"rag/{intake.collection_name}", incoming.filename)
     await runtime.storage.put(storage_path, incoming.data, incoming.content_type)
     document_id = uuid.uuid4()
     try:
         async with db.begin():
             answer = await service.accept_upload(
-                db, caller, intake, incoming, storage_path, document_id, replace=replace
+                db,
+                caller,
+                intake,
+                incoming,
+                storage_path,
+                document_id,
+                content_hash=digest,
+                replace=replace,
             )
     except Exception as exc:
         landed = await service.committed_anyway(runtime, document_id, exc)

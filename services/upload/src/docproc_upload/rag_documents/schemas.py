@@ -32,6 +32,10 @@ class DocumentOut(BaseModel):
     chunk_count: int
     source: str
     source_path: str | None
+    #: The sha256 (hex) of the stored bytes: an upload's and a synced file's, so a client
+    #: can tell what the base already holds (``docproc ingest``'s resume); None on rows
+    #: uploaded before uploads recorded it.
+    content_hash: str | None
     organizational_unit: str | None
     has_file: bool
     created_at: datetime
