@@ -27,12 +27,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     each entry. A stable sort on the order in which each directory first appears keeps the
     seed's order everywhere else. A directory is one xdist group, so its package and session
     fixtures are built by one worker; the process clusters are one group together, so two
-    clusters never compete for the two cores.
+    clusters never compete for the two cores, and it comes first: the longest group starts
+    at once while the other worker goes through the rest.
     """
     first: dict[Path, int] = {}
     for item in items:
         first.setdefault(item.path.parent, len(first))
-    items.sort(key=lambda item: first[item.path.parent])
+    items.sort(key=lambda item: (_group(item.path.parent) != "clusters", first[item.path.parent]))
     for item in items:
         item.add_marker(pytest.mark.xdist_group(_group(item.path.parent)))
 
