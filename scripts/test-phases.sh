@@ -9,7 +9,8 @@ uv_cmd=$2
 shift 2
 start=$SECONDS
 summary=""
-trap 'echo "test phases: ${summary:-none} | total $((SECONDS - start))s"' EXIT
+seed=""
+trap 'echo "test phases: ${summary:-none} | total $((SECONDS - start))s${seed:+ | order --randomly-seed=$seed}"' EXIT
 
 phase() {
   local name=$1 began=$SECONDS rc
@@ -26,9 +27,11 @@ phase() {
 phase set-up $make_cmd sync system-packages console infra-up
 phase lint+types $make_cmd lint typecheck
 # the order is shuffled (pytest-randomly, on in every pytest run); the seed is printed
-# here (-q hides pytest's header) and reruns an order: `make test PYTEST_ARGS=--randomly-seed=N`
+# here and on the last line (-q hides pytest's header) and reruns an order:
+# `make test PYTEST_ARGS=--randomly-seed=N`. Two xdist workers: the process clusters on
+# one, everything in-process on the other (conftest.py's groups).
 seed=$(( (RANDOM << 15) | RANDOM ))
 echo "test order: --randomly-seed=$seed"
-phase suite $uv_cmd run pytest -q --durations=25 --randomly-seed="$seed" "$@" libs services cli tests
+phase suite $uv_cmd run pytest -q -n 2 --dist loadgroup --durations=25 --randomly-seed="$seed" "$@" libs services cli tests
 phase images $make_cmd images
 phase smoke $make_cmd deploy-smoke
