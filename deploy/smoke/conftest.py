@@ -166,7 +166,7 @@ def run_values(run: str, infra: dict[str, str]) -> dict[str, Any]:
             },
         },
         "services": {
-            svc: {"containerPort": free_port()}
+            svc: {"containerPort": free_port(), "metricsPort": free_port()}
             for svc in ("upload", "parser", "embedder", "sync", "teardown")
         },
     }

@@ -7,8 +7,8 @@ ports, probes, user, read-only root filesystem and emptyDir mounts from the pod 
 
 What this machine cannot give a pod is replaced, and only that: there is no cluster
 network, so every pod runs on the host's network (`--network host`, the chart's
-`containerPort`s set apart in the smoke values), and a Service resolves to
-127.0.0.1:<containerPort>.
+`containerPort`s and `metricsPort`s set apart in the smoke values), and a Service port
+resolves to 127.0.0.1:<the container port it targets>.
 """
 
 from __future__ import annotations

@@ -467,6 +467,12 @@ def test_rules_and_targets_are_the_charts(stack: Stack) -> None:
     targets = stack.prom.get("/api/v1/targets")["activeTargets"]
     assert {t["labels"]["container"] for t in targets} == set(SERVICES)
     assert all(t["health"] == "up" for t in targets), targets
+    # scraped on each pod's metrics port; its API port has no /metrics
+    for t in targets:
+        container = stack.containers[t["labels"]["container"]]
+        metrics, api = container.port("metrics"), container.port("http")
+        assert t["scrapeUrl"] == f"http://127.0.0.1:{metrics}/metrics", t
+        assert httpx.get(f"http://127.0.0.1:{api}/metrics", timeout=5).status_code == 404
     groups = stack.prom.get("/api/v1/rules")["groups"]
     loaded = {r["name"] for g in groups for r in g["rules"]}
     [rule] = stack.release.of_kind("PrometheusRule")

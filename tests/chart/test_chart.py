@@ -285,30 +285,63 @@ class TestPods:
                 assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}, where
                 assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}, where
                 assert c["startupProbe"]["httpGet"]["path"] == "/healthz", where
-                assert c["ports"] == [{"name": "http", "containerPort": 8000, "protocol": "TCP"}]
+                assert c["ports"] == [
+                    {"name": "http", "containerPort": 8000, "protocol": "TCP"},
+                    {"name": "metrics", "containerPort": 9090, "protocol": "TCP"},
+                ], where
                 assert c["args"] == ["python", "-m", f"docproc_{component(dep)}"], where
+
+    def test_every_service_serves_metrics_on_a_port_apart_from_the_api(
+        self, rendered: dict[str, list[Doc]]
+    ) -> None:
+        """``/metrics`` is not on the API port (issue 25, item 11): each container is told
+        its metrics port, which is not the one the API and the probes use."""
+        for name, docs in rendered.items():
+            for dep in of_kind(docs, "Deployment"):
+                (c,) = dep["spec"]["template"]["spec"]["containers"]
+                where = f"{name}: {dep['metadata']['name']}"
+                ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+                env = {e["name"]: e.get("value") for e in c["env"]}
+                assert env["HTTP__METRICS_PORT"] == str(ports["metrics"]), where
+                assert ports["metrics"] != ports["http"], where
+
+    def test_a_metrics_port_on_the_api_port_is_refused(self, helm: Path) -> None:
+        result = render(helm, "--set", "services.sync.metricsPort=8000")
+        assert result.returncode != 0
+        assert "services.sync: the metrics port (8000) must differ" in result.stderr
 
     def test_a_container_port_moves_the_listener_and_its_probes(self, helm: Path) -> None:
         """Pods sharing a network namespace (hostNetwork; the deploy smoke) need one port each:
         the service listens where its `http` port says, so probes and Services follow it."""
-        docs = render_docs(helm, "--set", "services.parser.containerPort=18102")
+        docs = render_docs(
+            helm,
+            "--set",
+            "services.parser.containerPort=18102",
+            "--set",
+            "services.parser.metricsPort=18103",
+        )
         for dep in of_kind(docs, "Deployment"):
             (c,) = dep["spec"]["template"]["spec"]["containers"]
             env = {e["name"]: e.get("value") for e in c["env"]}
+            ports = {p["name"]: p["containerPort"] for p in c["ports"]}
             if component(dep) == "parser":
-                assert c["ports"][0]["containerPort"] == 18102
+                assert ports == {"http": 18102, "metrics": 18103}
                 assert env["HTTP__PORT"] == "18102"
+                assert env["HTTP__METRICS_PORT"] == "18103"
             else:
-                assert c["ports"][0]["containerPort"] == 8000
+                assert ports == {"http": 8000, "metrics": 9090}
                 assert "HTTP__PORT" not in env  # the ConfigMap's 8000
+                assert env["HTTP__METRICS_PORT"] == "9090"
             assert c["readinessProbe"]["httpGet"]["port"] == "http"
 
     def test_services_expose_metrics_and_upload_api(self, rendered: dict[str, list[Doc]]) -> None:
         for svc in of_kind(rendered["default"], "Service"):
             ports = {p["name"]: p for p in svc["spec"]["ports"]}
-            assert ports["http-metrics"]["targetPort"] == "http"
-            assert ports["http-metrics"]["port"] == 8000
+            assert ports["http-metrics"]["targetPort"] == "metrics"
+            assert ports["http-metrics"]["port"] == 9090
             assert ("http" in ports) == (component(svc) == "upload")
+            if "http" in ports:
+                assert ports["http"]["targetPort"] == "http"
 
     def test_replicas_omitted_only_when_autoscaled(self, rendered: dict[str, list[Doc]]) -> None:
         for name, docs in rendered.items():
@@ -688,6 +721,9 @@ class TestSecrets:
         assert not any(s in result.stdout for s in SENTINELS)
 
 
+NAMESPACE_LABEL = "kubernetes.io/metadata.name"
+
+
 class TestNetworkPolicy:
     def test_off_by_default(self, rendered: dict[str, list[Doc]]) -> None:
         for name in ("default", "keda", "hpa", "pvc", "dev"):
@@ -703,8 +739,15 @@ class TestNetworkPolicy:
                 np["spec"]["podSelector"]["matchLabels"] == dep["spec"]["selector"]["matchLabels"]
             )
             assert np["spec"]["policyTypes"] == ["Ingress", "Egress"]
-            ports = {p["port"] for rule in np["spec"]["ingress"] for p in rule["ports"]}
-            assert ports == {"http"}
+            # the gateway reaches the API port of the components that serve one, and only
+            # that; the scraper reaches the metrics port, and only that
+            rules = [
+                ({p["port"] for p in rule["ports"]}, rule["from"]) for rule in np["spec"]["ingress"]
+            ]
+            gateway = [{"namespaceSelector": {"matchLabels": {NAMESPACE_LABEL: "gateway"}}}]
+            monitoring = [{"namespaceSelector": {"matchLabels": {NAMESPACE_LABEL: "monitoring"}}}]
+            api = [({"http"}, gateway)] if component(dep) == "upload" else []
+            assert rules == [*api, ({"metrics"}, monitoring)], name
             dns = np["spec"]["egress"][0]
             assert {p["port"] for p in dns["ports"]} == {53}
             assert len(np["spec"]["egress"]) == 4

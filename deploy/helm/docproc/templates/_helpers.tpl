@@ -269,6 +269,11 @@ OTEL__EXPORTER_OTLP_ENDPOINT: {{ . | quote }}
 {{- end }}
 {{- end }}
 
+{{/* The port a component serves /metrics on, apart from its API port: services.<svc>.metricsPort, else metrics.port. Context: per-service dict. */}}
+{{- define "docproc.metricsPort" -}}
+{{- .svc.metricsPort | default .root.Values.metrics.port }}
+{{- end }}
+
 {{/* Probe: path + timing knobs. Context: (dict "path" "/healthz" "probe" <values>). */}}
 {{- define "docproc.probe" -}}
 httpGet:
@@ -289,6 +294,10 @@ Context: per-service dict.
 {{- $v := $root.Values }}
 {{- $probes := mustMergeOverwrite (deepCopy $v.probes) (deepCopy ($svc.probes | default dict)) -}}
 {{- $port := $svc.containerPort | default 8000 -}}
+{{- $metricsPort := include "docproc.metricsPort" . | int -}}
+{{- if eq (int $port) $metricsPort }}
+{{- fail (printf "services.%s: the metrics port (%d) must differ from the container port" .name $metricsPort) }}
+{{- end }}
 serviceAccountName: {{ include "docproc.serviceAccountName" $root }}
 automountServiceAccountToken: false
 enableServiceLinks: false
@@ -313,6 +322,9 @@ containers:
       - name: http
         containerPort: {{ $port }}
         protocol: TCP
+      - name: metrics
+        containerPort: {{ $metricsPort }}
+        protocol: TCP
     envFrom:
       {{- include "docproc.envFrom" (dict "root" $root "secrets" $svc.secrets "configMap" (include "docproc.configMapName" $root)) | nindent 6 }}
       {{- with $svc.extraEnvFrom }}
@@ -325,6 +337,8 @@ containers:
       - name: HTTP__PORT
         value: {{ $port | quote }}
       {{- end }}
+      - name: HTTP__METRICS_PORT
+        value: {{ $metricsPort | quote }}
       {{- with include "docproc.secretEnv" (dict "root" $root "secrets" $svc.secrets) | trim }}
       {{- . | nindent 6 }}
       {{- end }}

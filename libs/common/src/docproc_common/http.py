@@ -2,7 +2,8 @@
 
 ``/healthz`` says the process is alive. ``/readyz`` answers 503 unless every
 readiness check (the database, and Kafka in a distributed deployment) passes.
-``/metrics`` is the Prometheus exposition. A lost database connection (reset,
+``/metrics`` is the Prometheus exposition: on the app itself, or, when the deployment
+gives it a port of its own (``HTTP__METRICS_PORT``), alone on ``metrics_app``. A lost database connection (reset,
 ``pg_terminate_backend``, a restart, a refused connect, an exhausted pool) and a
 ``RetryableError`` answer 503 with ``Retry-After``, never 500.
 """
@@ -21,8 +22,9 @@ from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
+from starlette.applications import Starlette
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Match
+from starlette.routing import Match, Route
 
 from docproc_common.errors import (
     AppError,
@@ -115,7 +117,20 @@ async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(body, status_code=500)
 
 
-def ops_router(checks: Sequence[ReadinessCheck]) -> APIRouter:
+async def exposition(_request: Request) -> Response:
+    """The Prometheus exposition of this process's registry."""
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+
+def metrics_app() -> Starlette:
+    """``GET /metrics`` and nothing else: what the metrics port serves, so a scraper
+    admitted there reaches no API route, and the API port serves no counters."""
+    return Starlette(routes=[Route("/metrics", exposition, methods=["GET"])])
+
+
+def ops_router(checks: Sequence[ReadinessCheck], *, metrics: bool = True) -> APIRouter:
+    """``/healthz`` and ``/readyz`` (the probes), and ``/metrics`` unless it has a port of
+    its own (``metrics=False``)."""
     router = APIRouter(include_in_schema=False)
 
     @router.get("/healthz")
@@ -134,10 +149,8 @@ def ops_router(checks: Sequence[ReadinessCheck]) -> APIRouter:
             return JSONResponse({"status": "unavailable", "failures": failures}, status_code=503)
         return JSONResponse({"status": "ready"})
 
-    @router.get("/metrics")
-    async def metrics() -> Response:
-        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
-
+    if metrics:
+        router.add_api_route("/metrics", exposition, methods=["GET"])
     return router
 
 
@@ -147,6 +160,7 @@ def create_app(
     lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]] | None = None,
     routers: Sequence[APIRouter] = (),
     checks: Sequence[ReadinessCheck] = (),
+    metrics: bool = True,
 ) -> FastAPI:
     app = FastAPI(title=title, lifespan=lifespan)
     app.add_exception_handler(AppError, _app_error)
@@ -156,7 +170,7 @@ def create_app(
     for database_error in (DBAPIError, PoolTimeout, ConnectionError):
         app.add_exception_handler(database_error, _database_error)
     app.add_exception_handler(Exception, _unexpected)
-    app.include_router(ops_router(checks))
+    app.include_router(ops_router(checks, metrics=metrics))
     for router in routers:
         app.include_router(router)
     # One server span per request, so the outbox stamps its events with this trace.

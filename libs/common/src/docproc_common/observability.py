@@ -3,7 +3,8 @@
 Metric names are ``docproc_<service>_<what>_<unit>``; each service declares its
 own in its ``metrics.py``. Constructors here are idempotent per name, because
 the embedded all-in-one builds all five services in one process and tests build
-them repeatedly.
+them repeatedly. Labels come from ``LABELS`` only: each takes values from a set the
+code fixes, never a name a tenant chose.
 """
 
 from __future__ import annotations
@@ -29,7 +30,34 @@ _metrics: dict[str, MetricWrapperBase] = {}
 STAGE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
 
+#: Every label a docproc metric may carry, each valued from a set the code fixes (a stage,
+#: an outcome, a rule, a topic, a provider of the catalog). A collection, knowledge base,
+#: file or user name would put what a tenant typed into the monitoring stack, where every
+#: operator and dashboard reads it, and grow the series without bound: such a series is
+#: exported unlabelled (a total), its detail left to the API and the logs.
+LABELS = frozenset(
+    {
+        "connector",
+        "error_class",
+        "file_type",
+        "kind",
+        "mode",
+        "outcome",
+        "partition",
+        "provider",
+        "result",
+        "route",
+        "rule",
+        "stage",
+        "topic",
+    }
+)
+
+
 def _metric(cls: type[M], name: str, doc: str, labels: tuple[str, ...] = (), **kw: Any) -> M:
+    unknown = sorted(set(labels) - LABELS)
+    if unknown:
+        raise ValueError(f"{name}: label {', '.join(unknown)} is not one of LABELS")
     existing = _metrics.get(name)
     if existing is None:
         existing = cls(name, doc, labels, registry=REGISTRY, **kw)

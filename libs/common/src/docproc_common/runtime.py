@@ -33,7 +33,7 @@ from docproc_common.bus.relay import OutboxRelay, outbox_backlog
 from docproc_common.bus.topics import SUBSCRIBERS
 from docproc_common.db.engine import SchemaBehind, create_engine, create_sessionmaker
 from docproc_common.db.migrate import code_revisions
-from docproc_common.http import ReadinessCheck, create_app
+from docproc_common.http import ReadinessCheck, create_app, metrics_app
 from docproc_common.observability import BusMetrics, configure_logging, configure_tracing
 from docproc_common.periodic import FailureStreak, Task, periodic, sleep_unless_stopped
 from docproc_common.settings import BusMode, Key, MissingKeyError, Settings
@@ -202,6 +202,7 @@ def build_app(
 ) -> FastAPI:
     app = create_app(
         title=title,
+        metrics=runtime.settings.http.metrics_port is None,
         routers=[r for spec in specs for r in spec.routers],
         checks=[
             _database_check(runtime),
@@ -229,6 +230,12 @@ def build_app(
     return app
 
 
+def _server(app: Any, host: str, port: int) -> uvicorn.Server:
+    """One listener of the process (the API, or ``/metrics`` alone), run on its event loop."""
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off")
+    return _QuietServer(config)
+
+
 async def serve(
     runtime: Runtime,
     specs: Sequence[ServiceSpec],
@@ -237,7 +244,8 @@ async def serve(
     stop: asyncio.Event | None = None,
     http: bool = True,
 ) -> None:
-    """Run ``specs`` until ``stop`` is set (or SIGTERM/SIGINT): relay, consumers, tasks, HTTP.
+    """Run ``specs`` until ``stop`` is set (or SIGTERM/SIGINT): relay, consumers, tasks, HTTP
+    (and ``/metrics`` alone on ``HTTP__METRICS_PORT`` when it is set).
     Nothing starts while a key they use is not set (``MissingKeyError``)."""
     settings = runtime.settings
     settings.require_keys(set().union(*(spec.keys for spec in specs)))
@@ -284,17 +292,12 @@ async def serve(
         tasks.append(relay.run)
     tasks += [t for spec in specs for t in spec.tasks]
 
-    server: uvicorn.Server | None = None
+    servers: list[uvicorn.Server] = []
     if http:
         app = build_app(runtime, specs, checks, title)
-        config = uvicorn.Config(
-            app,
-            host=settings.http.host,
-            port=settings.http.port,
-            log_level="warning",
-            lifespan="off",
-        )
-        server = _QuietServer(config)
+        servers.append(_server(app, settings.http.host, settings.http.port))
+        if settings.http.metrics_port is not None:
+            servers.append(_server(metrics_app(), settings.http.host, settings.http.metrics_port))
 
     async def supervised(task: Task) -> None:
         try:
@@ -307,12 +310,11 @@ async def serve(
             raise
 
     running = [asyncio.create_task(supervised(t)) for t in tasks]
-    if server is not None:
-        running.append(asyncio.create_task(server.serve()))
+    running += [asyncio.create_task(server.serve()) for server in servers]
     try:
         await stop.wait()
     finally:
-        if server is not None:
+        for server in servers:
             server.should_exit = True
         for t in running[: len(tasks)]:
             t.cancel()

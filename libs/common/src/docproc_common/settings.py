@@ -291,6 +291,16 @@ class HttpSettings(BaseModel):
     #: ``docproc dev``'s console mints tokens (``POST /console/dev-token``); off, it takes a
     #: token signed elsewhere, and docproc dev may listen beyond loopback.
     dev_sign_in: bool = True
+    #: Where ``/metrics`` is served instead of ``port`` (the chart sets it): the public API
+    #: port then has no ``/metrics``, and only the scraper the network policy admits reads
+    #: the counters. Unset, ``/metrics`` stays on ``port`` (``docproc dev``, one process).
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+
+    @model_validator(mode="after")
+    def _metrics_apart(self) -> HttpSettings:
+        if self.metrics_port == self.port:
+            raise ValueError("HTTP__METRICS_PORT must differ from HTTP__PORT")
+        return self
 
 
 #: The specification's environment names and the nested setting each one spells (every

@@ -1,10 +1,12 @@
-"""The Kafka client's reconnect noise is limited to one line per message a window."""
+"""The Kafka client's reconnect noise is limited to one line per message a window; a metric's
+labels are the fixed ones."""
 
 from __future__ import annotations
 
 import logging
 
-from docproc_common.observability import RepeatLimit
+import pytest
+from docproc_common.observability import RepeatLimit, gauge
 
 
 class Clock:
@@ -47,3 +49,11 @@ def test_other_messages_and_other_libraries_are_never_held_back() -> None:
     assert limit.filter(_record("aiokafka.conn", "fetch failed: %s", "x"))
     for _ in range(5):
         assert limit.filter(_record("docproc_embedder.handler", "document failed: %s", "x"))
+
+
+def test_a_metric_labelled_by_a_name_a_tenant_chose_is_refused() -> None:
+    """A collection's name in a label is a tenant's text in the monitoring stack (issue 25,
+    item 11): refused when the metric is declared, not found in a dashboard later."""
+    for label in ("collection", "collection_name", "knowledge_base", "filename"):
+        with pytest.raises(ValueError, match=f"label {label} is not one of LABELS"):
+            gauge(f"docproc_test_by_{label}", "A series per tenant's name", (label,))

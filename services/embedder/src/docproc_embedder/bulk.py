@@ -83,16 +83,18 @@ class BulkMode:
 
     async def sweep(self) -> None:
         """Fold every collection in bulk mode whose load has come and whose backlog is down to
-        ``bulk_leave_backlog``; export the rows each still has outside its HNSW index."""
+        ``bulk_leave_backlog``; export the rows they all still have outside their HNSW
+        indexes."""
+        pending_rows: dict[str, int] = {}
         async with self._runtime.sessionmaker() as session:
             drained = []
             for name in await bulkload.side_tables(session):
-                rows = await bulkload.side_rows(session, name)
-                BULK_ROWS_PENDING.labels(name).set(rows)
+                rows = pending_rows[name] = await bulkload.side_rows(session, name)
                 pending = (await bulkload.backlog(session, name)).pending
                 # an empty side table waits for its load (``docproc rag-bulk`` before it)
                 if rows and pending <= self._settings.bulk_leave_backlog:
                     drained.append(name)
+        BULK_ROWS_PENDING.set(sum(pending_rows.values()))
         for name in drained:
             started = time.perf_counter()
             outcome = await bulkload.fold(
@@ -101,4 +103,5 @@ class BulkMode:
             FOLDS.labels(outcome).inc()
             if outcome in ("folded", "merged", "gone", "not_bulk"):
                 STAGE_SECONDS.labels("fold").observe(time.perf_counter() - started)
-                BULK_ROWS_PENDING.remove(name)  # set above, in this sweep
+                del pending_rows[name]  # in its index now, or gone
+                BULK_ROWS_PENDING.set(sum(pending_rows.values()))

@@ -17,10 +17,11 @@ PROVIDER_ERRORS = counter(
     "Embedding provider failures by class",
     ("error_class",),
 )
+#: Over every collection in bulk mode: a collection's name is a tenant's, never a label
+#: (``observability.LABELS``); each base's own count is its ``vector_rows_pending``.
 BULK_ROWS_PENDING = gauge(
     "docproc_embedder_bulk_rows_pending",
-    "Rows of a collection in bulk mode not yet in its HNSW index (its side table)",
-    ("collection",),
+    "Rows of the collections in bulk mode not yet in their HNSW index (their side tables)",
 )
 FOLDS = counter(
     "docproc_embedder_bulk_folds_total",

@@ -17,9 +17,18 @@ from docproc_common.runtime import Runtime
 from docproc_embedder import app
 from docproc_embedder.bulk import BulkMode
 from docproc_embedder.handler import EmbedderHandler
+from prometheus_client import REGISTRY
 from sqlalchemy import text
 
-from .conftest import CHUNKS, assert_one_chunk_set, delivery, one, parsed_document, put_chunks
+from .conftest import (
+    CHUNKS,
+    add_processing,
+    assert_one_chunk_set,
+    delivery,
+    one,
+    parsed_document,
+    put_chunks,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -84,6 +93,25 @@ async def test_the_sweep_leaves_an_explicit_entry_waiting_for_its_load(
     await handler.bulk.sweep()
     async with runtime.sessionmaker() as s:
         assert await bulkload.in_bulk(s, name)
+
+
+async def test_the_pending_rows_gauge_is_the_total_of_the_collections_in_bulk_mode(
+    runtime: Runtime, clients: EmbeddingClients
+) -> None:
+    """Exported with no label: a collection's name is a tenant's (issue 25, item 11)."""
+    handler = EmbedderHandler(runtime, clients)
+    handler.bulk = bulk_at(runtime, backlog=1)
+    event = await parsed_document(runtime)
+    await handler(event, delivery(uuid.uuid4()))
+    async with runtime.sessionmaker() as s, s.begin():
+        # a second document still to come: the sweep leaves the collection loading
+        await add_processing(s, event.collection_name, event.knowledge_base_id, len(CHUNKS))
+    await handler.bulk.sweep()
+    async with runtime.sessionmaker() as s:
+        assert await bulkload.in_bulk(s, event.collection_name)
+        rows = [await bulkload.side_rows(s, name) for name in await bulkload.side_tables(s)]
+    assert sum(rows) >= len(CHUNKS)
+    assert REGISTRY.get_sample_value("docproc_embedder_bulk_rows_pending") == sum(rows)
 
 
 async def test_the_embedder_folds_a_load_once_its_writes_settle_not_a_period_later(
