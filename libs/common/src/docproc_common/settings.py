@@ -326,6 +326,26 @@ ENV_ALIASES: dict[str, tuple[str, str]] = {
 RETIRED_ENV = {"CHAT_PDF_PARSER": "the chat parser is chosen by file type; remove it"}
 #: Nested names read outside ``Settings`` (``python -m docproc_common.vault rewrap``).
 OTHER_NESTED_ENV = frozenset({"VAULT__NEW_MASTER_KEY"})
+#: The flat ``DOCPROC_*`` names docproc reads (the CLI's, the tests' fault points). Only a
+#: name close to one of them is refused: Kubernetes sets ``DOCPROC_UPLOAD_SERVICE_HOST`` and
+#: the like in every pod of a namespace where a Service is called ``docproc-upload``.
+DOCPROC_ENV = frozenset(
+    {"DOCPROC_HOME", "DOCPROC_URL", "DOCPROC_TEST_FAULT_POINT", "DOCPROC_TEST_FAULT_CONTROL"}
+)
+#: The sections a service reads under a prefix of its own (``SYNC__``, ``PARSER__``), each
+#: registered as its class is defined (``SectionSettings``): a process checks the names of
+#: every section it imported as it checks ``Settings``' own, when ``Settings`` is read.
+SECTIONS: dict[str, type[BaseModel]] = {}
+
+
+class SectionSettings(BaseSettings):
+    """A service's own settings, read under ``<SECTION>__`` (its ``env_prefix``), whose names
+    ``refuse_unknown_names`` checks like the shared sections'."""
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        SECTIONS[str(cls.model_config.get("env_prefix", "")).removesuffix("__").lower()] = cls
 
 
 class FlatEnvAliases(PydanticBaseSettingsSource):
@@ -362,18 +382,25 @@ def refuse_unknown_names(env: dict[str, str], sections: dict[str, FieldInfo]) ->
     """A ``SettingsError`` naming an environment name that spells a setting that does not
     exist: a field no section has (``STORAGE__S3_PREFX``), a section close to a real one
     (``STORGE__BACKEND``), a name close to one of ``ENV_ALIASES`` (``MAX_UPLOAD_SIZE_MD``),
-    or a retired one. Left unread, each would leave its setting at the default without a
-    word (objects written at the bucket's root)."""
+    or a retired one; the same for a service's own section (``SYNC__CONCURENCY``, ``SECTIONS``)
+    and a ``DOCPROC_*`` name close to one docproc reads (``DOCPROC_HOM``). Left unread, each
+    would leave its setting at the default without a word (objects written at the bucket's
+    root)."""
     nested = {
         name: set(info.annotation.model_fields)
         for name, info in sections.items()
         if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel)
     }
+    nested |= {name: set(section.model_fields) for name, section in SECTIONS.items()}
     for key, value in env.items():
-        if not value or key in OTHER_NESTED_ENV:
+        if not value or key in OTHER_NESTED_ENV or key in DOCPROC_ENV:
             continue
         if key in RETIRED_ENV:
             raise SettingsError(f"{key} is no longer read: {RETIRED_ENV[key]}")
+        if key.startswith("DOCPROC_"):
+            if difflib.get_close_matches(key, DOCPROC_ENV, n=1, cutoff=0.85):
+                raise SettingsError(_unknown(key, list(DOCPROC_ENV)))
+            continue
         section, sep, rest = key.lower().partition("__")
         if sep and section in nested:
             field = rest.partition("__")[0]

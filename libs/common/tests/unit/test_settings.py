@@ -1,10 +1,12 @@
 import base64
 
 import pytest
+from docproc_common.connectors.settings import SyncSettings
 from docproc_common.settings import (
     DEV_JWT_SECRET,
     DEV_VAULT_KEY,
     ENV_ALIASES,
+    SECTIONS,
     BusMode,
     MissingKeyError,
     Settings,
@@ -188,6 +190,9 @@ class TestSeedEnvironmentNames:
             ("LIMITS__MAX_UPLOAD_SIZE", "did you mean LIMITS__MAX_UPLOAD_SIZE_MB"),
             ("MAX_UPLOAD_SIZE_MD", "did you mean MAX_UPLOAD_SIZE_MB"),
             ("CHAT_PDF_PARSER", "no longer read"),
+            ("SYNC__CONCURENCY", "did you mean SYNC__CONCURRENCY"),  # a service's own section
+            ("SYNCC__CONCURRENCY", "did you mean SYNC__CONCURRENCY"),
+            ("DOCPROC_HOM", "did you mean DOCPROC_HOME"),
         ],
     )
     def test_a_misspelt_setting_is_refused_naming_it(
@@ -198,11 +203,25 @@ class TestSeedEnvironmentNames:
             Settings()
 
     @pytest.mark.parametrize(
-        "name", ["PATH", "KUBERNETES_SERVICE_HOST", "SYNC__CONCURRENCY", "VAULT__NEW_MASTER_KEY"]
+        "name",
+        [
+            "PATH",
+            "KUBERNETES_SERVICE_HOST",
+            "SYNC__CONCURRENCY",
+            "VAULT__NEW_MASTER_KEY",
+            "DOCPROC_HOME",
+            # Kubernetes' service links for a Service called docproc-upload
+            "DOCPROC_UPLOAD_SERVICE_HOST",
+            "DOCPROC_UPLOAD_PORT_8000_TCP_ADDR",
+        ],
     )
     def test_other_names_are_left_alone(self, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
         monkeypatch.setenv(name, "x")
         Settings()
+
+    def test_a_services_own_section_registers_as_it_is_defined(self) -> None:
+        # what lets Settings check SYNC__* in every process that reads them
+        assert SECTIONS["sync"] is SyncSettings
 
     def test_an_empty_alias_is_ignored(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("CHAT_MAX_UPLOAD_SIZE_MB", "")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from docproc_common.settings import SectionSettings
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from docproc_parser.engine.llamaparse import DEFAULT_BASE_URL
 
 
-class ParserSettings(BaseSettings):
+class ParserSettings(SectionSettings):
     model_config = SettingsConfigDict(env_prefix="PARSER__", env_ignore_empty=True, extra="ignore")
 
     #: Address-space cap of each parse child (RLIMIT_AS), in MiB. LibreOffice runs under it too.

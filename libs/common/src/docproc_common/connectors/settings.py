@@ -6,14 +6,14 @@ from functools import lru_cache
 from pathlib import Path
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from docproc_common.blocking import BlockingPool
 from docproc_common.connectors.base import ConnectorOptions
-from docproc_common.settings import docproc_home
+from docproc_common.settings import SectionSettings, docproc_home
 
 
-class SyncSettings(BaseSettings):
+class SyncSettings(SectionSettings):
     model_config = SettingsConfigDict(env_prefix="SYNC__", env_ignore_empty=True, extra="ignore")
 
     #: How often due sources are looked for (a source's own schedule is ``schedule_seconds``).
