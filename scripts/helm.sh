@@ -6,6 +6,7 @@
 #   scripts/helm.sh install    # build helm into .cache/bin if missing (go install, pinned)
 #   scripts/helm.sh lint       # helm lint --strict with the defaults and every ci/*-values.yaml
 #   scripts/helm.sh template   # helm template every values set into .cache/helm-rendered/
+#                              # (or $HELM_RENDERED: the chart tests render into their own)
 #   scripts/helm.sh validate   # validate the rendered manifests against the Kubernetes
 #                              # OpenAPI schemas (kubernetes-validate, offline, strict)
 #
@@ -19,7 +20,7 @@ BIN_DIR="$ROOT/.cache/bin"
 HELM="$BIN_DIR/helm"
 STAMP="$BIN_DIR/helm.version"
 CHART="$ROOT/deploy/helm/docproc"
-OUT="$ROOT/.cache/helm-rendered"
+OUT="${HELM_RENDERED:-$ROOT/.cache/helm-rendered}"
 RELEASE="docproc"
 NAMESPACE="docproc"
 # Oldest version the chart supports (Chart.yaml kubeVersion) and the newest schemas shipped.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,16 @@ KUBE_VERSION = "1.33.0"
 Doc = dict[str, Any]
 
 
-def _run(*args: str | Path, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+def _run(
+    *args: str | Path, timeout: int = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(a) for a in args], capture_output=True, text=True, timeout=timeout, cwd=ROOT
+        [str(a) for a in args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
     )
 
 

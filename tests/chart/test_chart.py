@@ -22,7 +22,6 @@ from docproc_common.settings import DEV_JWT_SECRET, DEV_VAULT_KEY
 
 from .conftest import CHART, ROOT, SCRIPT, Doc, _run, render, render_docs
 
-RENDERED = ROOT / ".cache" / "helm-rendered"
 OPERATIONS = ROOT / "docs" / "operations.md"
 
 
@@ -90,13 +89,22 @@ EXPECTED_ALERTS = {
 
 
 @pytest.fixture(scope="session")
-def rendered(helm: Path) -> dict[str, list[Doc]]:
-    """scripts/helm.sh template: chart defaults + every ci/*-values.yaml, parsed."""
-    result = _run("bash", SCRIPT, "template")
+def rendered_dir(helm: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """scripts/helm.sh template into a folder of this run's own: ``.cache/helm-rendered`` is
+    emptied by every render, so two runs (xdist workers, worktrees) sharing it read each
+    other's half-written sets."""
+    out = tmp_path_factory.mktemp("helm-rendered")
+    result = _run("bash", SCRIPT, "template", env={"HELM_RENDERED": str(out)})
     assert result.returncode == 0, result.stderr
+    return out
+
+
+@pytest.fixture(scope="session")
+def rendered(rendered_dir: Path) -> dict[str, list[Doc]]:
+    """The chart defaults + every ci/*-values.yaml, rendered and parsed."""
     sets = {
         path.stem: [d for d in yaml.safe_load_all(path.read_text()) if d]
-        for path in sorted(RENDERED.glob("*.yaml"))
+        for path in sorted(rendered_dir.glob("*.yaml"))
     }
     assert sets, "scripts/helm.sh template rendered nothing"
     return sets
@@ -185,9 +193,11 @@ class TestChartChecks:
         assert result.returncode == 0, result.stdout + result.stderr
 
     def test_rendered_manifests_match_kubernetes_schemas(
-        self, rendered: dict[str, list[Doc]]
+        self, rendered: dict[str, list[Doc]], rendered_dir: Path
     ) -> None:
-        result = _run("bash", SCRIPT, "validate", timeout=600)
+        result = _run(
+            "bash", SCRIPT, "validate", timeout=600, env={"HELM_RENDERED": str(rendered_dir)}
+        )
         assert result.returncode == 0, result.stdout + result.stderr
         assert f"from {len(rendered)} rendered sets" in result.stderr + result.stdout
 
@@ -648,11 +658,11 @@ class TestAutoscaling:
 
 class TestSecrets:
     def test_chart_renders_no_secret_object_and_no_secret_value(
-        self, rendered: dict[str, list[Doc]]
+        self, rendered: dict[str, list[Doc]], rendered_dir: Path
     ) -> None:
         for name, docs in rendered.items():
             assert not of_kind(docs, "Secret"), name
-            text = (RENDERED / f"{name}.yaml").read_text()
+            text = (rendered_dir / f"{name}.yaml").read_text()
             for sentinel in SENTINELS:
                 assert sentinel not in text, f"{name}: secret value rendered in clear"
             for cm in of_kind(docs, "ConfigMap"):
