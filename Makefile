@@ -60,7 +60,7 @@ test: ensure-uv ## everything CI runs: set-up, lint, types, the suite (shuffled)
 
 check: sync ## the inner loop: lint, types and the unit tests, no infrastructure
 	$(MAKE) lint typecheck
-	$(UV) run pytest -q -m "not integration" libs services cli $(PYTEST_ARGS)
+	$(UV) run pytest -q -n 2 --dist load -m "not integration" libs services cli $(PYTEST_ARGS)
 
 images: console ## build every service image with podman (local Debian base images when Docker Hub is out of reach); the console first, so upload's carries it
 	bash scripts/images.sh
