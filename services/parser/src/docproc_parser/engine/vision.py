@@ -78,14 +78,25 @@ class VisionDescriber:
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
     async def describe_all(self, images: Mapping[str, ExtractedImage]) -> dict[str, str]:
-        """digest -> description, for every image (each distinct image asked once)."""
+        """digest -> description, for every image (each distinct image asked once).
+
+        The first image that fails the document cancels the others: ``gather`` alone would
+        leave them running, asking (and billing) the endpoint for a document already failed.
+        """
         gate = asyncio.Semaphore(_CONCURRENCY)
 
         async def one(image: ExtractedImage) -> tuple[str, str]:
             async with gate:
                 return image.digest, await self.describe(image)
 
-        pairs = await asyncio.gather(*(one(img) for img in images.values()))
+        tasks = [asyncio.ensure_future(one(img)) for img in images.values()]
+        try:
+            pairs = await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         return dict(pairs)
 
     async def describe(self, image: ExtractedImage) -> str:
