@@ -45,7 +45,9 @@ async def test_rag_drop_refuses_a_shared_name_and_lists_the_bases(
 
 
 async def test_rag_ingest_then_rag_drop_of_a_name_no_base_holds(
-    runtime: Runtime, tmp_path: Path
+    runtime: Runtime,
+    pipeline: list[object],  # the teardown consumer that finishes the drop
+    tmp_path: Path,
 ) -> None:
     name = uniq("cli")
     (tmp_path / "a.md").write_text("# A\n\nOperator content.")
