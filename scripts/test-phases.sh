@@ -28,10 +28,11 @@ phase set-up $make_cmd sync system-packages console infra-up
 phase lint+types $make_cmd lint typecheck
 # the order is shuffled (pytest-randomly, on in every pytest run); the seed is printed
 # here and on the last line (-q hides pytest's header) and reruns an order:
-# `make test PYTEST_ARGS=--randomly-seed=N`. Two xdist workers, each sent the next tests as
-# it finishes (`--dist load`): two process clusters may run at once, one on each.
+# `make test PYTEST_ARGS=--randomly-seed=N`. Two xdist workers, each sent the next module
+# as it finishes (`--dist loadscope`, units and order from the root conftest.py): a module's
+# cluster or `docproc dev` is started once, and two clusters may run at once, one on each.
 seed=$(( (RANDOM << 15) | RANDOM ))
 echo "test order: --randomly-seed=$seed"
-phase suite $uv_cmd run pytest -q -n 2 --dist load --durations=25 --randomly-seed="$seed" "$@" libs services cli tests
+phase suite $uv_cmd run pytest -q -n 2 --dist loadscope --no-loadscope-reorder --durations=25 --randomly-seed="$seed" "$@" libs services cli tests
 phase images $make_cmd images
 phase smoke $make_cmd deploy-smoke

@@ -91,10 +91,12 @@ def test_unknown_kb_and_unsupported_type_leave_nothing(cluster: Cluster) -> None
 
 
 def test_embedder_killed_mid_document_completes_with_one_copy(cluster: Cluster) -> None:
+    # ~32 chunks of three 256-token windows: seconds of embedding (~0.2 s of CPU a window),
+    # time enough to be killed in; 120 cost two CPU-minutes, embedded twice
     paragraphs = [
         f"Section {i}. "
         + " ".join(f"word{i}_{j} describes topic {i % 17} in depth." for j in range(60))
-        for i in range(120)
+        for i in range(32)
     ]
     with cluster.admin() as client:
         kb = create_kb(client)
