@@ -32,6 +32,7 @@ from fastapi.responses import FileResponse, RedirectResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from docproc_upload.asgi import send_error
+from docproc_upload.routes import settled_route
 
 #: Where ``npm run build`` writes the console: inside this package, so a wheel built after
 #: ``make console`` (the images are) carries it (``artifacts`` in its pyproject).
@@ -182,7 +183,9 @@ def _asset(dist: Path, name: str) -> Path:
 
 def build_console_router(runtime: Runtime, dist: Path = DIST) -> APIRouter:
     settings = runtime.settings
-    router = APIRouter(prefix="/console", include_in_schema=False)
+    router = APIRouter(
+        prefix="/console", include_in_schema=False, route_class=settled_route(settings)
+    )
 
     def index() -> FileResponse:
         page = dist / "index.html"

@@ -7,7 +7,8 @@ large as the upload cap (51 MiB), parsed. Here a route that takes a JSON body ch
 bearer token first (401 before a byte of the body is received) and refuses a body past
 the JSON cap (413) while it streams in. An upload declares no body FastAPI reads: it
 streams its multipart itself after its dependencies, under the upload caps
-(``BodySizeLimit``, ``multipart.read_upload_form``).
+(``BodySizeLimit``, ``multipart.read_upload_form``). The console's routes are gated
+alike (``settled_route``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable, Coroutine, MutableMapping
 from typing import Any
 
 from docproc_common.errors import PayloadTooLarge
+from docproc_common.settings import Settings
 from fastapi import Request, Response
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
@@ -34,12 +36,27 @@ class PublicRoute(APIRoute):
         authenticated = depends_on(self.dependant, caller)
 
         async def gated(request: Request) -> Response:
-            settings = (await upload(request)).runtime.settings
+            settings = await self.settings(request)
             if authenticated:
                 principal_from_header(settings.auth, request.headers.get("authorization"))
             return await handle(await read_capped(request, settings.limits.max_json_body_bytes))
 
         return gated
+
+    async def settings(self, request: Request) -> Settings:
+        """The serving process's settings (its key, its JSON cap)."""
+        return (await upload(request)).runtime.settings
+
+
+def settled_route(settings: Settings) -> type[PublicRoute]:
+    """``PublicRoute`` for a router built with its settings in hand (the console's, whose
+    development sign-in takes a body from anyone and is held to the same JSON cap)."""
+
+    class SettledRoute(PublicRoute):
+        async def settings(self, request: Request) -> Settings:  # noqa: ARG002
+            return settings
+
+    return SettledRoute
 
 
 def depends_on(dependant: Dependant, call: Callable[..., Any]) -> bool:

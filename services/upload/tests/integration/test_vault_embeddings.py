@@ -624,6 +624,44 @@ class TestPatch:
         assert r.json()["embedding_model"] == "all-minilm"
         assert (await alice.delete(f"/rag/embedding-endpoints/{endpoint['id']}")).status_code == 409
 
+    async def test_sending_the_bound_key_elsewhere_needs_sight_of_it(
+        self, users: dict[str, httpx.AsyncClient]
+    ) -> None:
+        """``embedding_base_url`` receives the collection's key: changing it while the key
+        stays bound lends the key again (issue 25, item 1), as a sync source's address does.
+        On main carol, who edits collections but cannot see shared keys, moved it to her
+        own endpoint (200) and the next embedding sent her the organization's key."""
+        alice, carol = users["alice"], users["carol"]
+        shared = await secret(alice, provider="openrouter", visibility="org")
+        created = await kb(
+            alice,
+            embedding_provider="openrouter",
+            embedding_model="openai/text-embedding-3-small",
+            embedding_secret_id=shared,
+        )
+        url = f"/kb/{created['id']}"
+        with running_standin(models=["openai/text-embedding-3-small"]) as s:
+            for elsewhere in (s.url, "https://eu.openrouter.ai/api/v1"):
+                r = await carol.patch(
+                    url,
+                    json={"embedding_base_url": elsewhere, "ingestion_config": {"max_pages": 9}},
+                )
+                assert r.status_code == 403, r.text
+                assert r.json()["error"]["details"]["fields"] == [
+                    {"field": "embedding_base_url", "message": "re-points the bound secret"}
+                ]
+            assert s.requests == []  # refused before the endpoint is asked anything
+            # keeping the destination needs nothing; alice, who sees the key, may move it
+            kept = await carol.patch(url, json={"embedding_base_url": None})
+            assert kept.status_code == 200, kept.text
+            moved = await alice.patch(url, json={"embedding_base_url": s.url + "/"})
+            assert moved.status_code == 200, moved.text
+        back = await carol.patch(url, json={"embedding_base_url": None})  # a change too
+        assert back.status_code == 403, back.text
+        after = (await alice.get(url)).json()
+        assert after["embedding_base_url"] == s.url
+        assert after["ingestion_config"] == created["ingestion_config"]
+
 
 class TestEndpointsApi:
     async def test_register_list_delete(self, users: dict[str, httpx.AsyncClient]) -> None:

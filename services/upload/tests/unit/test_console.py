@@ -91,6 +91,19 @@ async def test_dev_sign_in_mints_a_token_in_docproc_dev(dist: Path) -> None:
         assert refused.json()["error"]["details"]["fields"][0]["field"] == "user_id"
 
 
+async def test_the_dev_sign_in_reads_no_body_past_the_json_cap(dist: Path) -> None:
+    """It signs in whoever asks, so it reads its body before knowing anyone: held to
+    ``LIMITS__MAX_JSON_BODY_BYTES`` like every other JSON body (issue 25, item 6), where
+    it read and parsed any body the whole request's cap let through (422 after 2 MiB)."""
+    limits = {"max_json_body_bytes": 4096}
+    async with client(dist, **DEV, limits=limits) as c:
+        big = await c.post("/console/dev-token", json={"user_id": "a" * 5000})
+        fits = await c.post("/console/dev-token", json={"user_id": "ana"})
+    assert big.status_code == 413, big.text
+    assert "LIMITS__MAX_JSON_BODY_BYTES" in big.json()["error"]["message"]
+    assert fits.status_code == 200, fits.text
+
+
 @pytest.mark.parametrize(
     "settings",
     [

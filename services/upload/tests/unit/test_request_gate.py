@@ -7,6 +7,7 @@ database is reached (every refusal comes before one)."""
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,7 +17,8 @@ from docproc_common.runtime import Runtime, build_app
 from docproc_common.settings import DatabaseSettings, Settings
 from docproc_testing.auth import DEV_AUTH
 from docproc_upload.app import build
-from docproc_upload.routes import PublicRoute
+from docproc_upload.deps import caller
+from docproc_upload.routes import PublicRoute, depends_on
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
@@ -59,10 +61,12 @@ async def call(
     *,
     token: str | None = TOKEN,
     declare_length: bool = True,
+    method: str = "POST",
+    content_type: bytes = b"application/json",
 ) -> Answer:
-    """``POST path`` with a JSON body sent in ``chunks``, as a server hands it over."""
+    """``method path`` with a body sent in ``chunks``, as a server hands it over."""
     answer = Answer()
-    headers = [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")]
+    headers = [(b"host", b"127.0.0.1"), (b"content-type", content_type)]
     if declare_length:
         headers.append((b"content-length", str(sum(map(len, chunks))).encode()))
     else:
@@ -85,7 +89,7 @@ async def call(
         "type": "http",
         "asgi": {"version": "3.0"},
         "http_version": "1.1",
-        "method": "POST",
+        "method": method,
         "scheme": "http",
         "path": path,
         "raw_path": path.encode(),
@@ -149,3 +153,29 @@ def test_every_public_route_is_gated(app: FastAPI) -> None:
     ]
     assert len(public) > 40
     assert [r.path for r in public if not isinstance(r, PublicRoute)] == []
+
+
+def written(route: APIRoute) -> list[tuple[str, str]]:
+    """(method, path) of each way ``route`` takes a body, its path parameters filled in."""
+    path = route.path
+    for name in route.param_convertors:
+        path = path.replace(f"{{{name}}}", str(uuid.uuid4()) if name.endswith("id") else "c")
+    return [(m, path) for m in sorted(route.methods) if m in {"POST", "PUT", "PATCH"}]
+
+
+async def test_no_route_reads_a_body_before_the_caller_is_known(app: FastAPI) -> None:
+    """Every route that takes a body and a caller, a JSON one or an upload streaming its
+    multipart (``/kb/{id}/documents``, ``/rag/collections/{name}/ingest``,
+    ``/files/upload``), answers an unauthenticated request 401 having read none of it."""
+    gated = [
+        (method, path, route.body_field is not None)
+        for route in routes(app.routes)
+        if isinstance(route, APIRoute) and depends_on(route.dependant, caller)
+        for method, path in written(route)
+    ]
+    assert sum(1 for *_, json_body in gated if not json_body) >= 3  # the uploads
+    body = [b"--x\r\n" + b"a" * (4 * MiB)]
+    for method, path, json_body in gated:
+        content_type = b"application/json" if json_body else b"multipart/form-data; boundary=x"
+        r = await call(app, path, body, token=None, method=method, content_type=content_type)
+        assert (r.status, r.body_bytes_read) == (401, 0), (method, path, r.json())

@@ -15,16 +15,20 @@ Who may do what:
   A secret the caller cannot see is "not found". Collections and sync sources that
   name a deleted secret stop embedding or syncing with a message saying so; nothing
   falls back to another key.
+
+Changing **where** a bound secret is sent (``may_repoint``) lends it again: a sync
+source's address, a collection's embedding endpoint.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 
 from docproc_common.auth import EDIT, SECRETS_VIEW, Principal
 from docproc_common.db.models import Secret
-from docproc_common.errors import Forbidden, NotFound
+from docproc_common.errors import FieldError, Forbidden, NotFound
 from docproc_common.settings import Settings
 from docproc_common.vault import SecretKind, Visibility, create_secret
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -99,3 +103,38 @@ async def delete(session: AsyncSession, principal: Principal, secret_id: uuid.UU
         collections,
         sources,
     )
+
+
+async def may_repoint(
+    session: AsyncSession,
+    principal: Principal,
+    secret_id: uuid.UUID,
+    *,
+    kind: str,
+    organization_id: str | None,
+    provider: str | None = None,
+    holder: str,
+    fields: Sequence[str],
+) -> None:
+    """Refuse (403 naming ``fields``) a change of where ``holder`` sends its bound secret
+    unless the caller could bind that secret (``repository.lendable_secret``).
+
+    Sending a bound key to another address is lending it again: a member who edits the
+    holder but may not see the key (no ``secrets:view``, or a grantee of another
+    organization) would otherwise receive it at their own host.
+    """
+    lendable = await repository.lendable_secret(
+        session,
+        principal,
+        secret_id,
+        kind=kind,
+        organization_id=organization_id,
+        provider=provider,
+    )
+    if lendable is None:
+        raise Forbidden(
+            f"Changing where {holder} sends its credential lends that credential again, "
+            "which needs what binding it needs: sight of the secret (secrets:view for one "
+            "shared with the organization)",
+            fields=[FieldError(f, "re-points the bound secret") for f in fields],
+        )

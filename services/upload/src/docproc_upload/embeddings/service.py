@@ -19,7 +19,9 @@ Rules (seed: "Embeddings - the model, whose endpoint answers and whose key pays"
   instead; naming a key with it is refused. An app-scoped collection has no vault:
   it may only use a keyless provider on a deployment-wide endpoint.
 * **Endpoint**: a keyed provider may name its own ``embedding_base_url`` within the
-  provider's hosts or the deployment's allowlist (it receives the key). Such an
+  provider's hosts or the deployment's allowlist (it receives the key). Changing it
+  while a key is bound sends that key elsewhere, so it needs what binding the key needs
+  (``credentials.service.may_repoint``, else a 403 naming ``embedding_base_url``). Such an
   endpoint is asked which models it serves (``GET {base_url}/models``); a model it
   does not list is refused, in ``embedding_model`` at creation and in
   ``embedding_base_url`` on a move. An endpoint that cannot be asked is "unconfirmed",
@@ -60,6 +62,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.audit import record
 from docproc_upload.credentials.repository import lendable_secret
+from docproc_upload.credentials.service import may_repoint
 from docproc_upload.embeddings import repository
 from docproc_upload.embeddings.base_urls import check_base_url, normalize_url
 from docproc_upload.embeddings.schemas import (
@@ -366,6 +369,21 @@ async def move_embedding(
     if not moving and "embedding_endpoint_id" not in given:
         endpoint_id = kb.embedding_endpoint_id
     base_changed = "embedding_base_url" in given or moving
+    repointed = "embedding_base_url" in given and kb.embedding_base_url != (
+        None if base_url is None else normalize_url(base_url, field="embedding_base_url")
+    )
+    if repointed and secret_id is not None and not moving and "embedding_secret_id" not in given:
+        # the collection's own key, sent to another address: lent again (before any probe)
+        await may_repoint(
+            session,
+            principal,
+            secret_id,
+            kind=SecretKind.API_KEY,
+            organization_id=kb.organization_id,
+            provider=pspec.name,
+            holder="this collection",
+            fields=["embedding_base_url"],
+        )
     normalized = await _check_credential(
         session,
         principal,

@@ -27,7 +27,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.access import Access, resolve_collection, resolve_kb
 from docproc_upload.audit import record
-from docproc_upload.credentials.repository import lendable_secret, visible_secret
+from docproc_upload.credentials.repository import visible_secret
+from docproc_upload.credentials.service import may_repoint
 from docproc_upload.knowledge_bases import repository as knowledge_bases
 from docproc_upload.sync_sources import repository
 from docproc_upload.sync_sources.schemas import (
@@ -205,18 +206,17 @@ async def _may_repoint(
     organization_id: str | None,
     fields: list[str],
 ) -> None:
-    """Changing where a bound secret is sent lends it again: the caller must be able to bind
-    it (``lendable_secret``: sight of it, so ``secrets:view`` for a shared one), or 403."""
-    lendable = cls.SECRET_KIND is not None and await lendable_secret(
-        session, principal, secret_id, kind=cls.SECRET_KIND, organization_id=organization_id
+    """Changing where a bound secret is sent lends it again (``credentials.may_repoint``)."""
+    assert cls.SECRET_KIND is not None  # ``_secret`` binds none to a connector without one
+    await may_repoint(
+        session,
+        principal,
+        secret_id,
+        kind=cls.SECRET_KIND,
+        organization_id=organization_id,
+        holder="this source",
+        fields=[f"config.{f}" for f in fields],
     )
-    if not lendable:
-        raise Forbidden(
-            "Changing where this source sends its credential lends that credential again, "
-            "which needs what binding it needs: sight of the secret (secrets:view for one "
-            "shared with the organization)",
-            fields=[FieldError(f"config.{f}", "re-points the bound secret") for f in fields],
-        )
 
 
 def _schedule(value: int | None) -> int | None:
