@@ -14,7 +14,7 @@ os.environ["ENV"] = "dev"
 
 #: Directories whose conftest builds a package-scoped fixture (a process cluster) that their
 #: modules share: each is one unit of work, so the cluster is started once, on one worker.
-SHARED_PACKAGES = ("tests/faults/",)
+SHARED_PACKAGES = ("tests/e2e/", "tests/faults/")
 
 
 def scope_of(nodeid: str) -> str:
