@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 
 from docproc_common.bus.delivery import Delivery
-from docproc_common.bus.stage import SqlUnit, commit, was_processed
+from docproc_common.bus.unit import Unit
 from docproc_common.connectors.settings import SyncSettings
 from docproc_common.events import SyncRequested
 from docproc_common.runtime import Runtime
@@ -31,18 +31,17 @@ class SyncHandler:
         self._settings = settings
 
     async def __call__(self, event: SyncRequested, delivery: Delivery) -> None:
-        unit = SqlUnit(self._runtime.sessionmaker, delivery)
-        if await was_processed(unit):
+        unit = Unit(self._runtime.sessionmaker, delivery)
+        if await unit.processed():
             return
         if event.source_id is None:
-            await commit(
-                unit,
+            await unit.commit(
                 lambda s: repository.finish_log(
                     s,
                     event.sync_log_id,
                     "error",
                     error_message="A sync run names its source; this request named none",
-                ),
+                )
             )
             return
         status = await run_source(
@@ -58,9 +57,8 @@ class SyncHandler:
     async def give_up(self, event: SyncRequested, delivery: Delivery, exc: BaseException) -> None:
         """Every attempt of the run lost the database (a run retries only that): it ends
         ``error`` instead of ``running`` for ever; the next run picks up where it stopped."""
-        await commit(
-            SqlUnit(self._runtime.sessionmaker, delivery),
+        await Unit(self._runtime.sessionmaker, delivery).commit(
             lambda s: repository.finish_log(
                 s, event.sync_log_id, "error", error_message=run_failed(exc)
-            ),
+            )
         )

@@ -6,8 +6,7 @@ from docproc_common.bus.delivery import Subscription
 from docproc_common.events import CollectionDeleted, DocumentDeleted
 from docproc_common.runtime import Runtime, ServiceSpec
 
-from docproc_teardown.handler import collection_deleted, document_deleted
-from docproc_teardown.service import sweeper
+from docproc_teardown.service import CollectionDeletedHandler, DocumentDeletedHandler, sweeper
 
 NAME = "teardown"
 
@@ -16,8 +15,8 @@ def build(runtime: Runtime) -> ServiceSpec:
     return ServiceSpec(
         name=NAME,
         subscriptions=[
-            Subscription(CollectionDeleted.TOPIC, collection_deleted(runtime)),
-            Subscription(DocumentDeleted.TOPIC, document_deleted(runtime)),
+            Subscription(CollectionDeleted.TOPIC, CollectionDeletedHandler(runtime)),
+            Subscription(DocumentDeleted.TOPIC, DocumentDeletedHandler(runtime)),
         ],
         tasks=[sweeper(runtime)],
     )
