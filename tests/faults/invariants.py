@@ -10,8 +10,9 @@
   unique; a ``replace`` leaves one ``done`` row per (knowledge base, filename).
 * **I3 referential**: every chunk names a live ``done`` row that owns its set; every key a
   row names is stored; an object nothing names is older than ``orphan_grace`` only if it
-  is a chunk set of a document still in progress; no half-written file (a local ``.tmp``,
-  an S3 multipart upload) remains.
+  is a chunk set of a document still in progress (one stored before ``orphans_since``, on a
+  cluster other scenarios share, is theirs: judged by the sweep age instead); no
+  half-written file (a local ``.tmp``, an S3 multipart upload) remains.
 * **I4 log**: every outbox row marked published is in Kafka, and each subscribed group
   consumed it (committed past it and past its retry copies) or dead-lettered it with the
   origin and failure headers.
@@ -216,6 +217,7 @@ async def check_invariants(
     *,
     processing_bound: timedelta = timedelta(minutes=10),
     orphan_grace: timedelta = SWEEP_AGE,
+    orphans_since: datetime | None = None,
     torn_down: Iterable[str] = (),
 ) -> list[Violation]:
     """I1-I5 over one deployment's database, storage and (when given) Kafka."""
@@ -227,6 +229,7 @@ async def check_invariants(
             kafka,
             processing_bound=processing_bound,
             orphan_grace=orphan_grace,
+            orphans_since=orphans_since,
             torn_down=list(torn_down),
         )
     finally:
@@ -240,6 +243,7 @@ async def _check(
     *,
     processing_bound: timedelta,
     orphan_grace: timedelta,
+    orphans_since: datetime | None,
     torn_down: list[str],
 ) -> list[Violation]:
     out: list[Violation] = []
@@ -436,8 +440,11 @@ async def _check(
             in_progress |= {payload[k] for k in ("storage_path", "chunks_path") if payload.get(k)}
     journals = {f"rag/{d['collection_name']}/llamaparse/{d['id']}/" for d in docs}
     for o in objects:
+        earlier = orphans_since is not None and o.modified < orphans_since
         if o.key in named or o.key in in_progress or now - o.modified <= orphan_grace:
             continue
+        if earlier and now - o.modified <= SWEEP_AGE:
+            continue  # another scenario's, which the sweeper reclaims
         if any(o.key.startswith(j) for j in journals):
             continue  # a cloud parse's job id, kept beside its document
         out.append(

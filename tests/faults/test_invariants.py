@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import boto3
@@ -174,6 +174,18 @@ async def test_an_old_orphan_object_and_a_half_written_file(runtime: Runtime) ->
     assert await violations(runtime, f"{collection}/stray") == []  # younger than the sweep age
     found = await violations(runtime, collection, orphan_grace=timedelta(0))
     assert kinds(found) == {"orphan-object", "half-written"}, found
+
+
+async def test_an_orphan_stored_before_a_scenario_is_judged_by_the_sweep_age(
+    runtime: Runtime,
+) -> None:
+    collection, _, _ = await indexed(runtime)
+    await runtime.storage.put(f"rag/{collection}/earlier.txt", b"another scenario's")
+    since = datetime.now(UTC) + timedelta(seconds=5)  # as if stored before this scenario
+    strict = {"orphan_grace": timedelta(0)}
+    assert await violations(runtime, collection, **strict, orphans_since=since) == []
+    found = await violations(runtime, collection, **strict, orphans_since=since - timedelta(60))
+    assert kinds(found) == {"orphan-object"}, found
 
 
 async def test_an_in_progress_chunk_set_is_no_orphan(runtime: Runtime) -> None:
