@@ -49,13 +49,13 @@ import asyncpg
 import numpy as np
 import numpy.typing as npt
 from docproc_common import bulkload
+from docproc_common.bus import stage
 from docproc_common.bus.delivery import Delivery
-from docproc_common.bus.unit import AttemptUnit
 from docproc_common.db.models import DocumentStatus, KnowledgeBase, RagDocument
 from docproc_common.embedding.client import EmbeddingClient, EmbeddingClients
 from docproc_common.events import DocumentParsed
 from docproc_common.runtime import Runtime
-from docproc_embedder import handler as handler_module
+from docproc_embedder import index
 from docproc_embedder.bulk import BulkMode
 from docproc_embedder.handler import EmbedderHandler
 from docproc_testing.db import plain_dsn
@@ -103,15 +103,15 @@ class Phases:
     and adds up the time its calls take; ``statements`` counts what the engine executes."""
 
     HANDLER = (
-        ("read (claim check, row, base)", AttemptUnit, "read"),
+        ("read (claim check, row, base)", stage, "_read"),
         ("storage get", None, "get"),
-        ("bulk entry check", BulkMode, "maybe_enter"),
-        ("unit of work (whole transaction)", AttemptUnit, "commit_attempt"),
-        ("  chunk set: lock, delete, COPY", handler_module, "write_chunks"),
-        ("  base share lock", handler_module.repository, "share_lock_kb"),
-        ("  teardown reservation", handler_module.repository, "reserved"),
-        ("  row done", handler_module.repository, "complete"),
-        ("  outbox", handler_module, "enqueue"),
+        ("unit of work (whole transaction)", stage, "_write"),
+        ("  bulk entry check", BulkMode, "maybe_enter"),
+        ("  chunk set: lock, delete, COPY", index, "write_chunks"),
+        ("  base share lock", index.repository, "share_lock_kb"),
+        ("  teardown reservation", index.repository, "reserved"),
+        ("  row done", index.repository, "complete"),
+        ("  outbox", stage.outbox, "enqueue"),
         ("storage delete", None, "delete"),
     )
     FOLD = (

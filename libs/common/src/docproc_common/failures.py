@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from docproc_common.errors import AppError, PermanentError
+from docproc_common.errors import AppError, PermanentError, RetryLater
 
 
 class Stage(StrEnum):
@@ -71,3 +71,13 @@ class GaveUp(AppError):
                 "retry the upload later. The worker log has the full error."
             )
         super().__init__(message)
+
+
+class Retried(RetryLater):
+    """A failure the host may be to blame for: the bus tries the document again after its
+    delay, up to its attempts; then the document records ``final`` (what the failure means
+    for it), not how often it failed (``GaveUp``)."""
+
+    def __init__(self, reason: str, final: AppError) -> None:
+        super().__init__(reason)
+        self.final = final

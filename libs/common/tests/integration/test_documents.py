@@ -1,14 +1,16 @@
 """Retiring earlier failed attempts: by address, error rows only, in the row's own scope; and a
-stage's unit of work (``bus.unit``): claimed once, written only for the current attempt."""
+stage's unit of work on the database (``bus.stage.SqlUnit`` under ``bus.stage.run``): claimed
+once, written only for the current attempt."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 
 import pytest
 from docproc_common.bus.delivery import Delivery
-from docproc_common.bus.unit import AttemptUnit, Stale
+from docproc_common.bus.stage import Outcome, SqlUnit, run
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.documents import fail_document
@@ -87,35 +89,69 @@ async def test_the_first_failure_recorded_keeps_the_row(sessionmaker: object) ->
     assert "(KeyError)" in (stored.error_message or "")
 
 
+@dataclass(frozen=True)
+class Attempt:
+    document_id: uuid.UUID
+    attempt_id: uuid.UUID
+    collection_name: str = "c"
+
+
+class Probe:
+    """A stage that reads the row's filename and counts its writes on the row."""
+
+    fails_at = Stage.PARSE
+    refuses: tuple[type[Exception], ...] = ()
+
+    def __init__(self, meanwhile: Callable[[], Awaitable[None]] | None = None) -> None:
+        self.read_names: list[str] = []
+        self.writes: list[uuid.UUID] = []
+        self._meanwhile = meanwhile
+
+    async def read(self, _s: AsyncSession, locked: RagDocument, _e: Attempt) -> str:
+        self.read_names.append(locked.filename)
+        return locked.filename
+
+    async def compute(self, _e: Attempt, _name: str) -> None:
+        if self._meanwhile is not None:
+            await self._meanwhile()
+
+    async def write(self, _s: AsyncSession, locked: RagDocument, _e: Attempt, _c: None) -> None:
+        self.writes.append(locked.id)
+        locked.chunk_count = len(self.writes)
+
+    async def settled(self, _e: Attempt, _outcome: Outcome) -> None:
+        pass
+
+
 async def test_a_unit_writes_the_current_attempt_once(sessionmaker: object) -> None:
     doc = row(None, None, DocumentStatus.PROCESSING)
     async with sessionmaker() as s, s.begin():  # type: ignore[operator]
         s.add(doc)
     assert doc.attempt_id is not None
+    attempt = Attempt(doc.id, doc.attempt_id)
     delivery = Delivery("test", "t", uuid.uuid4(), 1)
-    unit = AttemptUnit(sessionmaker, delivery, doc.id, doc.attempt_id)  # type: ignore[arg-type]
-    writes: list[uuid.UUID] = []
+    unit = SqlUnit(sessionmaker, delivery)  # type: ignore[arg-type]
+    stage = Probe()
 
-    async def write(_s: AsyncSession, locked: RagDocument) -> str:
-        writes.append(locked.id)
-        locked.chunk_count = len(writes)
-        return "written"
+    assert await run(unit, stage, attempt) is Outcome.WRITTEN
+    assert stage.read_names == ["readme.md"]
+    assert await run(unit, stage, attempt) is Outcome.PROCESSED  # a redelivery writes nothing
+    retried = SqlUnit(sessionmaker, Delivery("test", "t", uuid.uuid4(), 1))  # type: ignore[arg-type]
+    assert await run(retried, stage, Attempt(doc.id, uuid.uuid4())) is Outcome.SUPERSEDED
 
-    async def filename(_s: AsyncSession, locked: RagDocument) -> str:
-        return locked.filename
+    async def retry_meanwhile() -> None:
+        async with sessionmaker() as s, s.begin():  # type: ignore[operator]
+            stored = await s.get(RagDocument, doc.id)
+            stored.status = DocumentStatus.PROCESSING
+            stored.attempt_id = uuid.uuid4()
 
-    assert await unit.read(filename) == "readme.md"
-    assert await unit.commit_attempt(write) == "written"
-    assert await unit.read(filename) is Stale.PROCESSED
-    assert await unit.commit_attempt(write) is None  # a redelivery writes nothing
-    retried = AttemptUnit(
-        sessionmaker, Delivery("test", "t", uuid.uuid4(), 1), doc.id, uuid.uuid4()
-    )  # type: ignore[arg-type]
-    assert await retried.read(filename) is Stale.SUPERSEDED
-    assert await retried.commit_attempt(write) is None  # another attempt: only the claim commits
+    overtaken = SqlUnit(sessionmaker, Delivery("test", "t", uuid.uuid4(), 1))  # type: ignore[arg-type]
+    raced = Probe(retry_meanwhile)
+    # another attempt between the read and the write: only the claim commits
+    assert await run(overtaken, raced, attempt) is Outcome.OVERTAKEN
     async with sessionmaker() as s:  # type: ignore[operator]
         stored = await s.get(RagDocument, doc.id)
         claims = await s.scalar(select(func.count()).select_from(text("processed_events")))
-    assert writes == [doc.id]
+    assert stage.writes == [doc.id] and raced.writes == []
     assert stored is not None and stored.chunk_count == 1
     assert claims == 2

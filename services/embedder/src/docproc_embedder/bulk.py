@@ -1,7 +1,7 @@
 """When a collection enters and leaves bulk mode (``docproc_common.bulkload``;
 docs/decisions/0005-bulk-load.md).
 
-The handler asks ``maybe_enter`` before each write, at most once per
+The index stage's write asks ``maybe_enter`` in the document's transaction, at most once per
 ``bulk_check_interval_s`` and collection; ``sweep`` folds each collection in bulk mode whose
 backlog has drained. It runs on the same period, and also as soon as the writes have
 settled (no document written for ``SETTLE_S``): the end of a load is usually that moment,
@@ -19,8 +19,8 @@ from docproc_common import bulkload
 from docproc_common.db.models import KnowledgeBase
 from docproc_common.periodic import Task, periodic
 from docproc_common.runtime import Runtime
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from docproc_embedder import repository
 from docproc_embedder.metrics import BULK_ROWS_PENDING, FOLDS, STAGE_SECONDS
 
 log = logging.getLogger(__name__)
@@ -60,26 +60,27 @@ class BulkMode:
             self._last_sweep = now
             await self.sweep()
 
-    async def maybe_enter(self, collection: str, kb: KnowledgeBase) -> None:
-        """Enter bulk mode when the collection's backlog says so (``bulkload.should_enter``)."""
+    async def maybe_enter(self, session: AsyncSession, collection: str, kb: KnowledgeBase) -> None:
+        """Enter bulk mode, in the document's transaction (its write checked the name is not
+        reserved by a teardown), when the collection's backlog says so
+        (``bulkload.should_enter``)."""
         s = self._settings
         now = time.monotonic()
         last = self._checked.get(collection)
         if not s.bulk_enter_backlog or (last is not None and now - last < s.bulk_check_interval_s):
             return
         self._checked[collection] = now
-        async with self._runtime.sessionmaker() as session, session.begin():
-            if await bulkload.in_bulk(session, collection):
-                return
-            backlog = await bulkload.backlog(session, collection)
-            if not bulkload.should_enter(
-                backlog, min_pending=s.bulk_enter_backlog, ratio=s.bulk_enter_ratio
-            ) or await repository.reserved(session, collection):
-                return
-            await bulkload.enter(
-                session, collection, kb.embedding_dim, kb.text_search_config, kb.vector_type
-            )
-            log.info("%s: %d documents pending, %d indexed", collection, *backlog.counts())
+        if await bulkload.in_bulk(session, collection):
+            return
+        backlog = await bulkload.backlog(session, collection)
+        if not bulkload.should_enter(
+            backlog, min_pending=s.bulk_enter_backlog, ratio=s.bulk_enter_ratio
+        ):
+            return
+        await bulkload.enter(
+            session, collection, kb.embedding_dim, kb.text_search_config, kb.vector_type
+        )
+        log.info("%s: %d documents pending, %d indexed", collection, *backlog.counts())
 
     async def sweep(self) -> None:
         """Fold every collection in bulk mode whose load has come and whose backlog is down to

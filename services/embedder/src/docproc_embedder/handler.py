@@ -1,15 +1,17 @@
 """``DocumentParsed`` -> embed -> one transaction: chunks, row ``done``, ``DocumentIndexed``.
 
-Exactly-once chunk sets: the chunks of a document are written with its tracking
-row's completion and the idempotency claim in one transaction, after the old
-set of the same vector document is removed. A document indexed before (a reindex)
-loses its earlier set in that transaction, after the new one is written, so a search
-sees one set or the other. A crash anywhere before the commit leaves nothing; a
-redelivery after it is skipped by the claim and removes the spent chunk set; a
-redelivery racing it rewrites the same deterministic set. A row deleted while
-indexing gets no chunks, because the write checks for the row under a lock; a
-knowledge base deleted or a name reserved by a teardown (``still_wanted``) stops
-the write.
+An ``AttemptStage`` (``docproc_common.bus.stage``): the runner claims, locks the
+attempt's row and records failures; ``IndexStage`` decides what is written, ``Index``
+(``SqlIndex`` in production) writes it. Exactly-once chunk sets: the chunks of a document
+are written with its tracking row's completion and the idempotency claim in one
+transaction, after the old set of the same vector document is removed. A document indexed
+before (a reindex) loses its earlier set in that transaction, after the new one is
+written, so a search sees one set or the other. A crash anywhere before the commit leaves
+nothing; a redelivery after it is skipped by the claim and removes the spent chunk set; a
+redelivery racing it rewrites the same deterministic set. A row deleted while indexing
+gets no chunks, because the write checks for the row under a lock; a knowledge base
+deleted or a name reserved by a teardown (``still_wanted``) stops the write, which is
+also where the collection enters bulk mode (``bulk``).
 """
 
 from __future__ import annotations
@@ -18,34 +20,31 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
-from docproc_common.bus.delivery import Delivery
-from docproc_common.bus.outbox import enqueue
-from docproc_common.bus.unit import AttemptUnit, Stale
+from docproc_common.bus.stage import AttemptHandler, Outcome
 from docproc_common.db.models import KnowledgeBase, RagDocument, WriterKind
-from docproc_common.documents import fail_document, retire_failed_attempts
-from docproc_common.embedding.client import EmbeddingClients
+from docproc_common.embedding.client import EmbeddingClient, EmbeddingClients
 from docproc_common.errors import AppError, InvalidInput
 from docproc_common.events import DocumentIndexed, DocumentParsed
-from docproc_common.failures import GaveUp, Stage
+from docproc_common.failures import Stage
 from docproc_common.faultpoints import crash_point
 from docproc_common.runtime import Runtime
-from docproc_common.vectorstore import (
-    ChunkStamp,
-    delete_documents,
-    ensure_table,
-    table_exists,
-    write_chunks,
-)
-from sqlalchemy.ext.asyncio import AsyncSession
+from docproc_common.storage import AsyncStorage
+from docproc_common.vectorstore import ChunkStamp
 
-from docproc_embedder import repository
 from docproc_embedder.bulk import BulkMode
+from docproc_embedder.index import SqlIndex
 from docproc_embedder.metrics import CHUNKS, DOCUMENTS, PROVIDER_ERRORS, STAGE_SECONDS, TOKENS
 
 log = logging.getLogger(__name__)
+
+S = TypeVar("S")
+S_contra = TypeVar("S_contra", contravariant=True)
 
 
 def vector_document_id(event: DocumentParsed) -> uuid.UUID:
@@ -65,126 +64,170 @@ class CollectionReservedError(InvalidInput):
         )
 
 
-async def write_index(
-    session: AsyncSession,
-    doc: RagDocument,
-    event: DocumentParsed,
-    kb_id: uuid.UUID,
-    chunks: list[str],
-    embeddings: npt.NDArray[np.float32],
-) -> DocumentIndexed | None:
-    """The index's writes, in its unit of work (``doc`` is the attempt's locked row): the chunk
-    set, the row ``done``, ``DocumentIndexed``. None when the base is gone or its name is
-    reserved by a teardown: the row turns ``error`` instead and no chunk is written."""
-    kb = await repository.share_lock_kb(session, kb_id)
-    if kb is None or await repository.reserved(session, event.collection_name):
-        error: InvalidInput = KnowledgeBaseGoneError() if kb is None else CollectionReservedError()
-        await fail_document(
-            session, event.document_id, event.attempt_id, Stage.INDEX, error, event.collection_name
+class Index(Protocol[S_contra]):
+    """Where the index's reads and writes go: ``SqlIndex``, or a stage test's in memory."""
+
+    async def base(self, session: S_contra, kb_id: uuid.UUID) -> KnowledgeBase | None: ...
+
+    async def lock_base(self, session: S_contra, kb_id: uuid.UUID) -> KnowledgeBase | None:
+        """The base, share-locked against a concurrent delete until the transaction ends."""
+        ...
+
+    async def reserved(self, session: S_contra, collection: str) -> bool:
+        """Whether a teardown holds the name."""
+        ...
+
+    async def enter_bulk(self, session: S_contra, collection: str, kb: KnowledgeBase) -> None:
+        """Enter bulk mode when the collection's backlog says so (``bulk.BulkMode``)."""
+        ...
+
+    async def put(
+        self,
+        session: S_contra,
+        collection: str,
+        kb: KnowledgeBase,
+        vector_document_id: uuid.UUID,
+        chunks: list[str],
+        embeddings: npt.NDArray[np.float32],
+        stamp: ChunkStamp,
+    ) -> int:
+        """Write (or rewrite) the chunk set; how many chunks it holds."""
+        ...
+
+    async def drop(
+        self, session: S_contra, collection: str, vector_document_ids: Sequence[uuid.UUID]
+    ) -> None: ...
+
+    async def complete(
+        self, session: S_contra, row: RagDocument, vector_document_id: uuid.UUID, written: int
+    ) -> None:
+        """The row ``done`` with its set; the failed attempts and replaced uploads it retires."""
+        ...
+
+    def wrote(self) -> None:
+        """A chunk set was committed."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Embedded:
+    kb_id: uuid.UUID
+    chunks: list[str]
+    embeddings: npt.NDArray[np.float32]
+
+
+class IndexStage(Generic[S]):
+    """The index as an ``AttemptStage``: the row's base, the embedding, the chunk set."""
+
+    fails_at = Stage.INDEX
+    refuses: tuple[type[Exception], ...] = ()
+
+    def __init__(
+        self,
+        storage: AsyncStorage,
+        client_for: Callable[[KnowledgeBase], Awaitable[EmbeddingClient]],
+        index: Index[S],
+    ) -> None:
+        self._storage = storage
+        self._client_for = client_for
+        self._index = index
+
+    async def read(self, session: S, row: RagDocument, _event: DocumentParsed) -> KnowledgeBase:
+        kb = (
+            await self._index.base(session, row.knowledge_base_id)
+            if row.knowledge_base_id
+            else None
         )
-        DOCUMENTS.labels("index", "error").inc()
-        return None
-    if not await table_exists(session, event.collection_name):
-        await ensure_table(
-            session, event.collection_name, kb.embedding_dim, kb.text_search_config, kb.vector_type
-        )
-    stamp = ChunkStamp(
-        knowledge_base_id=kb.id,
-        organization_id=kb.organization_id,
-        tracking_id=doc.id,
-        source=doc.source,
-        document_type=doc.filetype,
-        organizational_unit=doc.organizational_unit,
-        document_date=doc.document_date,
-        source_path=doc.source_path,
-        filename=doc.filename,
-        content_hash=doc.content_hash,
-        writer_kind=doc.writer_kind or WriterKind.DOCUMENT,
-    )
-    vdid = vector_document_id(event)
-    replaced = doc.vector_document_id
-    written = await write_chunks(session, event.collection_name, vdid, chunks, embeddings, stamp)
-    if replaced is not None and replaced != vdid:
-        # a re-parse (reindex, retry): the set it replaces goes in the same
-        # transaction, so a search sees the old set or the new, never neither
-        await delete_documents(session, event.collection_name, [replaced])
-    await repository.complete(session, doc.id, vdid, written)
-    await retire_failed_attempts(session, doc.id)
-    await repository.retire_replaced(session, doc)
-    out = DocumentIndexed(
-        document_id=doc.id,
-        collection_name=event.collection_name,
-        vector_document_id=vdid,
-        chunk_count=written,
-    )
-    await enqueue(session, out)
-    crash_point("embedder.in_transaction")
-    return out
-
-
-async def _kb_of(session: AsyncSession, doc: RagDocument) -> KnowledgeBase | None:
-    return await repository.kb_of(session, doc.knowledge_base_id) if doc.knowledge_base_id else None
-
-
-class EmbedderHandler:
-    def __init__(self, runtime: Runtime, clients: EmbeddingClients) -> None:
-        self._runtime = runtime
-        self._clients = clients
-        self.bulk = BulkMode(runtime)
-
-    async def __call__(self, event: DocumentParsed, delivery: Delivery) -> None:
-        runtime = self._runtime
-        unit = AttemptUnit(runtime.sessionmaker, delivery, event.document_id, event.attempt_id)
-        kb = await unit.read(_kb_of)
-        if isinstance(kb, Stale):
-            # a redelivery after the commit, or a row gone meanwhile: the chunk set is spent
-            if kb is Stale.SUPERSEDED:
-                log.info("document %s is gone or superseded; nothing to embed", event.document_id)
-            await runtime.storage.delete(event.chunks_path)
-            return
         if kb is None:
-            await self._fail(event, delivery, KnowledgeBaseGoneError())
-            return
-        chunks: list[str] = json.loads(await runtime.storage.get(event.chunks_path))
+            raise KnowledgeBaseGoneError()
+        return kb
+
+    async def compute(self, event: DocumentParsed, kb: KnowledgeBase) -> Embedded:
+        chunks: list[str] = json.loads(await self._storage.get(event.chunks_path))
         try:
-            client = await self._clients.for_collection(kb, runtime.sessionmaker)
+            client = await self._client_for(kb)
             started = time.perf_counter()
             embeddings = await client.embed(chunks)
             STAGE_SECONDS.labels("embed").observe(time.perf_counter() - started)
             TOKENS.labels(kb.embedding_provider).inc(client.count_tokens(chunks))
-        except AppError as exc:
-            await self._fail(event, delivery, exc)
-            return
+        except AppError:
+            raise
         except Exception as exc:
             PROVIDER_ERRORS.labels(type(exc).__name__).inc()
             raise
-        await self.bulk.maybe_enter(event.collection_name, kb)
+        return Embedded(kb.id, chunks, embeddings)
+
+    async def write(
+        self, session: S, row: RagDocument, event: DocumentParsed, embedded: Embedded
+    ) -> DocumentIndexed:
+        """The chunk set, the row ``done``, ``DocumentIndexed``; refused (nothing written, the
+        row ``error``) when the base is gone or a teardown holds the name."""
         started = time.perf_counter()
-        kb_id = kb.id
-        indexed = await unit.commit_attempt(
-            lambda s, doc: write_index(s, doc, event, kb_id, chunks, embeddings)
+        name = event.collection_name
+        kb = await self._index.lock_base(session, embedded.kb_id)
+        if kb is None:
+            raise KnowledgeBaseGoneError()
+        if await self._index.reserved(session, name):
+            raise CollectionReservedError()
+        await self._index.enter_bulk(session, name, kb)
+        stamp = ChunkStamp(
+            knowledge_base_id=kb.id,
+            organization_id=kb.organization_id,
+            tracking_id=row.id,
+            source=row.source,
+            document_type=row.filetype,
+            organizational_unit=row.organizational_unit,
+            document_date=row.document_date,
+            source_path=row.source_path,
+            filename=row.filename,
+            content_hash=row.content_hash,
+            writer_kind=row.writer_kind or WriterKind.DOCUMENT,
         )
-        if indexed is None:
-            return  # processed already, deleted while indexing, or failed in the unit
-        self.bulk.wrote()
-        crash_point("embedder.after_commit")
+        vdid = vector_document_id(event)
+        replaced = row.vector_document_id
+        written = await self._index.put(
+            session, name, kb, vdid, embedded.chunks, embedded.embeddings, stamp
+        )
+        if replaced is not None and replaced != vdid:
+            # a re-parse (reindex, retry): the set it replaces goes in the same
+            # transaction, so a search sees the old set or the new, never neither
+            await self._index.drop(session, name, [replaced])
+        await self._index.complete(session, row, vdid, written)
+        crash_point("embedder.in_transaction")
         STAGE_SECONDS.labels("write").observe(time.perf_counter() - started)
-        # The chunk set served its purpose (the vectors and the parsed text remain); a crash
-        # before this line leaves it to the redelivery, which removes it.
-        await runtime.storage.delete(event.chunks_path)
-        CHUNKS.inc(indexed.chunk_count)
-        DOCUMENTS.labels("index", "ok").inc()
-
-    async def give_up(self, event: DocumentParsed, delivery: Delivery, exc: BaseException) -> None:
-        """Every attempt failed on something transient (the provider, storage, the database):
-        the document ends ``error`` instead of ``processing`` for ever."""
-        await self._fail(event, delivery, GaveUp(Stage.INDEX, exc, delivery.attempt))
-
-    async def _fail(self, event: DocumentParsed, delivery: Delivery, exc: BaseException) -> None:
-        unit = AttemptUnit(
-            self._runtime.sessionmaker, delivery, event.document_id, event.attempt_id
+        return DocumentIndexed(
+            document_id=row.id, collection_name=name, vector_document_id=vdid, chunk_count=written
         )
-        if await unit.commit_failure(Stage.INDEX, exc, event.collection_name) is None:
-            return
-        await self._runtime.storage.delete(event.chunks_path)
-        DOCUMENTS.labels("index", "error").inc()
+
+    async def settled(self, event: DocumentParsed, outcome: Outcome) -> None:
+        """The chunk set served its purpose once the attempt is settled (the vectors and the
+        parsed text remain); a crash before its delete leaves it to the redelivery, which
+        removes it."""
+        if outcome is Outcome.OVERTAKEN:
+            return  # the delivery or attempt that overtook this one settles it
+        if outcome is Outcome.SUPERSEDED:
+            log.info("document %s is gone or superseded; nothing to embed", event.document_id)
+        if outcome is Outcome.WRITTEN:
+            self._index.wrote()
+            crash_point("embedder.after_commit")
+        await self._storage.delete(event.chunks_path)
+        if outcome is Outcome.WRITTEN:
+            CHUNKS.inc(event.chunk_count)
+            DOCUMENTS.labels("index", "ok").inc()
+        elif outcome is Outcome.FAILED:
+            DOCUMENTS.labels("index", "error").inc()
+
+
+class EmbedderHandler(AttemptHandler[DocumentParsed, KnowledgeBase, Embedded]):
+    """The embedder on the database: ``IndexStage`` over ``SqlIndex`` and ``bulk``."""
+
+    def __init__(
+        self, runtime: Runtime, clients: EmbeddingClients, bulk: BulkMode | None = None
+    ) -> None:
+        self.bulk = bulk or BulkMode(runtime)
+
+        async def client_for(kb: KnowledgeBase) -> EmbeddingClient:
+            return await clients.for_collection(kb, runtime.sessionmaker)
+
+        stage = IndexStage(runtime.storage, client_for, SqlIndex(self.bulk))
+        super().__init__(runtime.sessionmaker, stage)

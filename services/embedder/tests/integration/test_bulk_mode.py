@@ -47,8 +47,7 @@ def bulk_at(runtime: Runtime, backlog: int) -> BulkMode:
 async def test_a_backlog_puts_the_collection_in_bulk_mode_until_the_sweep_folds_it(
     runtime: Runtime, clients: EmbeddingClients
 ) -> None:
-    handler = EmbedderHandler(runtime, clients)
-    handler.bulk = bulk_at(runtime, backlog=1)
+    handler = EmbedderHandler(runtime, clients, bulk_at(runtime, backlog=1))
     event = await parsed_document(runtime)
     name = event.collection_name
     event_id = uuid.uuid4()
@@ -69,8 +68,7 @@ async def test_a_backlog_puts_the_collection_in_bulk_mode_until_the_sweep_folds_
 
 
 async def test_no_backlog_no_bulk_mode(runtime: Runtime, clients: EmbeddingClients) -> None:
-    handler = EmbedderHandler(runtime, clients)
-    handler.bulk = bulk_at(runtime, backlog=2)
+    handler = EmbedderHandler(runtime, clients, bulk_at(runtime, backlog=2))
     event = await parsed_document(runtime)
     await handler(event, delivery(uuid.uuid4()))
     await assert_one_chunk_set(runtime, event)
@@ -99,8 +97,7 @@ async def test_the_pending_rows_gauge_is_the_total_of_the_collections_in_bulk_mo
     runtime: Runtime, clients: EmbeddingClients
 ) -> None:
     """Exported with no label: a collection's name is a tenant's (issue 25, item 11)."""
-    handler = EmbedderHandler(runtime, clients)
-    handler.bulk = bulk_at(runtime, backlog=1)
+    handler = EmbedderHandler(runtime, clients, bulk_at(runtime, backlog=1))
     event = await parsed_document(runtime)
     await handler(event, delivery(uuid.uuid4()))
     async with runtime.sessionmaker() as s, s.begin():

@@ -7,13 +7,15 @@ import logging
 
 import httpx
 from docproc_common.bus.delivery import Subscription
+from docproc_common.bus.stage import AttemptHandler
 from docproc_common.events import DocumentAccepted
 from docproc_common.formats import Capabilities
 from docproc_common.http import ReadinessCheck
 from docproc_common.runtime import Runtime, ServiceSpec
 
 from docproc_parser.engine.processor import DocumentProcessor, ProcessorOptions, parse_isolation
-from docproc_parser.handler import ParserHandler
+from docproc_parser.handler import ParseStage
+from docproc_parser.keys import vault_keys
 from docproc_parser.settings import ParserSettings
 
 log = logging.getLogger(__name__)
@@ -72,7 +74,8 @@ def build(runtime: Runtime, settings: ParserSettings | None = None) -> ServiceSp
         await processor.http.aclose()
         processor.isolation.close()
 
-    handler = ParserHandler(runtime, processor)
+    stage = ParseStage(runtime.storage, runtime.pool, processor, vault_keys(runtime))
+    handler = AttemptHandler(runtime.sessionmaker, stage)
     return ServiceSpec(
         name=NAME,
         keys=frozenset({"vault"}),  # LlamaParse and vision keys

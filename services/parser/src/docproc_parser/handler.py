@@ -1,8 +1,9 @@
 """``DocumentAccepted`` -> parse and chunk -> ``DocumentParsed`` (or the row says ``error``).
 
-Parsed text and the chunk set go to storage under keys derived from the document
-and the attempt, so a redelivery overwrites the same objects. The event and the
-row update commit together with the idempotency claim.
+An ``AttemptStage`` (``docproc_common.bus.stage``): the runner claims, locks the
+attempt's row and records failures. Parsed text and the chunk set go to storage under
+keys derived from the document and the attempt, so a redelivery overwrites the same
+objects. The event and the row update commit together with the idempotency claim.
 
 What ends a document, and what is tried again:
 
@@ -26,26 +27,20 @@ import hashlib
 import json
 import logging
 import time
-import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 
-from docproc_common import vault
-from docproc_common.bus.delivery import Delivery
-from docproc_common.bus.outbox import enqueue
-from docproc_common.bus.unit import AttemptUnit, Stale
+from docproc_common.blocking import BlockingPool
+from docproc_common.bus.stage import Outcome
 from docproc_common.db.models import RagDocument
-from docproc_common.errors import AppError
 from docproc_common.events import DocumentAccepted, DocumentParsed
-from docproc_common.failures import GaveUp, Stage
+from docproc_common.failures import Stage
 from docproc_common.ingestion import IngestionConfig
-from docproc_common.runtime import Runtime
 from docproc_common.splitters import Chunk, split_text
 from docproc_common.storage import AsyncStorage
 from pydantic import ValidationError
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from docproc_parser import repository
 from docproc_parser.engine import errors
 from docproc_parser.engine.processor import (
     DocumentProcessor,
@@ -53,6 +48,7 @@ from docproc_parser.engine.processor import (
     SecretOpener,
     has_words,
 )
+from docproc_parser.keys import Lent
 from docproc_parser.metrics import (
     DOCUMENTS,
     IMAGES_DESCRIBED,
@@ -142,97 +138,77 @@ def page_map(
     ]
 
 
-async def record_parse(
-    session: AsyncSession, event: DocumentAccepted, parsed: ParsedChunks
-) -> DocumentParsed:
-    """The parse's writes, in its unit of work: the row records it, ``DocumentParsed`` is queued."""
-    await repository.record_parsed(
-        session, event.document_id, parsed_key(event), parsed.document_date, parsed.page_map
-    )
-    out = DocumentParsed(
-        document_id=event.document_id,
-        attempt_id=event.attempt_id,
-        collection_name=event.collection_name,
-        knowledge_base_id=event.knowledge_base_id,
-        chunks_path=chunks_key(event),
-        parsed_path=parsed_key(event),
-        chunk_count=len(parsed.chunks),
-    )
-    await enqueue(session, out)
-    return out
+class ParseStage:
+    """The parse as an ``AttemptStage``: read what the row lends, parse and store the text and
+    the chunk set (no session), record them on the row with ``DocumentParsed``."""
 
+    fails_at = Stage.PARSE
+    #: a configuration the event carries that no longer validates is the document's own
+    refuses: tuple[type[Exception], ...] = (ValidationError,)
 
-@dataclass(frozen=True, slots=True)
-class Lent:
-    """What a document's row lends its parse: the organization whose vault is opened, and
-    the (secret, kind) pairs its stored configuration binds.
-
-    The row's configuration is the one the API checked the bindings of, in the transaction
-    that queued the attempt (the event carries a copy): a secret it does not bind, for the
-    use it binds it to, is never opened, whatever an event names. The parser cannot ask
-    again whether the binder may see the key (their permissions are their token's); it
-    can hold the key to that binding, to the document's organization and to its kind.
-    """
-
-    organization_id: str | None
-    secrets: frozenset[tuple[uuid.UUID, str]]
-
-    @classmethod
-    def by(cls, row: RagDocument) -> Lent:
-        try:
-            bindings = IngestionConfig.model_validate(row.ingestion_config).secret_bindings()
-        except ValidationError:
-            bindings = frozenset()
-        return cls(row.organization_id, frozenset((b.secret_id, b.kind) for b in bindings))
-
-
-async def _lent_by(_session: AsyncSession, row: RagDocument) -> Lent:
-    return Lent.by(row)
-
-
-class ParserHandler:
-    def __init__(self, runtime: Runtime, processor: DocumentProcessor) -> None:
-        self._runtime = runtime
+    def __init__(
+        self,
+        storage: AsyncStorage,
+        pool: BlockingPool,
+        processor: DocumentProcessor,
+        keys: Callable[[Lent], SecretOpener],
+    ) -> None:
+        self._storage = storage
+        self._pool = pool
         self._processor = processor
+        self._keys = keys
 
-    async def __call__(self, event: DocumentAccepted, delivery: Delivery) -> None:
-        runtime = self._runtime
-        unit = AttemptUnit(runtime.sessionmaker, delivery, event.document_id, event.attempt_id)
-        lent = await unit.read(_lent_by)
-        if lent is Stale.PROCESSED:
-            return
-        if lent is Stale.SUPERSEDED:
-            log.info("document %s is gone or superseded; nothing to parse", event.document_id)
-            if event.staged:  # a sync's temporary copy nobody will read any more
-                await runtime.storage.delete(event.storage_path)
-            return
-        try:
-            parsed = await self._parse(event, lent)
-        except (AppError, ValidationError) as exc:
-            # The document itself cannot be read: that is final for this attempt.
-            log.warning("parsing %s failed: %s", event.document_id, exc)
-            await self._fail(event, delivery, exc)
-            return
-        await runtime.storage.put(
+    async def read(self, _session: object, row: RagDocument, _event: DocumentAccepted) -> Lent:
+        return Lent.by(row)
+
+    async def compute(self, event: DocumentAccepted, lent: Lent) -> ParsedChunks:
+        parsed = await self._parse(event, lent)
+        # stored before the unit, under keys of the attempt: a redelivery overwrites them
+        await self._storage.put(
             parsed_key(event), parsed.text.encode(), "text/plain; charset=utf-8"
         )
-        await runtime.storage.put(
+        await self._storage.put(
             chunks_key(event), json.dumps(parsed.chunks).encode(), "application/json"
         )
-        if await unit.commit_attempt(lambda s, _row: record_parse(s, event, parsed)) is None:
-            return
-        await self._drop_staged(event)
-        if parsed.pages:
-            PAGES.inc(parsed.pages)
-        DOCUMENTS.labels("parse", "ok").inc()
+        return parsed
+
+    async def write(
+        self, _session: object, row: RagDocument, event: DocumentAccepted, parsed: ParsedChunks
+    ) -> DocumentParsed:
+        """The row records the parse (the uploader's ``document_date`` wins over the file's
+        metadata); ``DocumentParsed`` goes out with it."""
+        row.parsed_path = parsed_key(event)
+        row.page_map = parsed.page_map
+        if row.document_date is None:
+            row.document_date = parsed.document_date
+        return DocumentParsed(
+            document_id=event.document_id,
+            attempt_id=event.attempt_id,
+            collection_name=event.collection_name,
+            knowledge_base_id=event.knowledge_base_id,
+            chunks_path=chunks_key(event),
+            parsed_path=parsed_key(event),
+            chunk_count=len(parsed.chunks),
+        )
+
+    async def settled(self, event: DocumentAccepted, outcome: Outcome) -> None:
+        """A synced file's temporary copy goes once its attempt is settled (it keeps no
+        original): parsed, failed, or superseded before the parse."""
+        if outcome is Outcome.SUPERSEDED:
+            log.info("document %s is gone or superseded; nothing to parse", event.document_id)
+        if outcome in (Outcome.WRITTEN, Outcome.FAILED, Outcome.SUPERSEDED) and event.staged:
+            await self._storage.delete(event.storage_path)
+        if outcome is Outcome.WRITTEN:
+            DOCUMENTS.labels("parse", "ok").inc()
+        elif outcome is Outcome.FAILED:
+            DOCUMENTS.labels("parse", "error").inc()
 
     async def _parse(self, event: DocumentAccepted, lent: Lent) -> ParsedChunks:
-        runtime = self._runtime
         config = IngestionConfig.model_validate(event.ingestion_config)
         try:
-            data = await runtime.storage.get(event.storage_path)
+            data = await self._storage.get(event.storage_path)
         except Exception as exc:
-            if await runtime.storage.exists(event.storage_path):
+            if await self._storage.exists(event.storage_path):
                 raise  # the store hiccuped: try again
             raise errors.DocumentUnreadable(
                 "FileNotFound", "the stored copy of the file is gone; upload the file again"
@@ -242,17 +218,19 @@ class ParserHandler:
             data,
             event.filename,
             config,
-            secrets=self._secrets(lent),
-            journal=StorageJournal(runtime.storage, journal_key(event, data, config)),
+            secrets=self._keys(lent),
+            journal=StorageJournal(self._storage, journal_key(event, data, config)),
         )
         STAGE_SECONDS.labels("parse").observe(time.perf_counter() - started)
         ROUTES.labels(doc.route).inc()
+        if doc.pages:
+            PAGES.inc(doc.pages)
         if doc.images_described:
             IMAGES_DESCRIBED.inc(doc.images_described)
         if doc.billed_pages:
             LLAMAPARSE_PAGES.inc(doc.billed_pages)
         started = time.perf_counter()
-        pieces = await runtime.pool.run(chunk, doc.text, config)
+        pieces = await self._pool.run(chunk, doc.text, config)
         chunks = [c.text for c in pieces]
         STAGE_SECONDS.labels("chunk").observe(time.perf_counter() - started)
         log.info(
@@ -271,51 +249,3 @@ class ParserHandler:
             doc.document_date,
             page_map(doc.text, doc.page_starts, pieces),
         )
-
-    def _secrets(self, lent: Lent) -> SecretOpener:
-        """Opens a key only as the row's configuration binds it (``Lent``)."""
-        runtime = self._runtime
-
-        async def open_key(secret_id: uuid.UUID, kind: str) -> str | None:
-            if (secret_id, kind) not in lent.secrets:
-                log.warning("secret %s (%s) is not bound by the document's row", secret_id, kind)
-                return None
-            async with runtime.sessionmaker() as session:
-                opened = await vault.open_secret(
-                    session,
-                    secret_id=secret_id,
-                    organization_id=lent.organization_id,
-                    master_key=runtime.settings.vault.key(),
-                    kind=kind,
-                )
-            if opened is None:
-                return None
-            key = opened.value.get("api_key")
-            return str(key) if key else None
-
-        return open_key
-
-    async def _drop_staged(self, event: DocumentAccepted) -> None:
-        """A synced file's temporary copy goes once its attempt is settled (it keeps no original)."""
-        if event.staged:
-            await self._runtime.storage.delete(event.storage_path)
-
-    async def give_up(
-        self, event: DocumentAccepted, delivery: Delivery, exc: BaseException
-    ) -> None:
-        """Every attempt failed: the document ends ``error``, saying what its parse child's
-        crash or full temporary space means, or how often it failed on something other than
-        the file."""
-        if isinstance(exc, errors.ParseRetried):
-            await self._fail(event, delivery, exc.final)
-        else:
-            await self._fail(event, delivery, GaveUp(Stage.PARSE, exc, delivery.attempt))
-
-    async def _fail(self, event: DocumentAccepted, delivery: Delivery, exc: BaseException) -> None:
-        unit = AttemptUnit(
-            self._runtime.sessionmaker, delivery, event.document_id, event.attempt_id
-        )
-        if await unit.commit_failure(Stage.PARSE, exc, event.collection_name) is None:
-            return
-        await self._drop_staged(event)
-        DOCUMENTS.labels("parse", "error").inc()

@@ -1,5 +1,5 @@
 """The parser opens a key only as the document's stored configuration binds it
-(``docproc_parser.handler.Lent``): the row is what the API checked; an event naming
+(``docproc_parser.keys.Lent``): the row is what the API checked; an event naming
 another secret, or the same secret for another use, opens nothing."""
 
 from __future__ import annotations
@@ -9,8 +9,7 @@ from typing import Any, cast
 
 from docproc_common.db.models import RagDocument
 from docproc_common.runtime import Runtime
-from docproc_parser.engine.processor import DocumentProcessor
-from docproc_parser.handler import Lent, ParserHandler
+from docproc_parser.keys import Lent, vault_keys
 
 LLAMA, VISION = uuid.uuid4(), uuid.uuid4()
 
@@ -35,7 +34,6 @@ async def test_a_secret_the_row_does_not_bind_is_never_looked_up() -> None:
         def sessionmaker(self) -> Any:
             raise AssertionError("the vault was asked")
 
-    handler = ParserHandler(cast(Runtime, NoVault()), cast(DocumentProcessor, None))
-    opener = handler._secrets(Lent("acme", frozenset({(LLAMA, "llamaparse")})))
+    opener = vault_keys(cast(Runtime, NoVault()))(Lent("acme", frozenset({(LLAMA, "llamaparse")})))
     assert await opener(uuid.uuid4(), "llamaparse") is None  # another secret
     assert await opener(LLAMA, "api_key") is None  # the same one, for another use

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 
 from docproc_common.bus.delivery import Delivery
-from docproc_common.bus.unit import Unit
+from docproc_common.bus.stage import SqlUnit, commit, was_processed
 from docproc_common.connectors.settings import SyncSettings
 from docproc_common.events import SyncRequested
 from docproc_common.runtime import Runtime
@@ -31,17 +31,18 @@ class SyncHandler:
         self._settings = settings
 
     async def __call__(self, event: SyncRequested, delivery: Delivery) -> None:
-        unit = Unit(self._runtime.sessionmaker, delivery)
-        if await unit.processed():
+        unit = SqlUnit(self._runtime.sessionmaker, delivery)
+        if await was_processed(unit):
             return
         if event.source_id is None:
-            await unit.commit(
+            await commit(
+                unit,
                 lambda s: repository.finish_log(
                     s,
                     event.sync_log_id,
                     "error",
                     error_message="A sync run names its source; this request named none",
-                )
+                ),
             )
             return
         status = await run_source(
@@ -57,8 +58,9 @@ class SyncHandler:
     async def give_up(self, event: SyncRequested, delivery: Delivery, exc: BaseException) -> None:
         """Every attempt of the run lost the database (a run retries only that): it ends
         ``error`` instead of ``running`` for ever; the next run picks up where it stopped."""
-        await Unit(self._runtime.sessionmaker, delivery).commit(
+        await commit(
+            SqlUnit(self._runtime.sessionmaker, delivery),
             lambda s: repository.finish_log(
                 s, event.sync_log_id, "error", error_message=run_failed(exc)
-            )
+            ),
         )

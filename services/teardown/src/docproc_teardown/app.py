@@ -6,7 +6,8 @@ from docproc_common.bus.delivery import Subscription
 from docproc_common.events import CollectionDeleted, DocumentDeleted
 from docproc_common.runtime import Runtime, ServiceSpec
 
-from docproc_teardown.service import CollectionDeletedHandler, DocumentDeletedHandler, sweeper
+from docproc_teardown.handler import collection_deleted, document_deleted
+from docproc_teardown.service import sweeper
 
 NAME = "teardown"
 
@@ -15,8 +16,8 @@ def build(runtime: Runtime) -> ServiceSpec:
     return ServiceSpec(
         name=NAME,
         subscriptions=[
-            Subscription(CollectionDeleted.TOPIC, CollectionDeletedHandler(runtime)),
-            Subscription(DocumentDeleted.TOPIC, DocumentDeletedHandler(runtime)),
+            Subscription(CollectionDeleted.TOPIC, collection_deleted(runtime)),
+            Subscription(DocumentDeleted.TOPIC, document_deleted(runtime)),
         ],
         tasks=[sweeper(runtime)],
     )

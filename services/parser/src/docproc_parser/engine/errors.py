@@ -8,7 +8,8 @@ them whole; they never carry a client's text (hosts, URLs, paths).
 
 from __future__ import annotations
 
-from docproc_common.errors import InvalidInput, RetryLater
+from docproc_common.errors import InvalidInput
+from docproc_common.failures import Retried
 
 
 class DocumentUnreadable(InvalidInput):
@@ -65,15 +66,13 @@ def timed_out(seconds: float) -> DocumentUnreadable:
     )
 
 
-class ParseRetried(RetryLater):
+class ParseRetried(Retried):
     """A parse that failed in a way the host may be to blame for: not final at once, the bus
     tries the document again after its delay (never in place: each try is a whole parse), up
     to its attempts; then the document ends ``error`` with ``final``'s three-part message and
     the event is dead-lettered."""
 
-    def __init__(self, reason: str, final: DocumentUnreadable) -> None:
-        super().__init__(reason)
-        self.final = final
+    final: DocumentUnreadable
 
 
 class ParserCrashed(ParseRetried):

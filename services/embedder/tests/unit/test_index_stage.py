@@ -1,0 +1,266 @@
+"""The index stage's decisions on the in-memory unit (``docproc_testing.memory``) and an
+in-memory ``Index``: what is written, replaced, refused and cleaned up, with no database
+and no model."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from docproc_common.bus.delivery import Delivery
+from docproc_common.bus.stage import Outcome, give_up, run
+from docproc_common.db.models import DocumentStatus, KnowledgeBase, RagDocument
+from docproc_common.embedding.client import EmbeddingClient
+from docproc_common.errors import InvalidInput
+from docproc_common.events import DocumentFailed, DocumentIndexed, DocumentParsed
+from docproc_common.storage import AsyncStorage
+from docproc_common.vectorstore import ChunkStamp
+from docproc_embedder.handler import IndexStage, vector_document_id
+from docproc_testing.memory import Memory, MemoryStorage, memory_storage
+from docproc_testing.rows import tracking_row
+
+CHUNKS = ["capybaras swim", "capybaras graze"]
+
+
+@dataclass
+class MemoryIndex:
+    """``handler.Index`` in dicts: bases, reserved names, chunk sets by (collection, id)."""
+
+    bases: dict[uuid.UUID, KnowledgeBase] = field(default_factory=dict)
+    reserved_names: set[str] = field(default_factory=set)
+    sets: dict[tuple[str, uuid.UUID], list[str]] = field(default_factory=dict)
+    bulk_checks: list[str] = field(default_factory=list)
+    committed: int = 0
+
+    async def base(self, _session: Memory, kb_id: uuid.UUID) -> KnowledgeBase | None:
+        return self.bases.get(kb_id)
+
+    async def lock_base(self, _session: Memory, kb_id: uuid.UUID) -> KnowledgeBase | None:
+        return self.bases.get(kb_id)
+
+    async def reserved(self, _session: Memory, collection: str) -> bool:
+        return collection in self.reserved_names
+
+    async def enter_bulk(self, _session: Memory, collection: str, _kb: KnowledgeBase) -> None:
+        self.bulk_checks.append(collection)
+
+    async def put(
+        self,
+        _session: Memory,
+        collection: str,
+        _kb: KnowledgeBase,
+        vector_document_id: uuid.UUID,
+        chunks: list[str],
+        _embeddings: npt.NDArray[np.float32],
+        _stamp: ChunkStamp,
+    ) -> int:
+        self.sets[collection, vector_document_id] = list(chunks)
+        return len(chunks)
+
+    async def drop(
+        self, _session: Memory, collection: str, vector_document_ids: Sequence[uuid.UUID]
+    ) -> None:
+        for vdid in vector_document_ids:
+            self.sets.pop((collection, vdid), None)
+
+    async def complete(
+        self, _session: Memory, row: RagDocument, vector_document_id: uuid.UUID, written: int
+    ) -> None:
+        row.status = DocumentStatus.DONE
+        row.vector_document_id = vector_document_id
+        row.chunk_count = written
+        row.error_message = None
+
+    def wrote(self) -> None:
+        self.committed += 1
+
+
+class Client:
+    dimensions = 4
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.refusal: Exception | None = None
+
+    async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        self.calls += 1
+        if self.refusal is not None:
+            raise self.refusal
+        return np.ones((len(texts), self.dimensions), dtype=np.float32)
+
+    def count_tokens(self, texts: list[str]) -> int:
+        return sum(len(t) // 4 for t in texts)
+
+
+class Setup:
+    def __init__(self, storage: AsyncStorage, store: MemoryStorage) -> None:
+        self.memory = Memory()
+        self.index = MemoryIndex()
+        self.client = Client()
+        self.store = store
+        self.kb = KnowledgeBase(
+            id=uuid.uuid4(), organization_id="acme", embedding_provider="local", embedding_dim=4
+        )
+        self.index.bases[self.kb.id] = self.kb
+
+        async def client_for(_kb: KnowledgeBase) -> EmbeddingClient:
+            return self.client
+
+        self.stage = IndexStage(storage, client_for, self.index)
+
+    def parsed(self, **columns: Any) -> tuple[RagDocument, DocumentParsed]:
+        row = self.memory.add(tracking_row("c", self.kb.id, "notes.txt", **columns))
+        assert row.attempt_id is not None
+        event = DocumentParsed(
+            document_id=row.id,
+            attempt_id=row.attempt_id,
+            collection_name="c",
+            knowledge_base_id=self.kb.id,
+            chunks_path=f"rag/c/chunks/{row.id}/{row.attempt_id}.json",
+            parsed_path=f"rag/c/parsed/{row.id}.txt",
+            chunk_count=len(CHUNKS),
+        )
+        self.store.put(event.chunks_path, json.dumps(CHUNKS).encode())
+        return row, event
+
+    async def run(self, event: DocumentParsed, delivery: Delivery) -> Outcome:
+        return await run(self.memory.unit(delivery), self.stage, event)
+
+
+@pytest.fixture
+def setup() -> Iterator[Setup]:
+    with memory_storage() as (storage, store):
+        yield Setup(storage, store)
+
+
+def delivery(event_id: uuid.UUID | None = None, attempt: int = 1) -> Delivery:
+    return Delivery("embedder", DocumentParsed.TOPIC, event_id or uuid.uuid4(), attempt)
+
+
+async def test_an_index_writes_the_set_and_the_row_done_with_the_claim(setup: Setup) -> None:
+    row, event = setup.parsed()
+    d = delivery()
+    assert await setup.run(event, d) is Outcome.WRITTEN
+    vdid = vector_document_id(event)
+    assert setup.index.sets == {("c", vdid): CHUNKS}
+    assert (row.status, row.vector_document_id, row.chunk_count) == (DocumentStatus.DONE, vdid, 2)
+    (indexed,) = setup.memory.sent(DocumentIndexed)
+    assert isinstance(indexed, DocumentIndexed) and indexed.chunk_count == 2
+    assert ("embedder", d.event_id) in setup.memory.processed
+    assert setup.index.bulk_checks == ["c"] and setup.index.committed == 1
+    assert not setup.store.exists(event.chunks_path)  # the spent chunk set goes
+
+
+async def test_a_redelivery_after_the_commit_embeds_nothing_and_removes_the_chunk_set(
+    setup: Setup,
+) -> None:
+    _, event = setup.parsed()
+    d = delivery()
+    assert await setup.run(event, d) is Outcome.WRITTEN
+    setup.store.put(event.chunks_path, json.dumps(CHUNKS).encode())  # a crash before its delete
+    assert await setup.run(event, delivery(d.event_id, attempt=2)) is Outcome.PROCESSED
+    assert setup.client.calls == 1 and len(setup.memory.outbox) == 1
+    assert not setup.store.exists(event.chunks_path)
+
+
+async def test_a_reindex_replaces_the_earlier_set(setup: Setup) -> None:
+    earlier = uuid.uuid4()
+    setup.index.sets["c", earlier] = ["old"]
+    row, event = setup.parsed(vector_document_id=earlier)
+    assert await setup.run(event, delivery()) is Outcome.WRITTEN
+    assert setup.index.sets == {("c", vector_document_id(event)): CHUNKS}
+    assert row.vector_document_id == vector_document_id(event)
+
+
+async def test_a_name_a_teardown_reserved_gets_no_chunks_and_the_row_says_why(
+    setup: Setup,
+) -> None:
+    setup.index.reserved_names.add("c")
+    row, event = setup.parsed()
+    d = delivery()
+    assert await setup.run(event, d) is Outcome.FAILED
+    assert setup.index.sets == {} and setup.index.bulk_checks == []
+    assert row.status == DocumentStatus.ERROR
+    assert row.error_message == (
+        "The collection is being deleted; upload the document again once it is recreated"
+    )
+    (failed,) = setup.memory.sent(DocumentFailed)
+    assert isinstance(failed, DocumentFailed) and failed.stage == "indexed"
+    assert setup.memory.sent(DocumentIndexed) == []
+    assert ("embedder", d.event_id) in setup.memory.processed
+    assert not setup.store.exists(event.chunks_path)
+
+
+async def test_a_base_deleted_before_the_read_or_while_embedding_fails_the_row(
+    setup: Setup,
+) -> None:
+    gone = "The knowledge base was deleted while the document was being indexed"
+    row, event = setup.parsed()
+    del setup.index.bases[setup.kb.id]
+    assert await setup.run(event, delivery()) is Outcome.FAILED
+    assert (row.error_message, setup.client.calls) == (gone, 0)
+
+    setup.index.bases[setup.kb.id] = setup.kb
+    row, event = setup.parsed()
+    embed = setup.client.embed
+
+    async def deleted_meanwhile(texts: list[str]) -> npt.NDArray[np.float32]:
+        del setup.index.bases[setup.kb.id]
+        return await embed(texts)
+
+    setup.client.embed = deleted_meanwhile  # type: ignore[method-assign]
+    assert await setup.run(event, delivery()) is Outcome.FAILED
+    assert row.error_message == gone and setup.index.sets == {}
+
+
+async def test_a_stale_attempt_embeds_nothing_and_removes_its_chunk_set(setup: Setup) -> None:
+    row, event = setup.parsed()
+    row.attempt_id = uuid.uuid4()
+    assert await setup.run(event, delivery()) is Outcome.SUPERSEDED
+    assert setup.client.calls == 0 and setup.memory.outbox == []
+    assert setup.memory.processed == set()
+    assert not setup.store.exists(event.chunks_path)
+
+
+async def test_a_retry_started_while_embedding_writes_nothing(setup: Setup) -> None:
+    row, event = setup.parsed()
+    embed = setup.client.embed
+
+    async def retried_meanwhile(texts: list[str]) -> npt.NDArray[np.float32]:
+        row.attempt_id = uuid.uuid4()
+        return await embed(texts)
+
+    setup.client.embed = retried_meanwhile  # type: ignore[method-assign]
+    d = delivery()
+    assert await setup.run(event, d) is Outcome.OVERTAKEN
+    assert setup.index.sets == {} and setup.memory.outbox == []
+    assert setup.memory.processed == {("embedder", d.event_id)}  # only the claim commits
+
+
+async def test_a_provider_refusal_fails_the_row_and_an_outage_is_retried(setup: Setup) -> None:
+    row, event = setup.parsed()
+    setup.client.refusal = ConnectionError("provider down")
+    with pytest.raises(ConnectionError):
+        await setup.run(event, delivery())
+    assert row.status == DocumentStatus.PROCESSING and setup.memory.processed == set()
+
+    setup.client.refusal = InvalidInput("The embedding credential was refused")
+    assert await setup.run(event, delivery()) is Outcome.FAILED
+    assert row.error_message == "The embedding credential was refused"
+
+
+async def test_giving_up_says_how_often_the_index_failed(setup: Setup) -> None:
+    row, event = setup.parsed()
+    unit = setup.memory.unit(delivery(attempt=5))
+    assert await give_up(unit, setup.stage, event, TimeoutError(), 5) is Outcome.FAILED
+    assert row.error_message is not None
+    assert row.error_message.startswith(
+        "The document could not be indexed (TimeoutError) - it failed 5 times"
+    )
+    assert not setup.store.exists(event.chunks_path)
