@@ -105,9 +105,29 @@ def database_unreachable(exc: BaseException) -> bool:
     return isinstance(exc, PoolTimeout | ConnectionError)
 
 
+#: SQLSTATEs of a transaction Postgres aborted for conflicting with another one: a deadlock
+#: (``40P01``), a serialization failure (``40001``). Nothing of it was applied.
+TRANSACTION_CONFLICTS = ("40P01", "40001")
+
+
+def transaction_conflict(exc: BaseException) -> bool:
+    """Postgres rolled the request's transaction back for conflicting with another
+    (a reindex locking a base's rows while a stage records a failure, say): the same
+    request again is the remedy, as the Postgres manual prescribes."""
+    return isinstance(exc, DBAPIError) and (
+        str(getattr(exc.orig, "sqlstate", "") or "") in TRANSACTION_CONFLICTS
+    )
+
+
 async def _database_error(request: Request, exc: Exception) -> JSONResponse:
     if database_unreachable(exc):
         return await _retryable(request, exc)
+    if transaction_conflict(exc):
+        log.warning("transaction rolled back on a conflict: %r", exc.orig)  # type: ignore[attr-defined]
+        error = Unavailable("The request met a concurrent change and was not applied; retry it")
+        return JSONResponse(
+            error.envelope(), status_code=error.status_code, headers={"Retry-After": "1"}
+        )
     return await _unexpected(request, exc)
 
 
