@@ -9,10 +9,7 @@ HTTP client. A stand-in answering 401 and a deleted vault key end the document
 
 from __future__ import annotations
 
-import json
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,39 +18,10 @@ from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW
 from docproc_testing.api import wait_for
 from docproc_testing.embedding_standin import running_standin
 
-from tests.e2e.harness import Cluster, running_cluster
+from tests.e2e.deployment import GATEWAY_TOKEN, MINILM
+from tests.e2e.harness import Cluster
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
-
-MINILM = "sentence-transformers/all-MiniLM-L6-v2"
-TOKEN = f"sk-e2e-{uuid.uuid4().hex}"
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    tmp = Path(tmp_path_factory.mktemp("embeddings"))
-    extra = tmp / "catalog.json"
-    # This deployment's "OpenAI" gateway (the embedder itself) serves the local model.
-    extra.write_text(
-        json.dumps(
-            {
-                "providers": {
-                    "openai": {
-                        "models": {
-                            MINILM: {"dimensions": 384, "max_input_tokens": 256, "space": MINILM}
-                        }
-                    }
-                }
-            }
-        )
-    )
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("EMBEDDER__SERVE_OPENAI_API", "true")
-        mp.setenv("EMBEDDER__OPENAI_API_TOKEN", TOKEN)
-        mp.setenv("EMBEDDER__ALLOWED_BASE_URLS", json.dumps(["http://127.0.0.1"]))
-        mp.setenv("EMBEDDER__CATALOG_PATH", str(extra))
-        with running_cluster(tmp) as c:
-            yield c
 
 
 def member(cluster: Cluster) -> httpx.Client:
@@ -143,7 +111,7 @@ def test_openai_provider_through_the_embedders_own_endpoint(cluster: Cluster) ->
         served = client.get("/rag/embedding-models/openai", params={"base_url": embedder}).json()
         assert served["confirmed"] is True
         assert [m["model"] for m in served["models"]] == [MINILM]
-        kb = create_kb(client, add_key(client, TOKEN), embedder)
+        kb = create_kb(client, add_key(client, GATEWAY_TOKEN), embedder)
         doc = upload(
             client,
             kb,
@@ -174,7 +142,7 @@ def test_a_rejected_key_fails_the_document_with_the_credential_message(cluster: 
 def with_its_key_deleted(cluster: Cluster, client: httpx.Client) -> dict[str, Any]:
     """A base on the embedder's own endpoint whose vault key has since been deleted."""
     embedder = f"http://127.0.0.1:{cluster.services['embedder'].port}/v1"
-    key = add_key(client, TOKEN)
+    key = add_key(client, GATEWAY_TOKEN)
     kb = create_kb(client, key, embedder)
     assert client.delete(f"/secrets/{key}").status_code == 204
     return kb
@@ -192,7 +160,7 @@ def test_a_deleted_key_is_named_in_the_failure(cluster: Cluster) -> None:
         assert vectors(cluster, kb["collection_name"]) == 0
     log = cluster.services["embedder"].log_path.read_text()
     assert "secret_deleted" in log
-    assert TOKEN not in log
+    assert GATEWAY_TOKEN not in log
 
 
 def test_a_failed_document_is_retried_from_its_stored_original(cluster: Cluster) -> None:
@@ -203,7 +171,7 @@ def test_a_failed_document_is_retried_from_its_stored_original(cluster: Cluster)
         assert settled(cluster, doc)[0] == "error"
 
         rebound = client.patch(
-            f"/kb/{kb['id']}", json={"embedding_secret_id": add_key(client, TOKEN)}
+            f"/kb/{kb['id']}", json={"embedding_secret_id": add_key(client, GATEWAY_TOKEN)}
         )
         assert rebound.status_code == 200, rebound.text
         r = client.post(f"/rag/documents/{doc}/retry")

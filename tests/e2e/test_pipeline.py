@@ -131,22 +131,3 @@ def test_embedder_killed_mid_document_completes_with_one_copy(cluster: Cluster) 
     assert chunk_count > 20
     assert rows[0][0] == chunk_count == rows[0][1]
     assert rows[0][2] == 1
-
-
-def test_upload_killed_after_commit_still_publishes(cluster: Cluster) -> None:
-    # The upload service commits the row and its outbox event, then dies before relaying it.
-    cluster.restart("upload", BUS__RELAY_ENABLED="false")
-    with cluster.admin() as client:
-        kb = create_kb(client)
-        response = client.post(
-            f"/kb/{kb['id']}/documents",
-            files={"file": ("note.md", b"# Note\n\nOutbox survives crashes.")},
-        )
-        assert response.status_code == 202
-    unpublished = cluster.query("SELECT count(*) FROM outbox WHERE published_at IS NULL")[0][0]
-    assert unpublished >= 1
-    cluster.services["upload"].kill()
-    cluster.restart("upload", BUS__RELAY_ENABLED="true")
-    with cluster.admin() as client:
-        state = wait_complete(client, kb["id"])
-        assert state["indexed_count"] == 1

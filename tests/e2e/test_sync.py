@@ -5,10 +5,8 @@ the Drive stand-in."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,41 +17,16 @@ from docproc_testing.api import wait_for
 from docproc_testing.confluence_standin import running_confluence
 from docproc_testing.documents import make_docx
 from docproc_testing.drive_standin import DOC, DriveStandIn
-from docproc_testing.graph_standin import GraphStandIn, serve_graph
+from docproc_testing.graph_standin import GraphStandIn
 from docproc_testing.infra import load_infra_env
 from docproc_testing.stores import AzuriteStore, GcsStore, S3Store, Store, TokenServer
 
-from tests.e2e.harness import Cluster, running_cluster
+from tests.e2e.harness import Cluster
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 #: an app admin who may see secrets: a source's audience sentence names its secret to them
 SECRETS_VIEWER = {"user_id": "root", "permissions": [VIEW, EDIT, SECRETS_VIEW], "app_admin": True}
-
-
-@pytest.fixture(scope="module")
-def graph() -> Iterator[GraphStandIn]:
-    yield from serve_graph(page_size=2)
-
-
-@pytest.fixture(scope="module")
-def drive() -> Iterator[DriveStandIn]:
-    with DriveStandIn() as standin:
-        yield standin
-
-
-@pytest.fixture(scope="module")
-def sync_cluster(
-    tmp_path_factory: pytest.TempPathFactory, graph: GraphStandIn, drive: DriveStandIn
-) -> Iterator[Cluster]:
-    # the emulators and the stand-ins listen on 127.0.0.1 over http: this deployment allows it
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("SYNC__ALLOW_PRIVATE_NETWORKS", "true")
-        mp.setenv("SYNC__ALLOW_PLAIN_HTTP", "true")
-        mp.setenv("SYNC__API_ENDPOINTS", json.dumps({**graph.endpoints, "google_drive": drive.url}))
-        mp.setenv("SYNC__RECONCILE_INTERVAL_S", "1")
-        with running_cluster(Path(tmp_path_factory.mktemp("sync-cluster"))) as cluster:
-            yield cluster
 
 
 @pytest.fixture(scope="module")
@@ -168,9 +141,8 @@ def first_sync(
 
 @pytest.mark.parametrize("kind", ["s3", "azure_blob", "gcs"])
 def test_object_store_source_synced_through_the_pipeline_is_searchable(
-    sync_cluster: Cluster, token_server: TokenServer, kind: str
+    cluster: Cluster, token_server: TokenServer, kind: str
 ) -> None:
-    cluster = sync_cluster
     store = object_store(kind, cluster, token_server)
     store.put(
         {
@@ -231,9 +203,8 @@ def test_object_store_source_synced_through_the_pipeline_is_searchable(
 
 
 def test_sharepoint_source_synced_through_the_pipeline_is_searchable(
-    sync_cluster: Cluster, graph: GraphStandIn
+    cluster: Cluster, graph: GraphStandIn
 ) -> None:
-    cluster = sync_cluster
     drive = graph.add_site("/sites/wildlife").drives[0]
     drive.put("Field notes/birds.md", b"# Birds\n\nThe kakapo is a flightless parrot.")
     drive.put("Field notes/rodents.md", b"# Rodents\n\nThe capybara is the largest rodent.")
@@ -275,8 +246,7 @@ def test_sharepoint_source_synced_through_the_pipeline_is_searchable(
     assert graph.violations == []
 
 
-def test_confluence_space_synced_through_the_pipeline_is_searchable(sync_cluster: Cluster) -> None:
-    cluster = sync_cluster
+def test_confluence_space_synced_through_the_pipeline_is_searchable(cluster: Cluster) -> None:
     with running_confluence() as wiki:
         wiki.add_space("DOCS")
         birds = wiki.add_page("DOCS", "Birds", "<p>Penguins live in Antarctica.</p>")
@@ -342,9 +312,8 @@ def test_confluence_space_synced_through_the_pipeline_is_searchable(sync_cluster
 
 
 def test_drive_folder_synced_through_the_pipeline_is_searchable(
-    sync_cluster: Cluster, drive: DriveStandIn
+    cluster: Cluster, drive: DriveStandIn
 ) -> None:
-    cluster = sync_cluster
     root = drive.folder("Field guide")
     sub = drive.folder("Mammals", root)
     drive.put("birds.md", root, b"# Birds\n\nThe kiwi cannot fly and lives in New Zealand.")
