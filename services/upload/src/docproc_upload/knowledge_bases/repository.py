@@ -12,7 +12,9 @@ from docproc_common.db.models import (
     RagDocument,
     Scope,
 )
+from docproc_common.db.vector_tables import vector_table_name
 from docproc_common.errors import Conflict
+from docproc_common.vectorstore import OPERATOR_CHUNKS, table_exists
 from sqlalchemy import and_, delete, func, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -125,3 +127,31 @@ async def grant_of(session: AsyncSession, kb_id: uuid.UUID, user_id: str) -> Col
         )
     )
     return rows.scalar_one_or_none()
+
+
+async def holds_unfiled_beyond(
+    session: AsyncSession,
+    collection: str,
+    *,
+    operator: bool,
+    organization_ids: Sequence[str],
+) -> bool:
+    """Does the table hold a chunk no knowledge base owns other than the operator's
+    (``OPERATOR_CHUNKS``, when ``operator``) and the unfiled chunks of ``organization_ids``?
+
+    What keeps the last bases' table when they are deleted: content they do not take
+    (an operator ingest under an organization's base, another tenant's unfiled chunks,
+    a legacy chunk of unknown origin).
+    """
+    if not await table_exists(session, collection):
+        return False
+    table = vector_table_name(collection)
+    taken = " OR ".join(["organization_id = ANY(:orgs)", *([OPERATOR_CHUNKS] if operator else [])])
+    row = await session.execute(
+        text(
+            f"SELECT EXISTS (SELECT 1 FROM {table} "
+            f"WHERE knowledge_base_id IS NULL AND NOT COALESCE({taken}, false))"
+        ),
+        {"orgs": list(organization_ids)},
+    )
+    return bool(row.scalar())
