@@ -16,7 +16,8 @@ from docproc_common.db.models import (
 from sqlalchemy import ColumnElement, and_, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from docproc_upload.access import Access, reachable
+from docproc_upload.access import Access, reach
+from docproc_upload.knowledge_bases.repository import reachable
 
 
 def unassigned_reach(principal: Principal) -> ColumnElement[bool]:
@@ -35,7 +36,7 @@ def unassigned_reach(principal: Principal) -> ColumnElement[bool]:
 
 def reachable_sources(principal: Principal, access: Access) -> ColumnElement[bool]:
     """A predicate on ``SyncSource``: the sources ``principal`` reaches with ``access``."""
-    kbs = select(KnowledgeBase.id).where(reachable(principal, access))
+    kbs = select(KnowledgeBase.id).where(reachable(reach(principal, access)))
     return or_(
         SyncSource.knowledge_base_id.in_(kbs),
         and_(SyncSource.knowledge_base_id.is_(None), unassigned_reach(principal)),
