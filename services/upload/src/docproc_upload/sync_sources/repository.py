@@ -43,6 +43,24 @@ def reachable_sources(principal: Principal, access: Access) -> ColumnElement[boo
     )
 
 
+def logs_of_reachable_sources(
+    principal: Principal,
+    access: Access,
+    *,
+    source_id: uuid.UUID | None,
+    collection_name: str | None,
+) -> ColumnElement[bool]:
+    """A predicate on ``SyncLog``: the runs of the sources ``principal`` reaches with
+    ``access`` (only ``source_id``'s, only ``collection_name``'s, when given)."""
+    sources = select(SyncSource.id).where(reachable_sources(principal, access))
+    if source_id is not None:
+        sources = sources.where(SyncSource.id == source_id)
+    where: ColumnElement[bool] = SyncLog.source_id.in_(sources)
+    if collection_name is not None:
+        where = where & (SyncLog.collection_name == collection_name)
+    return where
+
+
 async def source_in_kb(
     session: AsyncSession, kb_id: uuid.UUID, source_id: uuid.UUID, *, lock: bool = False
 ) -> SyncSource | None:
