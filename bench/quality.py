@@ -14,7 +14,7 @@ latency as the client sees it.
 ``--home`` keeps the all-in-one's home (its embedded Postgres and files) there: a corpus is
 ingested once, and a later run on the same home only searches (it uploads what the base
 lacks). Without it, everything lives in a temporary folder. ``--sweep`` scores hybrid's
-fusion (``vector_search.fuse``) over the vector and keyword hits for vector weights 0 to 1. ``--reference`` adds what the
+fusion (``search.service.fuse``) over the vector and keyword hits for vector weights 0 to 1. ``--reference`` adds what the
 pipeline is held to, over the same texts: the built-in model run directly (whole-corpus
 exact cosine, sentence-transformers' 256-token truncation; the parity check) and BM25 by
 ``bm25s`` (English stop words and Snowball stemming, and plain lower-cased words).
@@ -242,9 +242,10 @@ def documents(data: DataSet, hits: Hits) -> Run:
 
 
 def fusion_sweep(data: DataSet, vector: Hits, keyword: Hits, rounds: int) -> None:
-    """``docproc_upload.vector_search.fuse`` over the two legs' hits as the API gave them
+    """``docproc_upload.search.service.fuse`` over the two legs' hits as the API gave them
     (each cut to the candidates a hybrid search fuses), for vector weights 0 to 1."""
-    from docproc_upload.vector_search import HYBRID_CANDIDATES, Hit, fuse
+    from docproc_upload.search.repository import Hit
+    from docproc_upload.search.service import HYBRID_CANDIDATES, fuse
 
     def as_hits(found: list[dict[str, Any]]) -> list[Hit]:
         return [

@@ -7,8 +7,8 @@ query by query (so a loaded host slows both sides alike):
    after the load): recall@10 (against numpy's exact top 10) and latency of the HNSW
    statement at each ``--efs`` value, and recall@50 at ``2 x 50``.
 2. **Small tables**: the exact scan against the HNSW scan at ``--small`` sizes, the ground
-   for ``vector_search.EXACT_BELOW_ROWS``.
-3. **vector_search.search before / after**: the version before this work (read from git,
+   for ``search.service.EXACT_BELOW_ROWS``.
+3. **search.service.search_collection before / after**: the version before this work (read from git,
    ``--before``: estimates, ``SET``, the query, in a session transaction, ``ef_search``
    400) against today's (one statement on an autocommit connection once ``PlanCache``
    holds the estimates), unfiltered and with a 1% filter.
@@ -17,7 +17,7 @@ query by query (so a loaded host slows both sides alike):
    collection, broken down: the framework's floor (the same route refused at validation),
    token verification (signature, and kept), a pool checkout, the resolution (in a
    transaction, and on an autocommit connection), the query's embedding (the client, and
-   the model alone), ``vector_search.search``, the raw pgvector query, the response's
+   the model alone), ``search_collection``, the raw pgvector query, the response's
    serialisation; and the route as it was before (the resolution in a session
    transaction, the token's signature checked on every request) swapped in on every
    other request.
@@ -54,12 +54,13 @@ from docproc_common.settings import AuthSettings, BusMode
 from docproc_testing.auth import DEV_AUTH
 from docproc_testing.rows import chunk_stamp
 from docproc_testing.runtime import fresh_runtime
-from docproc_upload import bearer, deps, vector_search
+from docproc_upload import bearer, deps
 from docproc_upload.app import build as build_upload
 from docproc_upload.bearer import principal_from_header
-from docproc_upload.rag_collections import service as upload_service
-from docproc_upload.rag_collections.schemas import SearchHit, SearchRequest, SearchResponse
-from docproc_upload.vector_search import PlanCache, SearchFilters
+from docproc_upload.search import service as upload_service
+from docproc_upload.search.repository import SearchFilters
+from docproc_upload.search.schemas import SearchHit, SearchRequest, SearchResponse
+from docproc_upload.search.service import PlanCache
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -275,7 +276,7 @@ async def bench_store(
     words: list[str],
     kb: uuid.UUID,
 ) -> None:
-    print(f"\n### vector_search.search before / after, and the modes ({len(queries)} queries)\n")
+    print(f"\n### search_collection before / after, and the modes ({len(queries)} queries)\n")
     plans = PlanCache()
     holder, reader = await autocommit(runtime)
     rare = SearchFilters(document_type=[vectors.RARE])
@@ -290,7 +291,7 @@ async def bench_store(
     async def new(
         q: np.ndarray, filters: SearchFilters, mode: str = "vector", words: str = ""
     ) -> None:
-        await vector_search.search(
+        await upload_service.search_collection(
             reader,
             collection,
             q,
@@ -448,7 +449,7 @@ async def bench_http(runtime: Runtime, corpus: vectors.Corpus, chunks: int, n: i
     vecs = {t: (await local.embed([t]))[0] for t in texts}
 
     async def store(t: str) -> None:
-        await vector_search.search(
+        await upload_service.search_collection(
             reader, name, vecs[t], knowledge_base_ids=kb_ids, top_k=5, plans=plans
         )
 
@@ -476,7 +477,7 @@ async def bench_http(runtime: Runtime, corpus: vectors.Corpus, chunks: int, n: i
         ("resolution, after (autocommit)", resolve_after),
         ("query embedding (client)", embed),
         ("query embedding (model alone, in a thread)", embed_model),
-        ("vector_search.search", store),
+        ("search_collection", store),
         ("raw pgvector query", raw_query),
         ("response serialisation (5 hits)", serialise),
     ]

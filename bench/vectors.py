@@ -22,7 +22,7 @@
    and ``--data islands``; 1% of the documents, so ~1% of the chunks, have
    ``document_type = 'rare'``), the HNSW index is (re)built after the load with
    ``SET maintenance_work_mem`` and timed, and ``--queries`` queries (drawn from the same
-   clusters) are run through ``vector_search.search`` with no filter and with
+   clusters) are run through ``search.service.search_collection`` with no filter and with
    ``document_type = ['rare']``. Recall@10 is measured against an exact top-10 computed
    with numpy over the very vectors that were loaded (brute force, float32); for
    ``--exact-check`` queries per case the exact scan is also run in Postgres
@@ -70,8 +70,9 @@ from docproc_common.vectorstore import COLUMNS, ChunkStamp
 from docproc_testing.db import create_test_database, plain_dsn
 from docproc_testing.infra import load_infra_env
 from docproc_testing.rows import chunk_stamp
-from docproc_upload import vector_search
-from docproc_upload.vector_search import SearchFilters
+from docproc_upload.search import repository as search_repository
+from docproc_upload.search import service as search_service
+from docproc_upload.search.repository import SearchFilters
 from pgvector.asyncpg import register_vector
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -387,7 +388,7 @@ class SizeResult:
 
 
 class StatementCounter:
-    """Counts the HNSW and the exact-scan statements ``vector_search.search`` sends."""
+    """Counts the HNSW and the exact-scan statements ``search_collection`` sends."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.hnsw = self.exact = 0
@@ -582,9 +583,11 @@ async def bench_size(
     ):
         truth = exact_topk(x, rows, queries, TOP_K)
 
-        async def run(q: np.ndarray, filters: SearchFilters = filters) -> list[vector_search.Hit]:
+        async def run(
+            q: np.ndarray, filters: SearchFilters = filters
+        ) -> list[search_repository.Hit]:
             async with sm() as s, s.begin():
-                return await vector_search.search(
+                return await search_service.search_collection(
                     s, collection, q, knowledge_base_ids=[KB], top_k=TOP_K, filters=filters
                 )
 
@@ -607,12 +610,12 @@ async def bench_size(
         # the plan of the first statement search() sent (HNSW, or the exact scan up front)
         params: dict[str, Any] = {"q": queries[0], "kbs": [KB], "k": TOP_K}
         where = " AND ".join(
-            [vectorstore.scope_sql(False), *vector_search._filter_sql(filters, params)]
+            [vectorstore.scope_sql(False), *search_repository._filter_sql(filters, params)]
         )
         async with sm() as s, s.begin():
             if hnsw_statements:
                 await s.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
-                ef = vector_search.ef_search_for(size, TOP_K)
+                ef = search_service.ef_search_for(size, TOP_K)
                 await s.execute(text(f"SET LOCAL hnsw.ef_search = {ef}"))
                 sql = f"SELECT id FROM {table} WHERE {where} ORDER BY embedding <=> :q LIMIT :k"
             else:
@@ -628,7 +631,7 @@ async def bench_size(
         for q, t in list(zip(queries, truth, strict=True))[: args.exact_check]:
             params = {"q": q, "kbs": [KB], "k": TOP_K}
             where = " AND ".join(
-                [vectorstore.scope_sql(False), *vector_search._filter_sql(filters, params)]
+                [vectorstore.scope_sql(False), *search_repository._filter_sql(filters, params)]
             )
             async with sm() as s, s.begin():
                 t0 = time.perf_counter()
@@ -702,7 +705,7 @@ async def bench_filter_index(
                 if not indexed:
                     await s.execute(text(f"DROP INDEX {table}_doctype_idx"))
                 t0 = time.perf_counter()
-                await vector_search.search(
+                await search_service.search_collection(
                     s, collection, q, knowledge_base_ids=[KB], top_k=TOP_K, filters=filters
                 )
                 timings[indexed].append(time.perf_counter() - t0)

@@ -8,10 +8,13 @@ side), at most ``COMMON_SHARE_MAX``.
 
 The decision records in ``docs/decisions`` are numbered once each, in the order they were
 added, and every ``docs/decisions/<file>`` the tree names is one of them.
+
+No SQL in a module not called ``repository`` (``test_only_repositories_run_sql``).
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 from collections import Counter
@@ -59,3 +62,116 @@ def test_every_named_decision_record_exists() -> None:
     named = {re.sub(r"[.,:;]+$", "", n).removeprefix("decisions/") for n in tracked}
     missing = sorted(n for n in named if not (DECISIONS / n).is_file())
     assert not missing, f"named but not in docs/decisions: {missing}"
+
+
+SQL_CONSTRUCTORS = frozenset(
+    {"text", "select", "insert", "update", "delete", "union", "union_all", "exists", "values"}
+)
+SQL_CALLS = frozenset(
+    {"execute", "exec_driver_sql", "executemany", "scalar", "scalars", "stream_scalars"}
+)
+SQL_EXCEPTIONS = {
+    # A test bed shipped with sync for its integration tests and bench/sync.py: it plays
+    # the parser and the embedder on the rows a run wrote and reads what the run
+    # emitted. Its statements are test support, not service code, so they stay out of
+    # sync's repository.
+    "services/sync/src/docproc_sync/testing.py",
+}
+
+
+def sql_uses(source: str) -> list[str]:
+    """Where ``source`` builds or sends a SQL statement (see ``test_only_repositories_run_sql``)."""
+    tree = ast.parse(source)
+    modules: set[str] = set()  # names bound to sqlalchemy modules (import sqlalchemy as sa)
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "asyncpg":
+                    found.append(f"line {node.lineno}: import {alias.name}")
+                elif alias.name.split(".")[0] == "sqlalchemy":
+                    modules.add((alias.asname or alias.name).split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            root = node.module.split(".")[0]
+            names = {a.name for a in node.names}
+            if root == "asyncpg" or (root == "sqlalchemy" and names & SQL_CONSTRUCTORS):
+                found.append(f"line {node.lineno}: from {node.module} import {sorted(names)}")
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in SQL_CONSTRUCTORS
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+        ):
+            found.append(f"line {node.lineno}: {node.value.id}.{node.attr}")
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in SQL_CALLS
+            and node.args
+        ):
+            found.append(f"line {node.lineno}: .{node.func.attr}(...)")
+    return found
+
+
+def service_modules() -> list[str]:
+    return sorted(p.relative_to(ROOT).as_posix() for p in ROOT.glob("services/*/src/**/*.py"))
+
+
+def test_only_repositories_run_sql() -> None:
+    """No SQL in a module not called ``repository`` (``docs/architecture.md``, file roles).
+
+    Scope: every module under ``services/*/src``. Not ``libs/common``, which is the
+    shared data layer itself (models and migrations, the outbox and the embedded bus,
+    the vector store, the vault, bulk load), with no service or repository role to
+    split; not ``cli/src`` (operator commands, whose SQL is its own issue); not test
+    support (``libs/testing``, ``tests``).
+
+    A repository is a module whose file is named ``repository.py`` (a resource
+    package's, as ``docproc_upload/search/repository.py``, or a service's own, as
+    ``docproc_sync/repository.py``); nothing else.
+
+    SQL use, read from the AST: importing a statement constructor from ``sqlalchemy``
+    or one of its modules (``SQL_CONSTRUCTORS``: ``text``, ``select``, ``insert``,
+    ``update``, ``delete``, ...) or reaching one through an imported ``sqlalchemy``
+    module (``sa.select``); sending a statement, a call of a method in ``SQL_CALLS``
+    (``session.execute(...)``, ``.scalars(...)``, ``connection.exec_driver_sql(...)``)
+    with a positional argument; importing the driver (``asyncpg``). Not counted: SQL
+    expressions that are no statement (``func.now()`` stamping a column, a predicate
+    such as ``Model.id == x``) and the ORM's unit of work on rows already in hand
+    (``session.add``, ``flush``, ``refresh``, ``get``), whose names are too common to
+    tell apart by syntax. A module in ``SQL_EXCEPTIONS`` says why it may.
+    """
+    modules = service_modules()
+    assert "services/upload/src/docproc_upload/search/service.py" in modules
+    offenders = {
+        module: uses
+        for module in modules
+        if Path(module).name != "repository.py"
+        and module not in SQL_EXCEPTIONS
+        and (uses := sql_uses((ROOT / module).read_text()))
+    }
+    assert not offenders, f"SQL outside a repository.py: {offenders}"
+    stale = sorted(m for m in SQL_EXCEPTIONS if not sql_uses((ROOT / m).read_text()))
+    assert not stale, f"no SQL left in these SQL_EXCEPTIONS; remove them: {stale}"
+
+
+def test_sql_uses_sees_each_kind_of_statement() -> None:
+    source = """
+import sqlalchemy as sa
+from sqlalchemy import func, text
+from sqlalchemy.dialects.postgresql import insert
+
+async def f(session, request):
+    stamp = func.now()
+    await session.execute(sa.select(1))
+    rows = await session.scalars(q)
+    request.execute(http=None)
+"""
+    assert sorted(use.split(":")[0] for use in sql_uses(source)) == [
+        "line 3",
+        "line 4",
+        "line 8",
+        "line 8",
+        "line 9",
+    ]

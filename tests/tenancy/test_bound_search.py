@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 from docproc_common.runtime import Runtime
-from docproc_upload.rag_collections import service
+from docproc_upload.search import service
 from sqlalchemy import event
 
 from .conftest import Client
@@ -86,7 +86,7 @@ async def test_one_unreachable_or_unknown_id_refuses_the_whole_search_before_a_v
         read.append(args[1])
         return []
 
-    monkeypatch.setattr(service, "vector_search", recording)
+    monkeypatch.setattr(service, "search_collection", recording)
     for ids in (
         [kbs["first"]["id"], kbs["personal"]["id"]],  # the personal base is alice's alone
         [kbs["personal"]["id"], kbs["first"]["id"]],

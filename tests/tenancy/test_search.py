@@ -11,8 +11,7 @@ import httpx
 import pytest
 from docproc_common.events import DocumentAccepted
 from docproc_common.runtime import Runtime
-from docproc_upload.rag_collections import service
-from docproc_upload.vector_search import search as vector_search
+from docproc_upload.search import service
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -303,13 +302,13 @@ async def test_one_unreachable_collection_refuses_the_search_before_a_vector_is_
     c, kb = corpus["client"], corpus["kb"]
     other = await create(client("bob", "globex", (VIEW, EDIT)), uniq("theirs"), "org")
     read: list[str] = []
-    real = vector_search
+    real = service.search_collection
 
     async def recording(session: Any, collection: str, *args: Any, **kwargs: Any) -> Any:
         read.append(collection)
         return await real(session, collection, *args, **kwargs)
 
-    monkeypatch.setattr(service, "vector_search", recording)
+    monkeypatch.setattr(service, "search_collection", recording)
     assert names(await search(c, kb)) == {"hr.txt", "eng.md", "blank.txt"}
     assert read == [kb["collection_name"]]
     read.clear()

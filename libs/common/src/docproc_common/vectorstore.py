@@ -13,7 +13,7 @@ document's chunk set appears whole or not at all.
 Each table also carries ``content_tsv``, a stored ``tsvector`` generated from the chunk's
 text with the collection's text-search configuration (``simple`` unless the collection
 chose another), under a GIN index: the keyword half of the API's search
-(``docproc_upload.vector_search``). A table created before
+(``docproc_upload.search``). A table created before
 it existed gets both from ``add_keyword_index`` (``docproc rag-keyword-index``).
 """
 
@@ -198,7 +198,7 @@ FILTER_INDEXES = {
 }
 """B-tree per search filter column (index suffix -> column), so the exact scan that answers a
 selective filter reads the matching rows, not the whole table
-(``docproc_upload.vector_search.search``)."""
+(``docproc_upload.search.service.search_collection``)."""
 
 
 async def ensure_table(

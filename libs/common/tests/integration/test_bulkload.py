@@ -16,7 +16,7 @@ from docproc_common.settings import DatabaseSettings
 from docproc_common.vectorstore import delete_documents, drop_table, ensure_table, write_chunks
 from docproc_testing.db import create_test_database
 from docproc_testing.rows import chunk_stamp
-from docproc_upload.vector_search import search
+from docproc_upload.search.service import search_collection
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -76,7 +76,7 @@ async def top(
     sessions: async_sessionmaker[AsyncSession], name: str, query: np.ndarray, **kw: object
 ) -> list[str]:
     async with sessions() as s:
-        hits = await search(s, name, query, knowledge_base_ids=[KB], top_k=5, **kw)  # type: ignore[arg-type]
+        hits = await search_collection(s, name, query, knowledge_base_ids=[KB], top_k=5, **kw)  # type: ignore[arg-type]
     return [h.content for h in hits]
 
 

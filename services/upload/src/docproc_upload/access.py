@@ -14,21 +14,27 @@ An explicit grant on one collection widens what the role allows and never
 narrows it. The app admin is no one's superuser here: it reads and writes what its own
 permissions reach, plus the app-scoped bases it alone may write. Its other powers
 (adopting a name held by unfiled content, ``POST /rag/sync/local``, deployment-wide
-endpoints) are checked where they are used, never by widening this predicate. A denial is raised as ``CollectionNotFound``, indistinguishable from
-absence, so the API is not an oracle for names.
+endpoints) are checked where they are used, never by widening this table. A denial is
+raised as ``CollectionNotFound``, indistinguishable from absence, so the API is not an
+oracle for names.
+
+Which rows of the table apply to a caller is decided here (``reach``); the statements that
+select the bases they reach are ``knowledge_bases.repository``'s (``reachable``).
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 
 from docproc_common.auth import EDIT, VIEW, Principal
-from docproc_common.db.models import CollectionGrant, KnowledgeBase, Scope
+from docproc_common.db.models import KnowledgeBase
 from docproc_common.errors import CollectionNotFound
-from sqlalchemy import ColumnElement, and_, false, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
+
+from docproc_upload.knowledge_bases import repository
 
 
 class Access(StrEnum):
@@ -36,45 +42,43 @@ class Access(StrEnum):
     EDIT = "edit"
 
 
-def _grant_clause(principal: Principal, access: Access) -> ColumnElement[bool]:
-    wanted = (
-        [Access.EDIT.value] if access is Access.EDIT else [Access.VIEW.value, Access.EDIT.value]
-    )
-    return KnowledgeBase.id.in_(
-        select(CollectionGrant.knowledge_base_id).where(
-            CollectionGrant.user_id == principal.user_id, CollectionGrant.permission.in_(wanted)
-        )
-    )
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """The rows of the table above that let ``user_id`` reach a base with one access: its
+    own personal bases always, and a base any other field names."""
+
+    user_id: str
+    #: The org-scoped bases of this organization; None when the caller has no organization
+    #: or its role lacks the access's permission.
+    organization_id: str | None
+    #: Every app-scoped base.
+    app: bool
+    #: The permissions a grant on one base must hold to count.
+    grants: tuple[str, ...]
 
 
-def reachable(principal: Principal, access: Access) -> ColumnElement[bool]:
-    """A SQL predicate on ``KnowledgeBase`` selecting exactly the rows ``principal`` reaches."""
+def reach(principal: Principal, access: Access) -> Reach:
     permission = EDIT if access is Access.EDIT else VIEW
-    own = and_(KnowledgeBase.scope == Scope.PERSONAL, KnowledgeBase.owner_id == principal.user_id)
-    org = (
-        and_(
-            KnowledgeBase.scope == Scope.ORG,
-            KnowledgeBase.organization_id == principal.organization_id,
-        )
-        if principal.organization_id and principal.has(permission)
-        else false()
+    return Reach(
+        user_id=principal.user_id,
+        organization_id=(
+            principal.organization_id
+            if principal.organization_id and principal.has(permission)
+            else None
+        ),
+        app=access is Access.VIEW or principal.app_admin,
+        grants=(
+            (Access.EDIT.value,)
+            if access is Access.EDIT
+            else (Access.VIEW.value, Access.EDIT.value)
+        ),
     )
-    app = (
-        KnowledgeBase.scope == Scope.APP
-        if access is Access.VIEW or principal.app_admin
-        else false()
-    )
-    return or_(own, org, app, _grant_clause(principal, access))
 
 
 async def resolve_kb(
     session: AsyncSession, principal: Principal, kb_id: uuid.UUID, access: Access
 ) -> KnowledgeBase:
-    kb = (
-        await session.execute(
-            select(KnowledgeBase).where(KnowledgeBase.id == kb_id, reachable(principal, access))
-        )
-    ).scalar_one_or_none()
+    kb = await repository.reachable_kb(session, reach(principal, access), kb_id)
     if kb is None:
         raise CollectionNotFound()
     return kb
@@ -88,13 +92,7 @@ async def resolve_kbs(
     wanted = list(dict.fromkeys(kb_ids))
     found = {
         kb.id: kb
-        for kb in (
-            await session.execute(
-                select(KnowledgeBase).where(
-                    KnowledgeBase.id.in_(wanted), reachable(principal, access)
-                )
-            )
-        ).scalars()
+        for kb in await repository.reachable_kbs(session, reach(principal, access), wanted)
     }
     if len(found) != len(wanted):
         raise CollectionNotFound()
@@ -105,26 +103,11 @@ async def resolve_collection(
     session: AsyncSession, principal: Principal, collection_name: str, access: Access
 ) -> list[KnowledgeBase]:
     """The knowledge bases named ``collection_name`` that the caller reaches; none -> 404."""
-    kbs = list(
-        (
-            await session.execute(
-                select(KnowledgeBase)
-                .where(
-                    KnowledgeBase.collection_name == collection_name, reachable(principal, access)
-                )
-                .order_by(KnowledgeBase.created_at, KnowledgeBase.id)
-            )
-        ).scalars()
-    )
+    kbs = await repository.reachable_named(session, reach(principal, access), collection_name)
     if not kbs:
         raise CollectionNotFound()
     return kbs
 
 
 async def list_reachable(session: AsyncSession, principal: Principal) -> list[KnowledgeBase]:
-    rows = await session.execute(
-        select(KnowledgeBase)
-        .where(reachable(principal, Access.VIEW))
-        .order_by(KnowledgeBase.created_at, KnowledgeBase.id)
-    )
-    return list(rows.scalars())
+    return await repository.all_reachable(session, reach(principal, Access.VIEW))

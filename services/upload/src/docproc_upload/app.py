@@ -22,9 +22,9 @@ from docproc_upload.knowledge_bases.endpoints import router as knowledge_bases
 from docproc_upload.metrics import REJECTIONS, STUCK
 from docproc_upload.openapi import ERRORS, operation_id, operation_ids
 from docproc_upload.rag_collections.endpoints import router as rag_collections
-from docproc_upload.rag_collections.endpoints import search_router as search
 from docproc_upload.rag_documents import repository as documents
 from docproc_upload.rag_documents.endpoints import router as rag_documents
+from docproc_upload.search.endpoints import router as search
 from docproc_upload.sync_sources.endpoints import router as sync_sources
 
 log = logging.getLogger(__name__)

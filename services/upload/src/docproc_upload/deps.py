@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from docproc_upload.bearer import principal_from_header
 from docproc_upload.chat.service import ChatParser
 from docproc_upload.intake import IntakeGuard
-from docproc_upload.vector_search import PlanCache
+from docproc_upload.search.service import PlanCache
 
 # anyio's asyncio backend, which FastAPI's cleanup scope around ``session`` needs, is
 # loaded with the app: imported by a first request it held that request's event loop for
@@ -47,7 +47,7 @@ class Upload:
     #: How chat uploads are parsed (its child processes).
     chat: ChatParser
     intake: IntakeGuard
-    #: The planner's estimates between searches (``vectorstore.search``).
+    #: The planner's estimates between searches (``search.service.search_collection``).
     plans: PlanCache
 
     @classmethod

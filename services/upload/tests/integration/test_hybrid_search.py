@@ -15,13 +15,12 @@ from docproc_common.settings import DatabaseSettings
 from docproc_common.vectorstore import add_keyword_index, ensure_table, write_chunks
 from docproc_testing.db import create_test_database
 from docproc_testing.rows import chunk_stamp
-from docproc_upload.vector_search import (
-    Hit,
+from docproc_upload.search.repository import Hit, SearchFilters
+from docproc_upload.search.service import (
     KeywordIndexMissing,
-    SearchFilters,
     SearchMode,
     fuse,
-    search,
+    search_collection,
 )
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -122,7 +121,7 @@ async def ranked(
     **kw: object,
 ) -> list[str]:
     async with sessions() as s, s.begin():
-        hits = await search(
+        hits = await search_collection(
             s,
             name,
             model.embed([query])[0] if mode != "keyword" else None,

@@ -16,12 +16,12 @@ from docproc_common.settings import DatabaseSettings
 from docproc_common.vectorstore import VectorType, drop_table, embedding_index_sql, ensure_table
 from docproc_testing.db import create_test_database
 from docproc_testing.rows import unit_vectors
-from docproc_upload.vector_search import (
+from docproc_upload.search.repository import SearchFilters
+from docproc_upload.search.service import (
     EXACT_BELOW_ROWS,
     PlanCache,
-    SearchFilters,
     ef_search_for,
-    search,
+    search_collection,
 )
 from pgvector.asyncpg import register_vector
 from sqlalchemy import event, text
@@ -110,9 +110,13 @@ async def test_a_repeated_search_is_one_statement_with_its_own_settings(
     statements = Statements(engine)
     query = unit_vectors(1, 9)[0]
     async with autocommit(engine) as conn:
-        first = await search(conn, name, query, knowledge_base_ids=[KB], top_k=10, plans=plans)
+        first = await search_collection(
+            conn, name, query, knowledge_base_ids=[KB], top_k=10, plans=plans
+        )
         statements.sent.clear()
-        again = await search(conn, name, query, knowledge_base_ids=[KB], top_k=10, plans=plans)
+        again = await search_collection(
+            conn, name, query, knowledge_base_ids=[KB], top_k=10, plans=plans
+        )
     assert [h.chunk_id for h in again] == [h.chunk_id for h in first]
     assert len(again) == 10
     (sent,) = statements.sent  # no estimate, no SET, no BEGIN/COMMIT
@@ -134,7 +138,7 @@ async def test_the_hnsw_statement_runs_under_its_settings(engine: AsyncEngine) -
         # outside it, the connection keeps pgvector's defaults
         assert (await conn.execute(text("SHOW hnsw.ef_search"))).scalar() == "40"
         for seed in range(20):
-            hits = await search(
+            hits = await search_collection(
                 conn,
                 name,
                 unit_vectors(1, 100 + seed)[0],
@@ -155,7 +159,9 @@ async def test_a_small_table_is_an_exact_scan(engine: AsyncEngine) -> None:
     await fill(engine, name, EXACT_BELOW_ROWS // 2)
     statements = Statements(engine)
     async with autocommit(engine) as conn:
-        hits = await search(conn, name, unit_vectors(1, 5)[0], knowledge_base_ids=[KB], top_k=5)
+        hits = await search_collection(
+            conn, name, unit_vectors(1, 5)[0], knowledge_base_ids=[KB], top_k=5
+        )
     assert len(hits) == 5
     assert [s for s in statements.sent if "OFFSET 0" in s]
     assert not [s for s in statements.sent if "ORDER BY embedding <=>" in s]
@@ -167,12 +173,24 @@ async def test_a_table_dropped_under_cached_estimates_is_found_empty(engine: Asy
     plans = PlanCache()
     query = unit_vectors(1, 3)[0]
     async with autocommit(engine) as conn:
-        assert await search(conn, name, query, knowledge_base_ids=[KB], top_k=5, plans=plans)
+        assert await search_collection(
+            conn, name, query, knowledge_base_ids=[KB], top_k=5, plans=plans
+        )
         async with create_sessionmaker(engine)() as s, s.begin():
             await drop_table(s, name)
-        assert await search(conn, name, query, knowledge_base_ids=[KB], top_k=5, plans=plans) == []
+        assert (
+            await search_collection(
+                conn, name, query, knowledge_base_ids=[KB], top_k=5, plans=plans
+            )
+            == []
+        )
         assert (await conn.execute(text("SELECT 1"))).scalar() == 1  # nothing left aborted
-        assert await search(conn, name, query, knowledge_base_ids=[KB], top_k=5, plans=plans) == []
+        assert (
+            await search_collection(
+                conn, name, query, knowledge_base_ids=[KB], top_k=5, plans=plans
+            )
+            == []
+        )
 
 
 async def test_a_halfvec_table_is_searched_as_a_vector_table_is(engine: AsyncEngine) -> None:
@@ -208,12 +226,14 @@ async def test_a_halfvec_table_is_searched_as_a_vector_table_is(engine: AsyncEng
         for name in names.values():
             for i in (3, 700, 1400):
                 statements.sent.clear()
-                hits = await search(conn, name, stored[i], knowledge_base_ids=[KB], top_k=10)
+                hits = await search_collection(
+                    conn, name, stored[i], knowledge_base_ids=[KB], top_k=10
+                )
                 assert len(hits) == 10
                 assert (hits[0].content, round(hits[0].score, 2)) == (f"chunk {i}", 1.0)
                 assert [s for s in statements.sent if "ORDER BY embedding <=>" in s]  # HNSW
             statements.sent.clear()
-            hits = await search(
+            hits = await search_collection(
                 conn,
                 name,
                 stored[tagged[0]],

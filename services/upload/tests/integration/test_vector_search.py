@@ -1,4 +1,4 @@
-"""Reading the runtime vector tables (``docproc_upload.vector_search``): search filters, date
+"""Reading the runtime vector tables (``docproc_upload.search``): search filters, date
 ranges and the knowledge-base scope applied before top-k; counts, facets and what keeps the
 last bases' table read the chunks a search reads."""
 
@@ -11,13 +11,9 @@ import pytest
 from docproc_common.runtime import Runtime
 from docproc_common.vectorstore import ensure_table, write_chunks
 from docproc_testing.rows import chunk_stamp, unit_vectors
-from docproc_upload.vector_search import (
-    SearchFilters,
-    count_vectors,
-    filter_values,
-    holds_unfiled_beyond,
-    search,
-)
+from docproc_upload.knowledge_bases.repository import holds_unfiled_beyond
+from docproc_upload.search.repository import SearchFilters, count_vectors, filter_values
+from docproc_upload.search.service import search_collection
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -50,7 +46,7 @@ async def test_a_selective_filter_still_fills_the_top_k(
             chunk_stamp(kb, document_type="rare"),
         )
     async with sessions() as s, s.begin():
-        hits = await search(
+        hits = await search_collection(
             s,
             name,
             vectors[0],
@@ -58,7 +54,9 @@ async def test_a_selective_filter_still_fills_the_top_k(
             top_k=10,
             filters=SearchFilters(document_type=["rare"]),
         )
-        other_kb = await search(s, name, vectors[0], knowledge_base_ids=[uuid.uuid4()], top_k=10)
+        other_kb = await search_collection(
+            s, name, vectors[0], knowledge_base_ids=[uuid.uuid4()], top_k=10
+        )
     assert len(hits) == 10
     assert all(h.content.startswith("rare") for h in hits)
     assert other_kb == []
@@ -91,7 +89,7 @@ async def test_a_date_range_is_inclusive_ands_with_other_fields_and_fails_closed
 
     async def found(**filters: object) -> set[str]:
         async with sessions() as s, s.begin():
-            hits = await search(
+            hits = await search_collection(
                 s,
                 name,
                 vectors[0],
@@ -150,7 +148,9 @@ async def test_the_knowledge_base_constraint_comes_before_top_k(
     async def page(kbs: list[uuid.UUID], top_k: int) -> list[str]:
         async with sessions() as s, s.begin():
             # the query is one of the big base's own chunks: its nearest neighbours are all big's
-            hits = await search(s, name, big_vectors[0], knowledge_base_ids=kbs, top_k=top_k)
+            hits = await search_collection(
+                s, name, big_vectors[0], knowledge_base_ids=kbs, top_k=top_k
+            )
         return [h.content for h in hits]
 
     for plan in ("never analyzed (HNSW first)", "analyzed (planner may pick the exact scan)"):
@@ -199,7 +199,7 @@ async def test_count_and_facets_read_the_chunks_search_reads(
             (False, {"own"}, ["own"]),
             (True, {"own", "operator"}, ["op", "own"]),
         ):
-            hits = await search(
+            hits = await search_collection(
                 s, name, query, knowledge_base_ids=[app], top_k=50, include_operator=include
             )
             assert {h.content for h in hits} == labels

@@ -1,9 +1,12 @@
-"""The SQL of knowledge bases and their collection names: lookups, the name lock, reservations, grants."""
+"""The SQL of knowledge bases and their collection names: lookups, who reaches which base
+(``reachable``, the rows ``access.reach`` decides), the name lock, reservations, grants, and
+what keeps the last bases' vector table."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from docproc_common.db.models import (
     CollectionGrant,
@@ -12,14 +15,79 @@ from docproc_common.db.models import (
     RagDocument,
     Scope,
 )
+from docproc_common.db.vector_tables import vector_table_name
 from docproc_common.errors import Conflict
-from sqlalchemy import and_, delete, func, select, text
+from docproc_common.vectorstore import OPERATOR_CHUNKS, table_exists
+from sqlalchemy import ColumnElement, and_, delete, false, func, or_, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
+
+if TYPE_CHECKING:
+    from docproc_upload.access import Reach
 
 
 async def kb(session: AsyncSession, kb_id: uuid.UUID) -> KnowledgeBase | None:
     return await session.get(KnowledgeBase, kb_id)
+
+
+def reachable(reach: Reach) -> ColumnElement[bool]:
+    """A SQL predicate on ``KnowledgeBase`` selecting exactly the rows ``reach`` reaches
+    (``access.reach``)."""
+    own = and_(KnowledgeBase.scope == Scope.PERSONAL, KnowledgeBase.owner_id == reach.user_id)
+    org = (
+        and_(
+            KnowledgeBase.scope == Scope.ORG, KnowledgeBase.organization_id == reach.organization_id
+        )
+        if reach.organization_id
+        else false()
+    )
+    app = KnowledgeBase.scope == Scope.APP if reach.app else false()
+    granted = KnowledgeBase.id.in_(
+        select(CollectionGrant.knowledge_base_id).where(
+            CollectionGrant.user_id == reach.user_id,
+            CollectionGrant.permission.in_(list(reach.grants)),
+        )
+    )
+    return or_(own, org, app, granted)
+
+
+async def reachable_kb(
+    session: AsyncSession, reach: Reach, kb_id: uuid.UUID
+) -> KnowledgeBase | None:
+    rows = await session.execute(
+        select(KnowledgeBase).where(KnowledgeBase.id == kb_id, reachable(reach))
+    )
+    return rows.scalar_one_or_none()
+
+
+async def reachable_kbs(
+    session: AsyncSession, reach: Reach, kb_ids: Sequence[uuid.UUID]
+) -> list[KnowledgeBase]:
+    """Those of ``kb_ids`` that ``reach`` reaches, in one statement, in no given order."""
+    rows = await session.execute(
+        select(KnowledgeBase).where(KnowledgeBase.id.in_(list(kb_ids)), reachable(reach))
+    )
+    return list(rows.scalars())
+
+
+async def reachable_named(
+    session: AsyncSession, reach: Reach, collection_name: str
+) -> list[KnowledgeBase]:
+    rows = await session.execute(
+        select(KnowledgeBase)
+        .where(KnowledgeBase.collection_name == collection_name, reachable(reach))
+        .order_by(KnowledgeBase.created_at, KnowledgeBase.id)
+    )
+    return list(rows.scalars())
+
+
+async def all_reachable(session: AsyncSession, reach: Reach) -> list[KnowledgeBase]:
+    rows = await session.execute(
+        select(KnowledgeBase)
+        .where(reachable(reach))
+        .order_by(KnowledgeBase.created_at, KnowledgeBase.id)
+    )
+    return list(rows.scalars())
 
 
 async def kbs_named(session: AsyncSession, collection_name: str) -> list[KnowledgeBase]:
@@ -125,3 +193,31 @@ async def grant_of(session: AsyncSession, kb_id: uuid.UUID, user_id: str) -> Col
         )
     )
     return rows.scalar_one_or_none()
+
+
+async def holds_unfiled_beyond(
+    session: AsyncSession,
+    collection: str,
+    *,
+    operator: bool,
+    organization_ids: Sequence[str],
+) -> bool:
+    """Does the table hold a chunk no knowledge base owns other than the operator's
+    (``OPERATOR_CHUNKS``, when ``operator``) and the unfiled chunks of ``organization_ids``?
+
+    What keeps the last bases' table when they are deleted: content they do not take
+    (an operator ingest under an organization's base, another tenant's unfiled chunks,
+    a legacy chunk of unknown origin).
+    """
+    if not await table_exists(session, collection):
+        return False
+    table = vector_table_name(collection)
+    taken = " OR ".join(["organization_id = ANY(:orgs)", *([OPERATOR_CHUNKS] if operator else [])])
+    row = await session.execute(
+        text(
+            f"SELECT EXISTS (SELECT 1 FROM {table} "
+            f"WHERE knowledge_base_id IS NULL AND NOT COALESCE({taken}, false))"
+        ),
+        {"orgs": list(organization_ids)},
+    )
+    return bool(row.scalar())

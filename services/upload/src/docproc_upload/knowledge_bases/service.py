@@ -60,7 +60,6 @@ from docproc_upload.knowledge_bases.schemas import (
 )
 from docproc_upload.rag_documents import repository as documents
 from docproc_upload.sync_sources.repository import deactivate_sources_for_kb
-from docproc_upload.vector_search import holds_unfiled_beyond
 
 
 def _derive_name(display: str) -> str:
@@ -406,7 +405,7 @@ async def tear_down(
     await repository.delete_kbs(session, [kb.id for kb in kbs if kb.id not in emptied])
     drops_table = not siblings and (
         by_operator
-        or not await holds_unfiled_beyond(
+        or not await repository.holds_unfiled_beyond(
             session,
             name,
             operator=taken.operator,

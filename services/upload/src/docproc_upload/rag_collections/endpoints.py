@@ -1,11 +1,11 @@
-"""``/api/v1/rag``: collections by name (create, list, status, filter values, delete) and search."""
+"""``/api/v1/rag/collections``: collections by name (create, list, status, filter values, delete)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, status
 
 from docproc_upload.access import list_reachable
-from docproc_upload.deps import Caller, RuntimeDep, Session, UploadDep
+from docproc_upload.deps import Caller, RuntimeDep, Session
 from docproc_upload.knowledge_bases.endpoints import kb_out
 from docproc_upload.knowledge_bases.schemas import (
     CollectionChoices,
@@ -20,13 +20,10 @@ from docproc_upload.rag_collections.schemas import (
     CollectionCreate,
     CollectionInfo,
     FilterValues,
-    SearchRequest,
-    SearchResponse,
 )
 from docproc_upload.routes import PublicRoute
 
 router = APIRouter(prefix="/api/v1", tags=["collections"], route_class=PublicRoute)
-search_router = APIRouter(prefix="/api/v1", tags=["search"], route_class=PublicRoute)
 
 
 @router.post(
@@ -67,10 +64,3 @@ async def delete_collection(
 ) -> CollectionDeletedOut:
     async with db.begin():
         return await service.delete_collection(db, caller, name)
-
-
-@search_router.post("/rag/search", response_model=SearchResponse)
-async def search(body: SearchRequest, caller: Caller, upload: UploadDep) -> SearchResponse:
-    # reads only, each statement its own transaction (service.search)
-    hits = await service.search(upload.runtime, upload.clients, caller, body, upload.plans)
-    return SearchResponse(results=hits)

@@ -1,15 +1,10 @@
-"""The bodies of the routes on a collection name and of search."""
+"""The bodies of the routes on a collection name."""
 
 from __future__ import annotations
 
-import uuid
-from datetime import date
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, Field
 
 from docproc_upload.knowledge_bases.schemas import (
-    COLLECTION_NAME_SCHEMA,
     KB_NAME_CHARS,
     CollectionChoices,
     IngestionStatus,
@@ -29,91 +24,3 @@ class CollectionInfo(IngestionStatus):
 
 class FilterValues(BaseModel):
     organizational_unit: list[str]
-
-
-#: Values one filter may list, and the length of each: a filter is an ``= ANY`` of its
-#: values, so its cost grows with them; the widest column a filter compares
-#: (``organizational_unit``) holds 200 characters.
-MAX_FILTER_VALUES = 100
-FilterValue = Annotated[str, Field(max_length=200)]
-FilterList = Annotated[list[FilterValue], Field(max_length=MAX_FILTER_VALUES)]
-
-
-class SearchFiltersIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    source: FilterList | None = None
-    document_type: FilterList | None = None
-    organizational_unit: FilterList | None = None
-    date_from: date | None = None
-    date_to: date | None = None
-    parent_doc_id: uuid.UUID | None = None
-
-    @field_validator("source", "document_type", "organizational_unit")
-    @classmethod
-    def _not_empty(cls, v: list[str] | None) -> list[str] | None:
-        if v is not None and not v:
-            raise ValueError("an empty list matches nothing; leave the filter out instead")
-        return v
-
-    @field_validator("date_to")
-    @classmethod
-    def _a_range(cls, v: date | None, info: ValidationInfo) -> date | None:
-        start = info.data.get("date_from")
-        if v is not None and start is not None and v < start:
-            raise ValueError("date_to is before date_from: the range holds no day")
-        return v
-
-
-class SearchRequest(BaseModel):
-    """What to search: ``collections`` (names, each resolved to every base on it the caller
-    reaches) or ``knowledge_base_ids`` (exactly those bases, as an agent bound to them
-    searches), one of the two and never both."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    query: str = Field(min_length=1, max_length=10_000)
-    collections: list[Annotated[str, Field(json_schema_extra=COLLECTION_NAME_SCHEMA)]] | None = (
-        Field(default=None, min_length=1, max_length=20)
-    )
-    knowledge_base_ids: list[uuid.UUID] | None = Field(
-        default=None, min_length=1, max_length=20, validate_default=True
-    )
-    top_k: int = Field(default=5, ge=1, le=100)
-    #: ``vector`` (cosine similarity), ``keyword`` (full-text match of every word) or
-    #: ``hybrid`` (both, fused by reciprocal rank); see docs/search.md.
-    mode: Literal["vector", "keyword", "hybrid"] = "vector"
-    filters: SearchFiltersIn | None = None
-    filter: str | None = None
-
-    @field_validator("knowledge_base_ids")
-    @classmethod
-    def _one_selection(
-        cls, v: list[uuid.UUID] | None, info: ValidationInfo
-    ) -> list[uuid.UUID] | None:
-        if "collections" not in info.data:  # collections itself was refused
-            return v
-        names = info.data["collections"]
-        if v is not None and names is not None:
-            raise ValueError(
-                "give either collections (names) or knowledge_base_ids, not both: "
-                "a name reaches every base on it, the ids only those bases"
-            )
-        if v is None and names is None:
-            raise ValueError("give collections (names) or knowledge_base_ids to search")
-        return v
-
-
-class SearchHit(BaseModel):
-    collection_name: str
-    document_id: uuid.UUID | None
-    vector_document_id: uuid.UUID
-    chunk_no: int
-    filename: str | None
-    content: str
-    score: float
-    metadata: dict[str, Any]
-
-
-class SearchResponse(BaseModel):
-    results: list[SearchHit]

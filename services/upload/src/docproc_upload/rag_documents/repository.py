@@ -1,4 +1,5 @@
-"""The SQL of documents: the rows a base lists, pages, counts, the stuck gauge."""
+"""The SQL of documents: the rows a base lists, pages, counts, the stuck gauge, a document's
+chunks."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from docproc_common.db.models import (
     Scope,
     WriterKind,
 )
+from docproc_common.db.vector_tables import vector_table_name
+from docproc_common.vectorstore import table_exists
 from sqlalchemy import ColumnElement, and_, delete, func, literal, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -156,3 +159,17 @@ async def count_waiting(session: AsyncSession, queue: str, up_to: int) -> int:
     bounded = select(literal(1)).select_from(source).where(*where).limit(up_to).subquery()
     row = await session.execute(select(func.count()).select_from(bounded))
     return int(row.scalar() or 0)
+
+
+async def document_chunks(
+    session: AsyncSession, collection: str, document_id: uuid.UUID
+) -> list[str]:
+    """The text of one vector document's chunks, in order (read along the ``(document_id, chunk_no)`` key)."""
+    if not await table_exists(session, collection):
+        return []
+    table = vector_table_name(collection)
+    rows = await session.execute(
+        text(f"SELECT content FROM {table} WHERE document_id = :d ORDER BY chunk_no"),
+        {"d": document_id},
+    )
+    return [r[0] for r in rows]

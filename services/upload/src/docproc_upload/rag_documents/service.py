@@ -73,7 +73,6 @@ from docproc_upload.rag_documents.schemas import (
     ParserFormats,
     RAGIngestResponse,
 )
-from docproc_upload.vector_search import document_chunks
 
 DOCUMENT_NOT_FOUND = "Document not found"
 NOT_IN_KB = "Document not found in this knowledge base"
@@ -471,7 +470,7 @@ async def parsed_pages(
     doc = await _document_in_kb(session, principal, kb_id, document_id)
     if doc.status != DocumentStatus.DONE or doc.vector_document_id is None:
         raise NotFound(f"The document is not indexed yet (status: {doc.status})")
-    chunks = await document_chunks(session, doc.collection_name, doc.vector_document_id)
+    chunks = await repository.document_chunks(session, doc.collection_name, doc.vector_document_id)
     return ParsedPages(
         document_id=doc.id,
         knowledge_base_id=kb_id,

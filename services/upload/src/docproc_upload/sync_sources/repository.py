@@ -16,7 +16,8 @@ from docproc_common.db.models import (
 from sqlalchemy import ColumnElement, and_, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from docproc_upload.access import Access, reachable
+from docproc_upload.access import Access, reach
+from docproc_upload.knowledge_bases.repository import reachable
 
 
 def unassigned_reach(principal: Principal) -> ColumnElement[bool]:
@@ -35,11 +36,29 @@ def unassigned_reach(principal: Principal) -> ColumnElement[bool]:
 
 def reachable_sources(principal: Principal, access: Access) -> ColumnElement[bool]:
     """A predicate on ``SyncSource``: the sources ``principal`` reaches with ``access``."""
-    kbs = select(KnowledgeBase.id).where(reachable(principal, access))
+    kbs = select(KnowledgeBase.id).where(reachable(reach(principal, access)))
     return or_(
         SyncSource.knowledge_base_id.in_(kbs),
         and_(SyncSource.knowledge_base_id.is_(None), unassigned_reach(principal)),
     )
+
+
+def logs_of_reachable_sources(
+    principal: Principal,
+    access: Access,
+    *,
+    source_id: uuid.UUID | None,
+    collection_name: str | None,
+) -> ColumnElement[bool]:
+    """A predicate on ``SyncLog``: the runs of the sources ``principal`` reaches with
+    ``access`` (only ``source_id``'s, only ``collection_name``'s, when given)."""
+    sources = select(SyncSource.id).where(reachable_sources(principal, access))
+    if source_id is not None:
+        sources = sources.where(SyncSource.id == source_id)
+    where: ColumnElement[bool] = SyncLog.source_id.in_(sources)
+    if collection_name is not None:
+        where = where & (SyncLog.collection_name == collection_name)
+    return where
 
 
 async def source_in_kb(

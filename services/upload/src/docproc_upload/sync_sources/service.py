@@ -22,7 +22,7 @@ from docproc_common.connectors.settings import get_sync_settings
 from docproc_common.db.models import KnowledgeBase, Scope, Secret, SyncLog, SyncSource
 from docproc_common.db.vector_tables import validate_collection_name
 from docproc_common.errors import Conflict, FieldError, Forbidden, InvalidInput, NotFound
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.access import Access, resolve_collection, resolve_kb
@@ -615,12 +615,9 @@ async def all_logs(
 ) -> SyncLogPage:
     """``GET /rag/sync/logs``: runs of the sources the caller reaches (optionally one, or one
     collection's)."""
-    sources = select(SyncSource.id).where(repository.reachable_sources(principal, Access.VIEW))
-    if source_id is not None:
-        sources = sources.where(SyncSource.id == source_id)
-    where: ColumnElement[bool] = SyncLog.source_id.in_(sources)
-    if collection_name is not None:
-        where = where & (SyncLog.collection_name == collection_name)
+    where = repository.logs_of_reachable_sources(
+        principal, Access.VIEW, source_id=source_id, collection_name=collection_name
+    )
     total, logs = await repository.logs_page(session, source_ids=where, limit=limit, offset=offset)
     return _page(total, limit, offset, logs)
 
