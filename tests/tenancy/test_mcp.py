@@ -6,6 +6,7 @@ is refused before the MCP layer; and ``docproc mcp`` relays stdio to it."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -34,6 +35,7 @@ pytestmark = pytest.mark.integration
 ALICE = ("alice", "acme", (VIEW, EDIT))
 BOB = ("bob", "globex", (VIEW, EDIT))
 TOOLS = {"list_knowledge_bases", "search", "read_document", "get_chunk_context", "upload_text"}
+SMALL_CHUNKS = {"chunk_size": 40, "chunk_overlap": 0}
 #: A note of several chunks (the default chunk is 2,500 characters).
 NOTE = "\n\n".join(
     f"Lighthouse log {n}: the keeper trimmed the wick, wound the clockwork and noted the "
@@ -71,7 +73,11 @@ async def world(client: ApiClient, url: str) -> dict[str, Any]:
     mine = await create(alice, uniq("mcp_notes"))
     theirs = await create(bob, uniq("mcp_globex"))
     pdf = make_pdf(["The atlas shows the lighthouse.", "The tide tables for the harbour."])
-    r = await alice.post(f"/kb/{mine['id']}/documents", files={"file": ("atlas.pdf", pdf)})
+    r = await alice.post(
+        f"/kb/{mine['id']}/documents",
+        files={"file": ("atlas.pdf", pdf)},
+        data={"ingestion": json.dumps(SMALL_CHUNKS)},  # a chunk begins on each page
+    )
     assert r.status_code == 202, r.text
     async with mcp(url, token(*ALICE)) as session:
         note = await session.call_tool(
@@ -279,7 +285,7 @@ async def test_invalid_arguments_name_their_fields(url: str, world: dict[str, An
                 },
             )
         )
-    assert bad["error"]["code"] == "UNPROCESSABLE_ENTITY"
+    assert bad["error"]["code"] == "VALIDATION_ERROR"  # as a route's 422
     assert [f["field"] for f in bad["error"]["details"]["fields"]] == ["filename"]
     assert [f["field"] for f in both["error"]["details"]["fields"]] == ["knowledge_base_ids"]
 
@@ -294,8 +300,12 @@ async def test_no_valid_token_no_mcp(url: str, bearer: str | None) -> None:
             f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers
         )
     assert r.status_code == 401
-    assert r.json()["error"]["code"] == "UNAUTHORIZED"
-    with pytest.raises(Exception):  # noqa: B017, PT011 - the SDK wraps the 401 in its own groups
+    assert r.headers["www-authenticate"] == "Bearer"
+    refusal = r.json()["error"]
+    assert refusal["data"]["error"]["code"] == "UNAUTHORIZED"
+    message = "Invalid or expired token" if bearer else "A bearer token is required"
+    assert refusal["message"] == refusal["data"]["error"]["message"] == message
+    with pytest.RaisesGroup(pytest.RaisesExc(MCPError, match=message), flatten_subgroups=True):
         async with mcp(url, bearer):
             pass
 
@@ -322,28 +332,17 @@ async def test_docproc_mcp_relays_stdio(url: str, world: dict[str, Any]) -> None
         assert refused(refusal)["error"]["message"] == "Collection not found"
 
 
-async def run_docproc_mcp(url: str, env: dict[str, str]) -> tuple[int, str, str]:
-    """``docproc mcp`` with nothing on its stdin: its exit code, stdout and stderr."""
+async def test_docproc_mcp_refuses_to_start_on_a_token_the_deployment_refuses(url: str) -> None:
     process = await asyncio.create_subprocess_exec(
         docproc(),
         "mcp",
         "--url",
         url,
-        env=env,
+        env={**os.environ, "DOCPROC_TOKEN": "not-a-token"},
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
-
-
-async def test_docproc_mcp_needs_a_token_the_deployment_takes(url: str) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "DOCPROC_TOKEN"}
-    code, out, err = await run_docproc_mcp(url, env)
-    assert (code, out) == (2, "")
-    assert "DOCPROC_TOKEN is not set" in err
-    code, out, err = await run_docproc_mcp(url, {**env, "DOCPROC_TOKEN": "not-a-token"})
-    assert (code, out) == (1, "")
-    assert "refused or did not answer" in err
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert (process.returncode, out) == (1, b"")
+    assert b"refused or did not answer: Invalid or expired token" in err, err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 import os
 import sys
@@ -298,12 +299,13 @@ def search(
 def mcp(url: UrlOpt = DEFAULT_URL) -> None:
     """Serve the deployment's MCP tools on stdio, for a desktop agent (docs/mcp.md): each
     request goes to URL/mcp with the bearer token in DOCPROC_TOKEN."""
-    errors = Console(stderr=True)  # stdout is the MCP wire
+    errors = Console(stderr=True, soft_wrap=True)  # stdout is the MCP wire
     token = os.environ.get("DOCPROC_TOKEN", "").strip()
     if not token:
         errors.print("[red]error[/red] DOCPROC_TOKEN is not set: the bearer token to call with")
         raise typer.Exit(2)
     configure_logging()
+    logging.getLogger("httpx2").setLevel(logging.WARNING)  # a line per relayed request
     try:
         asyncio.run(mcp_relay.relay(url, token))
     except mcp_relay.Unreachable as exc:

@@ -38,6 +38,13 @@ def endpoint(url: str) -> str:
     return base if base.endswith("/mcp") else f"{base}/mcp"
 
 
+def reason(exc: BaseException) -> str:
+    """What went wrong, from inside the exception groups the SDK's task groups raise."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return str(exc) or type(exc).__name__
+
+
 class Unreachable(Exception):
     """The deployment could not be reached, or refused the token, at start."""
 
@@ -51,7 +58,9 @@ def relay_server(remote: Client, url: str) -> Server[Any]:
         except MCPError:
             raise
         except Exception as exc:  # the deployment went away: the agent sees why
-            raise MCPError(INTERNAL_ERROR, f"docproc at {url} did not answer: {exc}") from exc
+            raise MCPError(
+                INTERNAL_ERROR, f"docproc at {url} did not answer: {reason(exc)}"
+            ) from exc
 
     async def list_tools(
         _ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
@@ -104,7 +113,9 @@ async def relay(url: str, token: str) -> None:
                 Client(streamable_http_client(target, http_client=http), cache=None)
             )
         except Exception as exc:
-            raise Unreachable(f"docproc at {target} refused or did not answer: {exc}") from exc
+            raise Unreachable(
+                f"docproc at {target} refused or did not answer: {reason(exc)}"
+            ) from exc
         server = relay_server(remote, target)
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())

@@ -3,7 +3,8 @@
 Stateless, answering each POST with JSON: any upload replica serves any message, so the
 service scales as its routes do, and each message is answered for the caller its own
 request's token names (never for whoever opened a session). A request without a valid
-token is refused with the API's 401 envelope before the MCP layer reads it; its body is
+token is refused with a 401 before the MCP layer reads it (the API's envelope inside a
+JSON-RPC error, ``refuse``); its body is
 capped at ``LIMITS__MAX_JSON_BODY_BYTES`` like a route's JSON body.
 
 The SDK's session manager runs a task group for the requests it serves: it is started by
@@ -20,14 +21,33 @@ from typing import Any
 from docproc_common.errors import Unauthorized
 from fastapi import APIRouter
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError
 from starlette.routing import Route
 
-from docproc_upload.asgi import send_error
 from docproc_upload.bearer import principal_from_header
 from docproc_upload.deps import Upload
 from docproc_upload.mcp_server.server import CALLER_KEY, build_server
 
 PATH = "/mcp"
+
+
+async def refuse(send: Any, error: Unauthorized) -> None:
+    """The 401 of ``/api/v1``, its envelope as the ``data`` of a JSON-RPC error: the form an
+    MCP client reads a refused request's reason from (a bare envelope it reports only as
+    "an error response")."""
+    body = JSONRPCError(
+        jsonrpc="2.0",
+        id=None,
+        error=ErrorData(code=INVALID_REQUEST, message=error.message, data=error.envelope()),
+    )
+    payload = body.model_dump_json(by_alias=True, exclude_unset=True).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(payload)).encode()),
+        (b"www-authenticate", b"Bearer"),
+    ]
+    await send({"type": "http.response.start", "status": error.status_code, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
 
 
 class McpEndpoint:
@@ -52,7 +72,7 @@ class McpEndpoint:
                 self.settings.auth, authorization.decode("latin-1") if authorization else None
             )
         except Unauthorized as exc:
-            await send_error(send, exc)
+            await refuse(send, exc)
             return
         scope.setdefault("state", {})[CALLER_KEY] = caller
         await self._started()
