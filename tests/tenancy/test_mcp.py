@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -117,7 +119,9 @@ def answer(result: CallToolResult) -> dict[str, Any]:
 def refused(result: CallToolResult) -> dict[str, Any]:
     """The envelope of a refused call; its message is the tool error's text."""
     assert result.is_error
-    envelope = result.structured_content
+    assert result.structured_content is None  # a client checks it against the output schema
+    assert result.meta is not None
+    envelope = result.meta["docproc/error"]
     assert isinstance(envelope, dict)
     assert [c.text for c in result.content if c.type == "text"] == [envelope["error"]["message"]]
     return envelope
@@ -346,3 +350,79 @@ async def test_docproc_mcp_refuses_to_start_on_a_token_the_deployment_refuses(ur
     out, err = await asyncio.wait_for(process.communicate(), 120)
     assert (process.returncode, out) == (1, b"")
     assert b"refused or did not answer: Invalid or expired token" in err, err
+
+
+INSPECTOR = Path(__file__).parent / "mcp_inspector"
+
+
+@pytest.fixture(scope="module")
+def inspector_cli() -> Path:
+    """The MCP Inspector (npm ``@modelcontextprotocol/inspector``, pinned in the lockfile of
+    ``mcp_inspector/``), installed from its lockfile once."""
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip("npm (Node.js) is not installed: the MCP Inspector runs on it")
+    if not (INSPECTOR / "node_modules" / ".package-lock.json").exists():
+        npm = subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=INSPECTOR,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert npm.returncode == 0, npm.stderr
+    return INSPECTOR / "node_modules" / ".bin" / "mcp-inspector"
+
+
+async def inspect(cli: Path, url: str, bearer: str, *args: str) -> tuple[int, Any, str]:
+    """``mcp-inspector --cli`` on ``url``'s ``/mcp`` as ``bearer``: its exit code, its
+    answer (JSON) and its stderr."""
+    process = await asyncio.create_subprocess_exec(
+        str(cli),
+        "--cli",
+        f"{url}/mcp",
+        "--transport",
+        "http",
+        "--header",
+        f"Authorization: Bearer {bearer}",
+        *args,
+        cwd=INSPECTOR,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode is not None
+    return process.returncode, json.loads(out) if out.strip() else None, err.decode()
+
+
+async def test_the_mcp_inspector_lists_searches_and_is_refused(
+    inspector_cli: Path, url: str, world: dict[str, Any]
+) -> None:
+    alice = token(*ALICE)
+    code, listed, err = await inspect(inspector_cli, url, alice, "--method", "tools/list")
+    assert code == 0, err
+    assert {t["name"] for t in listed["tools"]} == TOOLS
+
+    async def search(kb: dict[str, Any]) -> tuple[int, Any, str]:
+        return await inspect(
+            inspector_cli,
+            url,
+            alice,
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "search",
+            "--tool-arg",
+            "query=tide tables harbour",
+            f'knowledge_base_ids=["{kb["id"]}"]',
+        )
+
+    code, found, err = await search(world["mine"])
+    assert code == 0, err
+    assert not found["isError"]
+    top = found["structuredContent"]["results"][0]
+    assert (top["document_id"], top["filename"]) == (world["pdf"]["id"], "atlas.pdf")
+    code, theirs, err = await search(world["theirs"])
+    assert code != 0, "the Inspector exits non-zero on a tool error"
+    assert theirs["isError"], theirs
+    assert theirs["content"] == [{"type": "text", "text": "Collection not found"}]

@@ -37,6 +37,8 @@ from docproc_upload.rag_documents.service import list_documents
 
 #: Where ``endpoints.McpEndpoint`` leaves the verified caller in the request's ``state``.
 CALLER_KEY = "docproc_mcp_caller"
+#: Where a tool error carries the API's error envelope, in the result's ``_meta``.
+ERROR_META = "docproc/error"
 #: The resource of a knowledge base: ``docproc://knowledge-bases/<id>``.
 KB_URI = "docproc://knowledge-bases/"
 #: The MCP specification's code for a resource that is not there.
@@ -75,11 +77,13 @@ def _tool_list() -> list[McpTool]:
 
 
 def refusal(error: AppError) -> CallToolResult:
-    """A tool error: the envelope's message, and the envelope for a client that reads it."""
+    """A tool error: the envelope's message, and under ``_meta`` (``ERROR_META``) the
+    envelope itself for a client that reads its code and fields. Not as structured content:
+    a client checks that against the tool's output schema even on an error."""
     return CallToolResult(
         content=[TextContent(text=error.message)],
-        structured_content=error.envelope(),
         is_error=True,
+        _meta={ERROR_META: error.envelope()},
     )
 
 
