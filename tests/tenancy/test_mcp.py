@@ -289,6 +289,8 @@ async def test_invalid_arguments_name_their_fields(url: str, world: dict[str, An
                 },
             )
         )
+        with pytest.raises(MCPError, match="Unknown tool"):
+            await session.call_tool("drop_everything", {})
     assert bad["error"]["code"] == "VALIDATION_ERROR"  # as a route's 422
     assert [f["field"] for f in bad["error"]["details"]["fields"]] == ["filename"]
     assert [f["field"] for f in both["error"]["details"]["fields"]] == ["knowledge_base_ids"]
