@@ -27,7 +27,7 @@ from docproc_testing.servers import serving_app
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, TextResourceContents
 
 from .conftest import Client as ApiClient
 from .test_tenancy import EDIT, VIEW, create, uniq, wait_complete
@@ -139,7 +139,8 @@ async def test_lists_tools_and_the_callers_bases_as_resources(
         assert f"docproc://knowledge-bases/{world['mine']['id']}" in uris
         assert f"docproc://knowledge-bases/{world['theirs']['id']}" not in uris
         read = await session.read_resource(f"docproc://knowledge-bases/{world['mine']['id']}")
-        body = httpx.Response(200, text=read.contents[0].text).json()  # type: ignore[union-attr]
+        assert isinstance(read.contents[0], TextResourceContents)
+        body = json.loads(read.contents[0].text)
         assert body["knowledge_base"]["status"]["indexed_count"] == 2
         assert {d["filename"] for d in body["documents"]["items"]} == {"atlas.pdf", "keeper.md"}
         with pytest.raises(MCPError, match="Collection not found"):
