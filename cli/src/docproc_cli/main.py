@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
+import os
 import sys
 import time
 import uuid
@@ -25,7 +27,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from docproc_cli import dlq, operator, uploads
+from docproc_cli import dlq, mcp_relay, operator, uploads
 
 T = TypeVar("T")
 app = typer.Typer(
@@ -291,6 +293,24 @@ def search(
             str(rank), f"{hit['score']:.3f}", f"{hit['filename']} #{hit['chunk_no']}", text[:300]
         )
     console.print(table)
+
+
+@app.command("mcp")
+def mcp(url: UrlOpt = DEFAULT_URL) -> None:
+    """Serve the deployment's MCP tools on stdio, for a desktop agent (docs/mcp.md): each
+    request goes to URL/mcp with the bearer token in DOCPROC_TOKEN."""
+    errors = Console(stderr=True, soft_wrap=True)  # stdout is the MCP wire
+    token = os.environ.get("DOCPROC_TOKEN", "").strip()
+    if not token:
+        errors.print("[red]error[/red] DOCPROC_TOKEN is not set: the bearer token to call with")
+        raise typer.Exit(2)
+    configure_logging()
+    logging.getLogger("httpx2").setLevel(logging.WARNING)  # a line per relayed request
+    try:
+        asyncio.run(mcp_relay.relay(url, token))
+    except mcp_relay.Unreachable as exc:
+        errors.print(f"[red]error[/red] {exc}")
+        raise typer.Exit(1) from None
 
 
 def _runtime() -> Runtime:

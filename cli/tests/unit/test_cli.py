@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from docproc_cli import main
+from docproc_cli import main, mcp_relay
 from typer.testing import CliRunner
 
 runner = CliRunner()
@@ -127,3 +127,22 @@ def test_the_client_commands_need_a_key_outside_dev(monkeypatch: pytest.MonkeyPa
         main.get_settings.cache_clear()
     assert result.exit_code == 1
     assert "AUTH__JWT_SECRET is not set" in result.output
+
+
+def test_mcp_needs_a_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DOCPROC_TOKEN", raising=False)
+    result = runner.invoke(main.app, ["mcp", "--url", "http://127.0.0.1:9"])
+    assert result.exit_code == 2
+    assert "DOCPROC_TOKEN is not set" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "endpoint"),
+    [
+        ("http://127.0.0.1:8000", "http://127.0.0.1:8000/mcp"),
+        ("https://docproc.example/", "https://docproc.example/mcp"),
+        ("https://docproc.example/mcp", "https://docproc.example/mcp"),
+    ],
+)
+def test_mcp_relays_to_the_deployments_mcp(url: str, endpoint: str) -> None:
+    assert mcp_relay.endpoint(url) == endpoint

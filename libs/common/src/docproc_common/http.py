@@ -90,10 +90,32 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _retryable(_request: Request, exc: Exception) -> JSONResponse:
     log.warning("upstream unavailable: %r", exc)
-    error = Unavailable("An upstream service is unavailable; retry in a moment")
+    error = _upstream_unavailable()
     return JSONResponse(
         error.envelope(), status_code=error.status_code, headers={"Retry-After": "5"}
     )
+
+
+def _upstream_unavailable() -> Unavailable:
+    return Unavailable("An upstream service is unavailable; retry in a moment")
+
+
+def _internal_error() -> AppError:
+    return AppError("Internal server error")
+
+
+def answer_for(exc: Exception) -> AppError:
+    """The error the API answers ``exc`` with, for an edge that is not a route (the MCP
+    tools): an ``AppError`` as it is; a ``RetryableError`` or a lost database as the retry
+    later the routes answer; anything else as an internal error that says nothing more,
+    logged here as the routes' handler logs it."""
+    if isinstance(exc, AppError):
+        return exc
+    if isinstance(exc, RetryableError) or database_unreachable(exc):
+        log.warning("upstream unavailable: %r", exc)
+        return _upstream_unavailable()
+    log.exception("unhandled error", exc_info=exc)
+    return _internal_error()
 
 
 def database_unreachable(exc: BaseException) -> bool:
@@ -133,8 +155,8 @@ async def _database_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error", exc_info=exc)
-    body = {"error": {"code": "INTERNAL_ERROR", "message": "Internal server error", "details": {}}}
-    return JSONResponse(body, status_code=500)
+    error = _internal_error()
+    return JSONResponse(error.envelope(), status_code=error.status_code)
 
 
 async def exposition(_request: Request) -> Response:

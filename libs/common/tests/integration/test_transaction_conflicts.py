@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import asyncpg
 import httpx
@@ -21,7 +20,7 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-async def url() -> AsyncIterator[str]:
+async def url() -> str:
     url = await create_test_database(load_infra_env(("postgres",))["DATABASE__URL"], migrate=False)
     conn = await asyncpg.connect(plain_dsn(url))
     try:
@@ -30,7 +29,7 @@ async def url() -> AsyncIterator[str]:
         )
     finally:
         await conn.close()
-    yield url
+    return url
 
 
 async def test_a_deadlocked_request_answers_503_and_applies_nothing(url: str) -> None:

@@ -1,4 +1,5 @@
-"""The upload service as a ``ServiceSpec``: the public API, the request-size cap, the stuck gauge."""
+"""The upload service as a ``ServiceSpec``: the public API, its MCP server (``/mcp``), the
+request-size cap, the stuck gauge."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from docproc_upload.deps import Upload, UploadScope
 from docproc_upload.embeddings.endpoints import router as embeddings
 from docproc_upload.inputs import declare_no_nul, refuse_nul
 from docproc_upload.knowledge_bases.endpoints import router as knowledge_bases
+from docproc_upload.mcp_server.endpoints import McpEndpoint, mcp_router
 from docproc_upload.metrics import REJECTIONS, STUCK
 from docproc_upload.openapi import ERRORS, operation_id, operation_ids
 from docproc_upload.rag_collections.endpoints import router as rag_collections
@@ -92,6 +94,7 @@ def public_api(routers: list[APIRouter]) -> APIRouter:
 
 def build(runtime: Runtime) -> ServiceSpec:
     service = Upload.create(runtime)
+    mcp = McpEndpoint(service)
     routers = [
         knowledge_bases,
         rag_documents,
@@ -106,7 +109,7 @@ def build(runtime: Runtime) -> ServiceSpec:
     return ServiceSpec(
         name=NAME,
         keys=frozenset({"auth", "vault"}),  # every request's token; secrets and embedding keys
-        routers=[public_api(routers), build_console_router(runtime)],
+        routers=[public_api(routers), mcp_router(mcp), build_console_router(runtime)],
         openapi=[declare_no_nul(operation_ids(routers))],
         tasks=[stuck_gauge(runtime)],
         middleware=[
@@ -114,5 +117,5 @@ def build(runtime: Runtime) -> ServiceSpec:
             (BodySizeLimit, {"max_bytes": runtime.settings.limits.max_request_bytes}),
             *dev_sign_in_guard(runtime.settings),  # outermost: before a byte is read
         ],
-        on_shutdown=[service.close],
+        on_shutdown=[mcp.close, service.close],
     )

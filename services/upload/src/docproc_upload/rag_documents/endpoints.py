@@ -3,14 +3,13 @@ delete, retry, and what can be ingested (``GET /rag/supported-formats``)."""
 
 from __future__ import annotations
 
-import logging
 import uuid
 from typing import Annotated, Literal
 
 from docproc_common.auth import Principal
 from docproc_common.errors import PayloadTooLarge
 from docproc_common.formats import PARSERS, Capabilities
-from docproc_common.storage import clean_filename, new_storage_path
+from docproc_common.storage import clean_filename
 from fastapi import APIRouter, Query, Request, status
 from fastapi.responses import StreamingResponse
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -21,7 +20,9 @@ from docproc_upload.metrics import REJECTIONS
 from docproc_upload.multipart import multipart_openapi, read_upload_form
 from docproc_upload.openapi import CollectionNamePath
 from docproc_upload.rag_documents import service
+from docproc_upload.rag_documents.ingest import ingest_file
 from docproc_upload.rag_documents.schemas import (
+    ChunkContext,
     DocumentOut,
     DocumentPage,
     ParsedDocument,
@@ -55,8 +56,6 @@ Replace = Annotated[
         "of the same file name (their chunks stay searchable until then)"
     ),
 ]
-
-log = logging.getLogger(__name__)
 
 
 @router.post(
@@ -107,11 +106,9 @@ async def _upload_into(
     request: Request,
     replace: bool,
 ) -> RAGIngestResponse:
-    """Check everything, store the original, then commit the row and its event together;
-    no transaction is open while the file is read or stored."""
+    """Admit the upload, read its form under the upload cap, then ``ingest_file``."""
     await upload.intake.admit()  # before the body is read: a busy pipeline costs no upload
-    runtime = upload.runtime
-    limit_mb = runtime.settings.limits.max_upload_size_mb
+    limit_mb = upload.runtime.settings.limits.max_upload_size_mb
     try:
         form = await read_upload_form(
             request.headers.get("content-type"),
@@ -126,46 +123,17 @@ async def _upload_into(
     incoming = service.IncomingFile(
         clean_filename(form.filename or "upload"), form.data, form.content_type
     )
-    async with db.begin():
-        intake = await service.check_upload(
-            db,
-            caller,
-            runtime.settings,
-            kb_id,
-            incoming,
-            form.fields.get("ingestion"),
-            form.organizational_unit,
-            form.fields.get("document_date"),
-        )
-    digest = await runtime.pool.run(service.sha256_hex, incoming.data)
-    storage_path = new_storage_path(f"rag/{intake.collection_name}", incoming.filename)
-    await runtime.storage.put(storage_path, incoming.data, incoming.content_type)
-    document_id = uuid.uuid4()
-    try:
-        async with db.begin():
-            answer = await service.accept_upload(
-                db,
-                caller,
-                intake,
-                incoming,
-                storage_path,
-                document_id,
-                content_hash=digest,
-                replace=replace,
-            )
-    except Exception as exc:
-        landed = await service.committed_anyway(runtime, document_id, exc)
-        if landed is False:
-            await runtime.storage.delete(storage_path)
-        if not landed:
-            raise
-        log.warning("document %s: its commit was cut off but had landed; accepted", document_id)
-        answer = service.ingest_answer(intake, incoming, document_id)
-    except BaseException:
-        await runtime.storage.delete(storage_path)
-        raise
-    service.accepted(incoming)
-    return answer
+    return await ingest_file(
+        db,
+        upload,
+        caller,
+        kb_id,
+        incoming,
+        ingestion=form.fields.get("ingestion"),
+        organizational_unit=form.organizational_unit,
+        document_date=form.fields.get("document_date"),
+        replace=replace,
+    )
 
 
 @router.get("/kb/{kb_id}/documents", response_model=DocumentPage)
@@ -207,6 +175,27 @@ async def get_document(
 ) -> ParsedDocument:
     return await service.parsed_document(
         db, runtime.storage, caller, document_id, offset=offset, limit=limit
+    )
+
+
+Neighbours = Annotated[int, Query(ge=0, le=service.MAX_NEIGHBOURS)]
+
+
+@router.get("/rag/documents/{document_id}/chunks", response_model=ChunkContext)
+async def get_chunk_context(
+    document_id: uuid.UUID,
+    caller: Caller,
+    db: Session,
+    chunk_no: Annotated[
+        int, Query(ge=0, le=service.MAX_CHUNK_NO, description="A search hit's chunk_no")
+    ],
+    before: Neighbours = 2,
+    after: Neighbours = 2,
+) -> ChunkContext:
+    """A chunk of the document and up to ``before``/``after`` chunks around it; 404 until
+    the document is ``done``."""
+    return await service.chunk_context(
+        db, caller, document_id, chunk_no, before=before, after=after
     )
 
 

@@ -173,3 +173,21 @@ async def document_chunks(
         {"d": document_id},
     )
     return [r[0] for r in rows]
+
+
+async def chunk_window(
+    session: AsyncSession, collection: str, document_id: uuid.UUID, first: int, last: int
+) -> list[tuple[int, str]]:
+    """Chunks ``first`` .. ``last`` (numbers, both included) of one vector document, in order,
+    as ``(chunk_no, content)``: a range of the ``(document_id, chunk_no)`` key."""
+    if not await table_exists(session, collection):
+        return []
+    table = vector_table_name(collection)
+    rows = await session.execute(
+        text(
+            f"SELECT chunk_no, content FROM {table} WHERE document_id = :d "
+            "AND chunk_no BETWEEN :first AND :last ORDER BY chunk_no"
+        ),
+        {"d": document_id, "first": first, "last": last},
+    )
+    return [(r[0], r[1]) for r in rows]

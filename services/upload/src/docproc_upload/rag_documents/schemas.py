@@ -85,3 +85,21 @@ class ParsedPages(BaseModel):
     knowledge_base_id: uuid.UUID
     filename: str
     pages: list[ParsedPage]
+
+
+class Chunk(BaseModel):
+    chunk_no: int
+    content: str
+
+
+class ChunkContext(BaseModel):
+    """A chunk of a document (a search hit's ``chunk_no``) and its neighbours, in order."""
+
+    document_id: uuid.UUID
+    knowledge_base_id: uuid.UUID | None
+    collection_name: str
+    filename: str
+    #: The chunk asked about; ``chunks`` holds it and those around it that exist.
+    chunk_no: int
+    chunk_count: int
+    chunks: list[Chunk]

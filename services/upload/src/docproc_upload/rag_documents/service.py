@@ -65,6 +65,8 @@ from docproc_upload.knowledge_bases import repository as knowledge_bases
 from docproc_upload.metrics import DOCUMENTS, REJECTIONS, UPLOAD_BYTES
 from docproc_upload.rag_documents import repository
 from docproc_upload.rag_documents.schemas import (
+    Chunk,
+    ChunkContext,
     DocumentOut,
     DocumentPage,
     ParsedDocument,
@@ -77,6 +79,10 @@ from docproc_upload.rag_documents.schemas import (
 DOCUMENT_NOT_FOUND = "Document not found"
 NOT_IN_KB = "Document not found in this knowledge base"
 MAX_CONTENT_CHARS = 5_000_000
+#: Neighbours a chunk-context read takes on either side of the chunk.
+MAX_NEIGHBOURS = 20
+#: The largest chunk number (a PostgreSQL ``integer``).
+MAX_CHUNK_NO = 2**31 - 1
 
 log = logging.getLogger(__name__)
 
@@ -476,6 +482,46 @@ async def parsed_pages(
         knowledge_base_id=kb_id,
         filename=doc.filename,
         pages=pages_of(chunks, doc.page_map),
+    )
+
+
+async def chunk_context(
+    session: AsyncSession,
+    principal: Principal,
+    document_id: uuid.UUID,
+    chunk_no: int,
+    *,
+    before: int,
+    after: int,
+) -> ChunkContext:
+    """Chunk ``chunk_no`` of the document with up to ``before`` chunks ahead of it and
+    ``after`` behind it: what an agent reads around a search hit. Access is the parsed
+    view's (a document the caller may not view is "Document not found"); 404 until the
+    document is ``done`` and for a chunk number it does not have."""
+    doc = await document_for(session, principal, document_id, Access.VIEW)
+    if doc.status != DocumentStatus.DONE or doc.vector_document_id is None:
+        raise NotFound(f"The document is not indexed yet (status: {doc.status})")
+    rows = await repository.chunk_window(
+        session,
+        doc.collection_name,
+        doc.vector_document_id,
+        max(chunk_no - before, 0),
+        min(chunk_no + after, MAX_CHUNK_NO),
+    )
+    if chunk_no not in {n for n, _ in rows}:
+        raise NotFound(
+            f"The document has no chunk {chunk_no}: its {doc.chunk_count} chunks are "
+            "numbered from 0",
+            fields=[FieldError("chunk_no", "not a chunk of this document")],
+        )
+    return ChunkContext(
+        document_id=doc.id,
+        knowledge_base_id=doc.knowledge_base_id,
+        collection_name=doc.collection_name,
+        filename=doc.filename,
+        chunk_no=chunk_no,
+        chunk_count=doc.chunk_count,
+        chunks=[Chunk(chunk_no=n, content=content) for n, content in rows],
     )
 
 
