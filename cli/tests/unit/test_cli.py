@@ -127,3 +127,16 @@ def test_the_client_commands_need_a_key_outside_dev(monkeypatch: pytest.MonkeyPa
         main.get_settings.cache_clear()
     assert result.exit_code == 1
     assert "AUTH__JWT_SECRET is not set" in result.output
+
+
+def test_rag_ingest_says_how_many_files_were_rechunked(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from docproc_cli import operator
+
+    done = operator.Totals(ingested=3, rechunked=2, failed=1)
+    monkeypatch.setattr(main, "_operator", lambda _work: done)
+    (tmp_path / "a.md").write_text("# A")
+    result = runner.invoke(main.app, ["rag-ingest", str(tmp_path / "a.md"), "-c", "handbook"])
+    assert result.exit_code == 2  # a file failed
+    assert "3 ingested (2 re-chunked), 1 failed into handbook" in result.output
