@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 from docproc_cli import operator
-from docproc_common.db.models import EmbeddingEndpoint
+from docproc_common.db.models import EmbeddingEndpoint, SyncSource
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import Conflict, InvalidInput
 from docproc_common.ingestion import IngestionConfig
@@ -44,6 +44,35 @@ async def test_rag_drop_refuses_a_shared_name_and_lists_the_bases(
     out = await operator.rag_drop(runtime, name, uuid.UUID(personal["id"]))
     assert "table dropped: False" in out
     assert (await alice.get(f"/kb/{org['id']}")).status_code == 200
+
+
+async def test_rag_drop_empties_a_base_and_keeps_its_sync_sources(
+    client: Client, runtime: Runtime
+) -> None:
+    """rag-drop empties the base instead of deleting it: its row stays as its sources'
+    target, so they stay linked and active, as a default base's do when it is emptied."""
+    alice = client("alice", "acme", (VIEW, EDIT))
+    kb = await create(alice, uniq("dropsrc"), "org")
+    async with runtime.sessionmaker() as s, s.begin():
+        source = SyncSource(
+            organization_id="acme",
+            collection_name=kb["collection_name"],
+            knowledge_base_id=uuid.UUID(kb["id"]),
+            connector="web",
+            config={"start_url": "https://example.com/"},
+            created_by="alice",
+        )
+        s.add(source)
+    out = await operator.rag_drop(runtime, kb["collection_name"], None)
+    assert out.startswith(f"emptied knowledge base {kb['id']}")
+    async with runtime.sessionmaker() as s:
+        row = await s.get(SyncSource, source.id)
+    assert row is not None
+    assert (row.knowledge_base_id, row.collection_name, row.active) == (
+        uuid.UUID(kb["id"]),
+        kb["collection_name"],
+        True,
+    )
 
 
 async def test_rag_ingest_then_rag_drop_of_a_name_no_base_holds(
