@@ -9,10 +9,12 @@ from typing import Any
 import numpy as np
 import pytest
 from docproc_cli import operator
-from docproc_common.db.models import EmbeddingEndpoint
+from docproc_common.db.models import EmbeddingEndpoint, SyncSource
 from docproc_common.embedding.client import EmbeddingClients
-from docproc_common.errors import InvalidInput
+from docproc_common.errors import Conflict, InvalidInput
+from docproc_common.ingestion import IngestionConfig
 from docproc_common.runtime import Runtime
+from docproc_common.splitters import SPLITTER_VERSION
 from docproc_testing.embedding_standin import running_standin, standin_vector
 from docproc_testing.rows import knowledge_base, tracking_row
 from sqlalchemy import text
@@ -44,6 +46,35 @@ async def test_rag_drop_refuses_a_shared_name_and_lists_the_bases(
     assert (await alice.get(f"/kb/{org['id']}")).status_code == 200
 
 
+async def test_rag_drop_empties_a_base_and_keeps_its_sync_sources(
+    client: Client, runtime: Runtime
+) -> None:
+    """rag-drop empties the base instead of deleting it: its row stays as its sources'
+    target, so they stay linked and active, as a default base's do when it is emptied."""
+    alice = client("alice", "acme", (VIEW, EDIT))
+    kb = await create(alice, uniq("dropsrc"), "org")
+    async with runtime.sessionmaker() as s, s.begin():
+        source = SyncSource(
+            organization_id="acme",
+            collection_name=kb["collection_name"],
+            knowledge_base_id=uuid.UUID(kb["id"]),
+            connector="web",
+            config={"start_url": "https://example.com/"},
+            created_by="alice",
+        )
+        s.add(source)
+    out = await operator.rag_drop(runtime, kb["collection_name"], None)
+    assert out.startswith(f"emptied knowledge base {kb['id']}")
+    async with runtime.sessionmaker() as s:
+        row = await s.get(SyncSource, source.id)
+    assert row is not None
+    assert (row.knowledge_base_id, row.collection_name, row.active) == (
+        uuid.UUID(kb["id"]),
+        kb["collection_name"],
+        True,
+    )
+
+
 async def test_rag_ingest_then_rag_drop_of_a_name_no_base_holds(
     runtime: Runtime,
     pipeline: list[object],  # the teardown consumer that finishes the drop
@@ -53,14 +84,14 @@ async def test_rag_ingest_then_rag_drop_of_a_name_no_base_holds(
     (tmp_path / "a.md").write_text("# A\n\nOperator content.")
     (tmp_path / "skip.exe").write_bytes(b"MZ")
     seen: list[str] = []
-    ingested, failed = await operator.rag_ingest(
+    totals = await operator.rag_ingest(
         runtime,
         EmbeddingClients(runtime.settings),
         sorted(tmp_path.iterdir()),
         name,
         lambda p, o: seen.append(f"{p.name}: {o}"),
     )
-    assert (ingested, failed) == (1, 0)
+    assert totals == operator.Totals(ingested=1)
     assert any("skip.exe: skipped" in s for s in seen)
     rows = {r.name: r for r in await operator.rag_collections(runtime)}
     assert "documents" not in rows  # rag_documents is a model table, never a collection
@@ -83,7 +114,7 @@ async def test_rag_ingest_again_skips_an_unchanged_file_and_replaces_a_changed_o
     page = tmp_path / "a.md"
     seen: list[str] = []
 
-    async def ingest() -> tuple[int, int]:
+    async def ingest() -> operator.Totals:
         return await operator.rag_ingest(
             runtime, EmbeddingClients(runtime.settings), [page], name, lambda _p, o: seen.append(o)
         )
@@ -102,16 +133,16 @@ async def test_rag_ingest_again_skips_an_unchanged_file_and_replaces_a_changed_o
         return list(rows), contents
 
     page.write_text("# Birds\n\nPenguins live in Antarctica.")
-    assert await ingest() == (1, 0)
+    assert await ingest() == operator.Totals(ingested=1)
     [(first, _vdid)], contents = await state()
     assert any("Antarctica" in c for c in contents)
 
-    assert await ingest() == (0, 0)
+    assert await ingest() == operator.Totals()
     assert seen[-1] == "skipped: unchanged since it was ingested"
     assert [r[0] for r in (await state())[0]] == [first]
 
     page.write_text("# Birds\n\nPenguins cannot fly; they swim.")
-    assert await ingest() == (1, 0)
+    assert await ingest() == operator.Totals(ingested=1)
     assert seen[-1].endswith(", replacing 1")
     [(second, vdid)], contents = await state()
     assert second != first
@@ -126,11 +157,137 @@ async def test_rag_ingest_again_skips_an_unchanged_file_and_replaces_a_changed_o
 
     monkeypatch.setattr(operator, "delete_documents", failing)
     page.write_text("# Birds\n\nPenguins are birds that swim.")
-    assert await ingest() == (1, 0)
+    assert await ingest() == operator.Totals(ingested=1)
     rows, _ = await state()
     assert len(rows) == 2  # a duplicate someone can see and delete, not a failure
     assert "the earlier ingest of" in caplog.text
     await operator.rag_drop(runtime, name, None)
+
+
+async def test_rag_ingest_again_rechunks_a_file_whose_settings_or_splitter_changed(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    """Issue #28: unchanged bytes are skipped only when the effective ingestion settings and
+    the splitter version are unchanged too; otherwise the file is re-chunked (a new chunk
+    set replaces the earlier one) and counted as such."""
+    name = uniq("rechunk")
+    page = tmp_path / "a.md"
+    page.write_text("# Otters\n\nOtters hold hands while they sleep.")
+    seen: list[str] = []
+
+    async def ingest() -> operator.Totals:
+        return await operator.rag_ingest(
+            runtime, EmbeddingClients(runtime.settings), [page], name, lambda _p, o: seen.append(o)
+        )
+
+    async def rows() -> list[Any]:
+        async with runtime.sessionmaker() as s:
+            return list(
+                (
+                    await s.execute(
+                        text(
+                            "SELECT id, vector_document_id, ingestion_config, splitter_version"
+                            " FROM rag_documents WHERE collection_name = :n"
+                        ),
+                        {"n": name},
+                    )
+                ).all()
+            )
+
+    async def stale(assignment: str) -> None:
+        async with runtime.sessionmaker() as s, s.begin():
+            await s.execute(
+                text(f"UPDATE rag_documents SET {assignment} WHERE collection_name = :n"),
+                {"n": name},
+            )
+
+    await ingest()
+    [(first, _vdid, settings, version)] = await rows()
+    assert settings == IngestionConfig().model_dump(mode="json")
+    assert version == SPLITTER_VERSION
+
+    # ingested with other settings (here: before the settings were recorded at all)
+    await stale("ingestion_config = '{}'::jsonb")
+    totals = await ingest()
+    assert seen[-1].startswith("re-chunked"), seen
+    assert totals == operator.Totals(ingested=1, rechunked=1)
+    [(second, vdid, settings, _)] = await rows()
+    assert second != first and settings == IngestionConfig().model_dump(mode="json")
+    async with runtime.sessionmaker() as s:
+        sets = {d for (d,) in await s.execute(text(f"SELECT DISTINCT document_id FROM rag_{name}"))}
+    assert sets == {vdid}  # the earlier chunk set went with its row
+
+    # cut by another splitter version
+    await stale("splitter_version = splitter_version - 1")
+    assert await ingest() == operator.Totals(ingested=1, rechunked=1)
+    [(third, _, _, version)] = await rows()
+    assert third != second and version == SPLITTER_VERSION
+
+    # bytes, settings and splitter all unchanged: skipped
+    assert await ingest() == operator.Totals()
+    assert seen[-1] == "skipped: unchanged since it was ingested"
+    assert [r[0] for r in await rows()] == [third]
+    await operator.rag_drop(runtime, name, None)
+
+
+async def test_rag_ingest_refuses_a_reserved_name_before_parsing_or_embedding(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    """Issue #28: a name reserved by a pending deletion is refused before a file is parsed
+    or embedded (the embedding service sees no request), not after the cost is spent."""
+    name = uniq("resvops")
+    (tmp_path / "a.md").write_text("# A\n\nOperator content nobody should pay for.")
+    seen: list[str] = []
+    clients = EmbeddingClients(runtime.settings)
+    try:
+        with running_standin(dims=384) as ollama:
+            async with runtime.sessionmaker() as s, s.begin():
+                endpoint = EmbeddingEndpoint(
+                    organization_id=None, name="ollama", base_url=ollama.url, created_by="root"
+                )
+                s.add(endpoint)
+                await s.flush()
+                s.add(
+                    knowledge_base(
+                        name,
+                        scope="app",
+                        owner_id="root",
+                        organization_id=None,
+                        embedding_provider="ollama",
+                        embedding_model="all-minilm",
+                        embedding_dim=384,
+                        embedding_endpoint_id=endpoint.id,
+                    )
+                )
+                await s.execute(
+                    text(
+                        "INSERT INTO collection_teardowns (id, collection_name, drop_table,"
+                        " storage_paths, vector_document_ids, attempts)"
+                        " VALUES (:i, :n, false, '[]', '[]', 0)"
+                    ),
+                    {"i": uuid.uuid4(), "n": name},
+                )
+            with pytest.raises(Conflict) as info:
+                await operator.rag_ingest(
+                    runtime, clients, [tmp_path / "a.md"], name, lambda _p, o: seen.append(o)
+                )
+        assert "reserved by a pending deletion" in info.value.message
+        assert [r for r in ollama.requests if r.path == "/v1/embeddings"] == []
+        assert seen == []
+        async with runtime.sessionmaker() as s:
+            written = (
+                await s.execute(
+                    text("SELECT count(*) FROM rag_documents WHERE collection_name = :n"),
+                    {"n": name},
+                )
+            ).scalar_one()
+        assert written == 0
+    finally:
+        await clients.aclose()
+        async with runtime.sessionmaker() as s, s.begin():
+            await s.execute(
+                text("DELETE FROM collection_teardowns WHERE collection_name = :n"), {"n": name}
+            )
 
 
 async def test_rag_ingest_never_embeds_with_a_knowledge_base_key(
@@ -179,10 +336,10 @@ async def test_rag_ingest_never_embeds_with_a_knowledge_base_key(
         assert rows == 0
 
         local = await create(alice, uniq("localkb"), "org")
-        ingested, failed = await operator.rag_ingest(
+        totals = await operator.rag_ingest(
             runtime, clients, [tmp_path / "a.md"], local["collection_name"], print
         )
-        assert (ingested, failed) == (1, 0)
+        assert totals == operator.Totals(ingested=1)
         async with runtime.sessionmaker() as s:
             owners = (
                 await s.execute(
@@ -227,8 +384,8 @@ async def test_rag_ingest_embeds_as_the_app_base_on_a_deployment_endpoint(
                         embedding_endpoint_id=endpoint.id,
                     )
                 )
-            ingested = await operator.rag_ingest(runtime, clients, [tmp_path / "a.md"], name, print)
-        assert ingested == (1, 0)
+            totals = await operator.rag_ingest(runtime, clients, [tmp_path / "a.md"], name, print)
+        assert totals == operator.Totals(ingested=1)
         embedded = [r for r in ollama.requests if r.path == "/v1/embeddings"]
         assert embedded and {r.body["model"] for r in embedded} == {"all-minilm"}
         async with runtime.sessionmaker() as s:
@@ -253,7 +410,9 @@ async def test_rag_unfiled_provenance_counts_and_confirms_only_unknown_global_co
     clients = EmbeddingClients(runtime.settings)
     try:
         files = sorted(tmp_path.glob("*.md"))
-        assert await operator.rag_ingest(runtime, clients, files, name, print) == (3, 0)
+        assert await operator.rag_ingest(runtime, clients, files, name, print) == operator.Totals(
+            ingested=3
+        )
     finally:
         await clients.aclose()
     async with runtime.sessionmaker() as s, s.begin():

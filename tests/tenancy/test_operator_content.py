@@ -29,7 +29,8 @@ async def rag_ingest(runtime: Runtime, folder: Path, name: str, body: str) -> st
     page.write_text(body)
     clients = EmbeddingClients(runtime.settings)
     try:
-        assert await operator.rag_ingest(runtime, clients, [page], name, print) == (1, 0)
+        totals = await operator.rag_ingest(runtime, clients, [page], name, print)
+        assert totals == operator.Totals(ingested=1)
     finally:
         await clients.aclose()
     async with runtime.sessionmaker() as s:

@@ -48,7 +48,7 @@ async def test_a_folder_becomes_operator_content_addressed_by_drive_id(
     name = uniq("gdrive")
     seen: list[str] = []
 
-    async def sync() -> tuple[int, int]:
+    async def sync() -> operator.Totals:
         return await operator.rag_sync_gdrive(
             runtime,
             EmbeddingClients(runtime.settings),
@@ -59,7 +59,8 @@ async def test_a_folder_becomes_operator_content_addressed_by_drive_id(
             lambda address, outcome: seen.append(f"{address}: {outcome}"),
         )
 
-    assert await sync() == (1, 1)  # the export is no readable docx: a failure, named
+    # the export is no readable docx: a failure, named
+    assert await sync() == operator.Totals(ingested=1, failed=1)
     assert any(s.endswith("skipped: unsupported type") for s in seen)  # tool.exe, never fetched
     async with runtime.sessionmaker() as s:
         rows = (
@@ -74,10 +75,10 @@ async def test_a_folder_becomes_operator_content_addressed_by_drive_id(
     assert [tuple(r) for r in rows] == [("google_drive", f"gdrive://{runbook}", "operator", None)]
     assert (drive.calls["token"], drive.calls["media"]) == (1, 1)
 
-    assert await sync() == (0, 1)
+    assert await sync() == operator.Totals(failed=1)
     assert any(s.endswith("skipped: unchanged since it was ingested") for s in seen)
     drive.update(runbook, b"# Runbook\n\nRestart the relay twice.")
-    assert await sync() == (1, 1)
+    assert await sync() == operator.Totals(ingested=1, failed=1)
     assert any(s.endswith(", replacing 1") for s in seen)
 
 

@@ -263,12 +263,10 @@ async def test_unowned_content_is_refused_except_to_an_app_admin(
         f = Path(d) / "runbook.md"
         f.write_text("# Runbook\n\nRestart the rocket skate factory at dawn.")
         try:
-            ingested, failed = await operator.rag_ingest(
-                runtime, clients, [f], name, lambda *_: None
-            )
+            totals = await operator.rag_ingest(runtime, clients, [f], name, lambda *_: None)
         finally:
             await clients.aclose()
-    assert (ingested, failed) == (1, 0)
+    assert totals == operator.Totals(ingested=1)
     r = await world["users"]["bob"].post(
         "/kb", json={"name": name, "collection_name": name, **MODEL}
     )

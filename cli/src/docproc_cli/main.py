@@ -340,21 +340,24 @@ def _operator(work: Callable[[Runtime], Awaitable[T]]) -> T:
 
 
 def _operator_ingest(
-    collection: str, ingest: Callable[[Runtime, EmbeddingClients], Awaitable[tuple[int, int]]]
+    collection: str, ingest: Callable[[Runtime, EmbeddingClients], Awaitable[operator.Totals]]
 ) -> None:
-    """An operator ingest with the deployment's embedding clients: its totals, and exit 2 when
-    a file failed."""
+    """An operator ingest with the deployment's embedding clients: its totals (how many of the
+    files written were only re-chunked), and exit 2 when a file failed."""
 
-    async def work(rt: Runtime) -> tuple[int, int]:
+    async def work(rt: Runtime) -> operator.Totals:
         clients = _embedding_clients(rt)
         try:
             return await ingest(rt, clients)
         finally:
             await clients.aclose()
 
-    ingested, failed = _operator(work)
-    console.print(f"{ingested} ingested, {failed} failed into [bold]{collection}[/bold]")
-    if failed:
+    totals = _operator(work)
+    console.print(
+        f"{totals.ingested} ingested ({totals.rechunked} re-chunked), {totals.failed} failed "
+        f"into [bold]{collection}[/bold]"
+    )
+    if totals.failed:
         raise typer.Exit(2)
 
 
@@ -476,8 +479,10 @@ def rag_ingest(
 ) -> None:
     """Operator ingest from the server shell: chunks no knowledge base owns (writer_kind operator).
 
-    Run it again on the same files: an unchanged file is skipped, a changed one replaces
-    its earlier ingest (matched by absolute path).
+    Run it again on the same files: a file whose bytes and ingestion settings (and the
+    splitter's version) are unchanged is skipped, one whose settings changed is re-chunked,
+    a changed one replaces its earlier ingest (matched by absolute path). A name reserved by
+    a pending deletion is refused before any file is parsed.
     """
     files = _files(paths)
 
@@ -512,8 +517,9 @@ def rag_sync_gdrive(
     """Operator ingest of a Drive folder with the deployment's service account (operator chunks).
 
     The only user of GOOGLE_DRIVE_CREDENTIALS_FILE: a sync source authenticates with its own
-    vault secret and never with this file. Run it again: an unchanged file is skipped, a
-    changed one replaces its earlier ingest (matched by gdrive://<id>); nothing is deleted.
+    vault secret and never with this file. Run it again: an unchanged file is skipped (its
+    bytes and settings), a changed one replaces its earlier ingest (matched by
+    gdrive://<id>); nothing is deleted.
     """
     from docproc_common.connectors.errors import ConnectorError
     from docproc_common.connectors.settings import get_sync_settings
@@ -539,7 +545,7 @@ def rag_sync_gdrive(
         "export_format": export_format,
     }
 
-    async def ingest(rt: Runtime, clients: EmbeddingClients) -> tuple[int, int]:
+    async def ingest(rt: Runtime, clients: EmbeddingClients) -> operator.Totals:
         try:
             return await operator.rag_sync_gdrive(
                 rt,

@@ -3,10 +3,12 @@
 ``rag-ingest`` writes *operator* chunks no knowledge base owns (``writer_kind =
 operator``, no organization): an app-scoped knowledge base on the name reads
 them, nothing else does. It holds the name's lock until it commits, so a create
-on the name waits and then asks to retry, and a delete waits for it. Ingesting a file
-again replaces its earlier ingest (matched by its absolute path): an unchanged file is
-skipped, a changed one is written, then the earlier row and chunks go, in the same
-transaction.
+on the name waits and then asks to retry, and a delete waits for it; a name reserved by a
+pending deletion is refused before a file is parsed or embedded. Ingesting a file again
+replaces its earlier ingest (matched by its absolute path): a file whose bytes, ingestion
+settings and splitter version are all unchanged is skipped, any other is written (re-chunked
+when only the settings or the splitter changed), then the earlier row and chunks go, in the
+same transaction.
 Operator chunks are embedded as the name's app-scoped base embeds (keyless: the built-in
 model or a deployment-wide service), else with the deployment's own built-in local model,
 never with an organization's provider or vault key: that key is billed to its organization.
@@ -58,7 +60,7 @@ from docproc_common.errors import Conflict, FieldError, InvalidInput
 from docproc_common.formats import Capabilities, check_supported, extension_of
 from docproc_common.ingestion import IngestionConfig
 from docproc_common.runtime import Runtime
-from docproc_common.splitters import split_text
+from docproc_common.splitters import SPLITTER_VERSION, split_text
 from docproc_common.vectorstore import (
     DEFAULT_TEXT_SEARCH_CONFIG,
     DEFAULT_VECTOR_TYPE,
@@ -129,14 +131,31 @@ class OperatorFile:
         return cls(path, path.name, str(path.resolve()))
 
 
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """What an operator ingest did: files written (those only re-chunked among them), and
+    files that failed."""
+
+    ingested: int = 0
+    rechunked: int = 0
+    failed: int = 0
+
+    def __add__(self, other: Totals) -> Totals:
+        return Totals(
+            self.ingested + other.ingested,
+            self.rechunked + other.rechunked,
+            self.failed + other.failed,
+        )
+
+
 async def rag_ingest(
     runtime: Runtime,
     clients: EmbeddingClients,
     paths: list[Path],
     collection: str,
     progress: Callable[[Path, str], None],
-) -> tuple[int, int]:
-    """Ingest local files as operator chunks; returns (ingested, failed)."""
+) -> Totals:
+    """Ingest local files as operator chunks."""
     return await ingest_operator_files(
         runtime,
         clients,
@@ -152,8 +171,14 @@ async def ingest_operator_files(
     files: list[OperatorFile],
     collection: str,
     progress: Callable[[OperatorFile, str], None],
-) -> tuple[int, int]:
-    """Ingest files as operator chunks, each replacing its address's earlier ingest."""
+) -> Totals:
+    """Ingest files as operator chunks, each replacing its address's earlier ingest.
+
+    A file is skipped only when an earlier ingest of it holds chunks cut from the same bytes
+    with the same effective settings (the ingestion configuration and the splitter version);
+    one whose bytes are the same but whose settings are not is re-chunked. The name's
+    reservation is checked before each file is parsed, so a pending deletion costs no parse
+    and no embedding; it is checked again under the name's lock before the write."""
     validate_collection_name(collection)
     async with runtime.sessionmaker() as session:
         kbs = await repository.kbs_named(session, collection)
@@ -161,8 +186,9 @@ async def ingest_operator_files(
     text_search_config = _text_search_config(kbs)
     vector_type = kbs[0].vector_type if kbs else DEFAULT_VECTOR_TYPE
     config = IngestionConfig()
+    settings = config.model_dump(mode="json")
     capabilities = Capabilities.declared(runtime.settings.formats)
-    ingested = failed = 0
+    totals = Totals()
     for file in files:
         path = file.path
         try:
@@ -173,20 +199,32 @@ async def ingest_operator_files(
         data = await runtime.pool.run(path.read_bytes)
         source_path, content_hash = file.source_path, hashlib.sha256(data).hexdigest()
         async with runtime.sessionmaker() as session:
-            previous = await _operator_rows(session, collection, source_path)
-        if any(p.content_hash == content_hash and p.chunk_count for p in previous):
+            if await repository.is_reserved(session, collection):
+                raise _reserved(collection)
+            previous = [
+                p
+                for p in await _operator_rows(session, collection, source_path)
+                if p.content_hash == content_hash and p.chunk_count
+            ]
+        if any(
+            p.ingestion_config == settings and p.splitter_version == SPLITTER_VERSION
+            for p in previous
+        ):
             progress(file, "skipped: unchanged since it was ingested")
             continue
         try:
             doc = await runtime.pool.run(extract_text, data, file.name, config.parser)
         except InvalidInput as exc:
             progress(file, f"failed: {exc.message}")
-            failed += 1
+            totals += Totals(failed=1)
             continue
         chunks = [
             c.text
             for c in split_text(
-                doc.text, chunk_size=config.chunk_size, chunk_overlap=config.chunk_overlap
+                doc.text,
+                chunk_size=config.chunk_size,
+                chunk_overlap=config.chunk_overlap,
+                strategy=config.chunking_strategy,
             )
         ]
         async with runtime.sessionmaker() as session:
@@ -195,9 +233,7 @@ async def ingest_operator_files(
         async with runtime.sessionmaker() as session, session.begin():
             await repository.lock_name(session, collection)
             if await repository.is_reserved(session, collection):
-                raise Conflict(
-                    f"The collection name '{collection}' is reserved by a pending deletion"
-                )
+                raise _reserved(collection)
             vdid = uuid.uuid4()
             row = RagDocument(
                 collection_name=collection,
@@ -209,6 +245,8 @@ async def ingest_operator_files(
                 source_path=source_path,
                 content_hash=content_hash,
                 writer_kind=WriterKind.OPERATOR,
+                ingestion_config=settings,
+                splitter_version=SPLITTER_VERSION,
                 vector_document_id=vdid,
                 chunk_count=len(chunks),
                 document_date=doc.document_date,
@@ -234,9 +272,19 @@ async def ingest_operator_files(
             )
             await write_chunks(session, collection, vdid, chunks, embeddings, stamp)
             replaced = await _retire(session, collection, source_path, keep=row.id)
-        ingested += 1
-        progress(file, f"{len(chunks)} chunks" + (f", replacing {replaced}" if replaced else ""))
-    return ingested, failed
+        if previous:
+            totals += Totals(ingested=1, rechunked=1)
+            progress(file, f"re-chunked (new settings or splitter): {len(chunks)} chunks")
+        else:
+            totals += Totals(ingested=1)
+            progress(
+                file, f"{len(chunks)} chunks" + (f", replacing {replaced}" if replaced else "")
+            )
+    return totals
+
+
+def _reserved(collection: str) -> Conflict:
+    return Conflict(f"The collection name '{collection}' is reserved by a pending deletion")
 
 
 async def rag_sync_gdrive(
@@ -247,21 +295,21 @@ async def rag_sync_gdrive(
     config: dict[str, Any],
     collection: str,
     progress: Callable[[str, str], None],
-) -> tuple[int, int]:
+) -> Totals:
     """A Drive folder as operator content, read with the deployment's own service account.
 
     The one user of ``GOOGLE_DRIVE_CREDENTIALS_FILE``: an operator runs it from their own
     shell; no sync source ever falls back to that file. The listing and the downloads are
     the ``google_drive`` connector's (its refusals, its landing rule); each file is then
     ingested like ``rag-ingest`` does, addressed ``gdrive://<id>``, so a run again skips an
-    unchanged file (by its bytes' hash) and replaces a changed one. Nothing is deleted.
-    Returns (ingested, failed).
+    unchanged file (its bytes and settings), re-chunks one whose settings changed and
+    replaces a changed one. Nothing is deleted.
     """
     options = settings.connector_options(pool=runtime.pool)
     checked = check_config(GoogleDriveConnector.NAME, config, options, root="")
     assert isinstance(checked, GoogleDriveConfig)
     connector = GoogleDriveConnector(checked, credentials, options)
-    ingested = failed = 0
+    totals = Totals()
     parser = IngestionConfig().parser
     capabilities = Capabilities.declared(runtime.settings.formats)
     try:
@@ -283,21 +331,20 @@ async def rag_sync_gdrive(
                     path = await connector.fetch(remote, landing)
                 except ConnectorError as exc:
                     progress(remote.address, f"failed: {exc.message}")
-                    failed += 1
+                    totals += Totals(failed=1)
                     continue
                 file = OperatorFile(path, name, remote.address, GoogleDriveConnector.NAME)
-                done, lost = await ingest_operator_files(
+                totals += await ingest_operator_files(
                     runtime,
                     clients,
                     [file],
                     collection,
                     lambda f, outcome: progress(f"{f.source_path} ({f.name})", outcome),
                 )
-                ingested, failed = ingested + done, failed + lost
                 await runtime.pool.run(shutil.rmtree, landing, True)
     finally:
         await connector.aclose()
-    return ingested, failed
+    return totals
 
 
 def _text_search_config(kbs: list[KnowledgeBase]) -> str:

@@ -146,3 +146,16 @@ def test_mcp_needs_a_token(monkeypatch: pytest.MonkeyPatch) -> None:
 )
 def test_mcp_relays_to_the_deployments_mcp(url: str, endpoint: str) -> None:
     assert mcp_relay.endpoint(url) == endpoint
+
+
+def test_rag_ingest_says_how_many_files_were_rechunked(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from docproc_cli import operator
+
+    done = operator.Totals(ingested=3, rechunked=2, failed=1)
+    monkeypatch.setattr(main, "_operator", lambda _work: done)
+    (tmp_path / "a.md").write_text("# A")
+    result = runner.invoke(main.app, ["rag-ingest", str(tmp_path / "a.md"), "-c", "handbook"])
+    assert result.exit_code == 2  # a file failed
+    assert "3 ingested (2 re-chunked), 1 failed into handbook" in result.output

@@ -47,3 +47,31 @@ export async function createAndSearch(baseUrl: string, token: string): Promise<s
   }
   return found.data.results.map((hit) => `${hit.filename ?? "?"}#${hit.chunk_no}: ${hit.score}`);
 }
+
+type ChatFile = components["schemas"]["ChatFileOut"];
+
+/** A chat card's label, by the specification's eight file types: a ninth fails to compile. */
+export function cardLabel(file: ChatFile): string {
+  switch (file.file_type) {
+    case "image":
+      return file.file_kind === "tiff" ? "Image (TIFF, downloaded)" : "Image";
+    case "pdf":
+      return "PDF";
+    case "docx":
+      return "Word document";
+    case "spreadsheet":
+      return "Spreadsheet";
+    case "document":
+      return file.file_kind === "archive" ? "Archive" : "Document";
+    case "presentation":
+      return "Presentation";
+    case "email":
+      return "Email";
+    case "text":
+      return "Text";
+    default: {
+      const ninth: never = file.file_type;
+      return ninth;
+    }
+  }
+}

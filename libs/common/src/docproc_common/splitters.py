@@ -54,6 +54,7 @@ __all__ = [
     "DEFAULT_CHUNK_SIZE",
     "FIXED_SEPARATORS",
     "RECURSIVE_SEPARATORS",
+    "SPLITTER_VERSION",
     "Chunk",
     "ChunkingStrategy",
     "split_text",
@@ -63,6 +64,11 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_CHUNK_SIZE = 2500
 DEFAULT_CHUNK_OVERLAP = 200
+
+#: Bumped whenever a strategy cuts the same text with the same settings differently
+#: (tests/unit/test_splitters.py pins the output to it): ``rag-ingest`` re-chunks a file
+#: cut with another version even when its bytes and settings are unchanged.
+SPLITTER_VERSION = 1
 
 #: Paragraph, line, word, character: the order in which ``recursive`` tries separators.
 RECURSIVE_SEPARATORS: tuple[str, ...] = ("\n\n", "\n", " ", "")

@@ -372,15 +372,29 @@ OPERATOR_CHUNKS = (
     "(knowledge_base_id IS NULL AND organization_id IS NULL AND writer_kind = 'operator')"
 )
 
+#: The unfiled chunks of the organizations of the bases ``:kbs`` (every base but an
+#: app-scoped one, and none outside an organization): legacy content filed under no base,
+#: which the bases of its tenant list, search and take (``knowledge_bases.repository.tenants``).
+TENANT_UNFILED_CHUNKS = (
+    "(knowledge_base_id IS NULL AND organization_id = ANY(ARRAY("
+    "SELECT organization_id FROM knowledge_bases WHERE id = ANY(:kbs) "
+    "AND scope <> 'app' AND organization_id IS NOT NULL)))"
+)
+
 
 def scope_sql(include_operator: bool) -> str:
-    """The tenant constraint, from the caller's resolved knowledge bases, never from a request body.
+    """The tenant constraint, from the caller's resolved knowledge bases (``:kbs``, all on the
+    table's name), never from a request body.
 
-    An app-scoped knowledge base also reads the operator's unfiled global chunks
-    (``docproc rag-ingest``); nothing else reads chunks no knowledge base owns.
+    The bases read their own chunks and the unfiled chunks of their organizations
+    (``TENANT_UNFILED_CHUNKS``); an app-scoped base (``include_operator``) also reads the
+    operator's unfiled global chunks (``docproc rag-ingest``). Nothing else reads chunks no
+    knowledge base owns.
     """
-    own = "knowledge_base_id = ANY(:kbs)"
-    return f"({own} OR {OPERATOR_CHUNKS})" if include_operator else own
+    reads = ["knowledge_base_id = ANY(:kbs)", TENANT_UNFILED_CHUNKS]
+    if include_operator:
+        reads.append(OPERATOR_CHUNKS)
+    return f"({' OR '.join(reads)})"
 
 
 async def drop_table(session: AsyncSession, collection: str) -> None:

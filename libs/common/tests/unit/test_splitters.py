@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from docproc_common.splitters import Chunk, ChunkingStrategy, split_text
+from docproc_common.splitters import SPLITTER_VERSION, Chunk, ChunkingStrategy, split_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +30,33 @@ def texts(chunks: list[Chunk]) -> list[str]:
 def test_rejects_invalid_settings(chunk_size: int, chunk_overlap: int) -> None:
     with pytest.raises(ValueError, match="chunk_"):
         split_text("text", chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+
+
+# What each strategy cuts from one sample, at the current SPLITTER_VERSION. A change that
+# moves a chunk boundary fails here: bump SPLITTER_VERSION (so rag-ingest re-chunks the
+# operator's files cut by the earlier splitter) and record the new digests under it.
+_VERSION_SAMPLE = (
+    "# Guide\n\nIntro paragraph about otters and rivers.\n\n## Habits\n\n"
+    + "Otters hold hands while they sleep so they do not drift apart. " * 6
+    + "\n\n```\n# not a heading\n```\n\n### Food\n\nFish, crabs,\nclams and urchins.\n"
+    + "averyveryverylongwordwithoutanyspace" * 4
+)
+_CUTS = {
+    1: {
+        ChunkingStrategy.RECURSIVE: "ee966e6a2064fdd7",
+        ChunkingStrategy.MARKDOWN: "f872f7978a280898",
+        ChunkingStrategy.FIXED: "326f188e939a66fe",
+    },
+}
+
+
+@pytest.mark.parametrize("strategy", list(ChunkingStrategy))
+def test_a_changed_cut_bumps_the_splitter_version(strategy: ChunkingStrategy) -> None:
+    chunks = split_text(_VERSION_SAMPLE, chunk_size=120, chunk_overlap=30, strategy=strategy)
+    cut = json.dumps([[c.text, c.start, c.end] for c in chunks]).encode()
+    assert hashlib.sha256(cut).hexdigest()[:16] == _CUTS[SPLITTER_VERSION][strategy], (
+        "the splitter cuts this text differently: bump SPLITTER_VERSION and record the digest"
+    )
 
 
 def test_rejects_unknown_strategy() -> None:

@@ -335,12 +335,14 @@ class TestKnowledgeBaseDeleted:
         assert moved.json()["active"] is True
         assert moved.json()["collection_name"] == again.collection_name
 
+    @pytest.mark.parametrize("route", ["/kb/{id}", "/rag/collections/{name}"])
     async def test_emptying_a_default_base_keeps_its_sources(
-        self, client: Client, bed: SyncBed
+        self, client: Client, bed: SyncBed, route: str
     ) -> None:
-        """A default base is emptied, not deleted: its row stays as the sources' target, so
-        they stay linked and active, and a run may still be queued (the seed: "Vaciar una
-        base predeterminada conserva sus fuentes porque la fila de destino permanece")."""
+        """A default base is emptied, not deleted, by either delete: its row stays as the
+        sources' target, so they stay linked and active, and a run may still be queued (the
+        seed: "Vaciar una base predeterminada conserva sus fuentes porque la fila de destino
+        permanece")."""
         kb = await bed.kb()
         async with bed.runtime.sessionmaker() as s, s.begin():
             await s.execute(
@@ -348,7 +350,7 @@ class TestKnowledgeBaseDeleted:
             )
         c = client()
         src = await s3_source(bed, c, kb)
-        emptied = await c.delete(f"/kb/{kb.id}")
+        emptied = await c.delete(route.format(id=kb.id, name=kb.collection_name))
         assert emptied.status_code == 200, emptied.text
         assert emptied.json()["knowledge_bases_emptied"] == 1
         async with bed.runtime.sessionmaker() as s:

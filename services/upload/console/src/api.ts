@@ -220,6 +220,8 @@ export interface ChatFile {
   filename: string;
   mime_type: string;
   size: number;
-  file_type: string;
+  /** The specification's eight types; `file_kind` is finer (adds tiff, doc, archive). */
+  file_type: "image" | "pdf" | "docx" | "spreadsheet" | "document" | "presentation" | "email" | "text";
+  file_kind: string;
   preview: string | null;
 }

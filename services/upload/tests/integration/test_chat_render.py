@@ -148,6 +148,7 @@ async def test_workspace_gets_the_file_and_a_reference_with_20_lines(
         "file_id": csv["id"],
         "filename": "raport.csv",
         "file_type": "text",
+        "file_kind": "text",
         "mode": "workspace",
         "workspace_path": f"/{path}",
         "sibling_path": None,
@@ -210,6 +211,8 @@ async def test_workspace_tiff_is_written_and_its_first_pages_shown(api: ChatApi,
         f"uploads/{uuid.UUID(tif['id']).hex[:8]}-fax.tif"
     ]
     assert "Showing pages 1-5 of 7 as images; open the original" in texts(out)[0]
+    # the specification's eight in file_type; the finer kind the render went by beside it
+    assert (out["files"][0]["file_type"], out["files"][0]["file_kind"]) == ("image", "tiff")
 
 
 @pytest.mark.parametrize(
@@ -235,6 +238,7 @@ async def test_archive_unpacks_member_by_member_into_its_folder(
     assert text.startswith(f"Attached file: {name} (/{folder}/, ")
     assert "2 files" in text and "repo/src/app.py" in text
     assert out["files"][0]["workspace_path"] == f"/{folder}/"
+    assert (out["files"][0]["file_type"], out["files"][0]["file_kind"]) == ("document", "archive")
     app_py = api.runtime.storage.sync.get(
         f"workspaces/{user}/coder/{agent['conversation_id']}/{folder}/repo/src/app.py"
     )
@@ -493,6 +497,10 @@ async def test_later_turns_replay_what_the_attachment_added(api: ChatApi, user: 
     assert history.status_code == 200
     files = history.json()["files"]
     assert [f["file_id"] for f in files] == [csv["id"], png["id"]]
+    assert [(f["file_type"], f["file_kind"]) for f in files] == [
+        ("text", "text"),
+        ("image", "image"),
+    ]
     assert files[0]["history"] == texts(out)[0]
     assert files[0]["workspace_path"] == out["files"][0]["workspace_path"]
     assert "open it from the workspace to look again" in files[1]["history"]

@@ -41,7 +41,12 @@ def _xls() -> bytes:
 
 needs_soffice = pytest.mark.skipif(gen.SOFFICE is None, reason="LibreOffice is not installed")
 
-# name, bytes, declared type, file_type, canonical MIME, text the preview shows (None: null)
+#: The specification's eight file types: every answer's ``file_type`` is one of them.
+EIGHT = {"image", "pdf", "docx", "spreadsheet", "document", "presentation", "email", "text"}
+#: The finer kinds (``file_kind``) that fold into one of the eight.
+FOLDED = {"tiff": "image", "doc": "docx", "archive": "document"}
+
+# name, bytes, declared type, file_kind, canonical MIME, text the preview shows (None: null)
 FORMATS: list[Any] = [
     ("photo.png", lambda: gen.make_image("PNG"), "image/png", "image", "image/png", None),
     ("photo.jpg", lambda: gen.make_image("JPEG"), "image/jpeg", "image", "image/jpeg", None),
@@ -186,14 +191,14 @@ FORMATS: list[Any] = [
 ]
 
 
-@pytest.mark.parametrize(("filename", "make", "declared", "file_type", "mime", "shows"), FORMATS)
+@pytest.mark.parametrize(("filename", "make", "declared", "kind", "mime", "shows"), FORMATS)
 async def test_every_format_is_classified_parsed_stored_and_recorded(
     api: ChatApi,
     user: str,
     filename: str,
     make: Callable[[], bytes],
     declared: str | None,
-    file_type: str,
+    kind: str,
     mime: str,
     shows: str | None,
 ) -> None:
@@ -201,11 +206,13 @@ async def test_every_format_is_classified_parsed_stored_and_recorded(
     response = await api.upload(user, filename, data, declared, unit="  Finance  ")
     assert response.status_code == 201, response.text
     body = response.json()
-    assert set(body) == {"id", "filename", "mime_type", "size", "file_type", "preview"}
+    assert set(body) == {"id", "filename", "mime_type", "size", "file_type", "file_kind", "preview"}
     assert body["filename"] == filename
     assert body["mime_type"] == mime
     assert body["size"] == len(data)
-    assert body["file_type"] == file_type
+    # the specification's eight in file_type, the finer kind beside it
+    assert body["file_type"] == FOLDED.get(kind, kind) and body["file_type"] in EIGHT
+    assert body["file_kind"] == kind
     if shows is None:
         assert body["preview"] is None
     else:
@@ -215,7 +222,7 @@ async def test_every_format_is_classified_parsed_stored_and_recorded(
     (row,) = await api.fetch("SELECT * FROM chat_files WHERE id = $1", uuid.UUID(body["id"]))
     assert row["user_id"] == user
     assert row["filename"] == filename and row["mime_type"] == mime and row["size"] == len(data)
-    assert row["file_type"] == file_type
+    assert row["file_type"] == kind  # the column keeps the finer kind the render reads
     assert row["organizational_unit"] == "Finance"
     assert row["message_id"] is None and row["created_at"] is not None
     assert re.fullmatch(rf"{user}/[0-9a-f]{{32}}_{re.escape(filename)}", row["storage_path"])
@@ -421,9 +428,8 @@ async def test_info_is_the_owners_record_and_nobody_elses(api: ChatApi, user: st
     own = await api.client.get(url, headers=auth(user))
     assert own.status_code == 200, own.text
     info = own.json()
-    assert {k: info[k] for k in ("id", "filename", "size", "file_type", "preview")} == {
-        k: body[k] for k in ("id", "filename", "size", "file_type", "preview")
-    }
+    shared = ("id", "filename", "size", "file_type", "file_kind", "preview")
+    assert {k: info[k] for k in shared} == {k: body[k] for k in shared}
     assert (info["organizational_unit"], info["message_id"], info["has_parsed_content"]) == (
         "Ops",
         None,

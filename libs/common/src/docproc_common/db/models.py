@@ -136,6 +136,10 @@ class RagDocument(Base):
     document_date: Mapped[date | None] = mapped_column(Date)
     writer_kind: Mapped[str] = mapped_column(String(16), default=WriterKind.DOCUMENT)
     ingestion_config: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    #: The ``docproc_common.splitters.SPLITTER_VERSION`` an operator ingest cut the chunks
+    #: with (null for a pipeline document): with ``ingestion_config`` and ``content_hash``,
+    #: what ``rag-ingest`` compares to skip a file or re-chunk it.
+    splitter_version: Mapped[int | None] = mapped_column(Integer)
     attempt_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
     #: An upload with ``replace=true``: once it is ``done``, the earlier documents of its
     #: name in its knowledge base are retired (``docproc_embedder.repository.retire_replaced``).

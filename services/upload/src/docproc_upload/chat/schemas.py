@@ -9,22 +9,59 @@ from typing import Literal
 
 from docproc_common.db.models import ChatAttachmentRender
 from docproc_common.parsing import FileType
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from docproc_upload.inputs import column_length
 
 MAX_FILES_PER_CALL = 100
 _ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 
+#: The specification's eight file types: what a card (an icon, a label) is coded to.
+FileCategory = Literal[
+    "image", "pdf", "docx", "spreadsheet", "document", "presentation", "email", "text"
+]
 
-class ChatFileOut(BaseModel):
+#: Each kind the upload tells apart, as one of the eight: a TIFF is an image, a legacy
+#: ``.doc`` a Word document, and an archive a document (its text is a member list extracted
+#: from bytes that are not text, as for any other document).
+_CATEGORY: dict[FileType, FileCategory] = {
+    FileType.IMAGE: "image",
+    FileType.TIFF: "image",
+    FileType.PDF: "pdf",
+    FileType.DOCX: "docx",
+    FileType.DOC: "docx",
+    FileType.SPREADSHEET: "spreadsheet",
+    FileType.DOCUMENT: "document",
+    FileType.ARCHIVE: "document",
+    FileType.PRESENTATION: "presentation",
+    FileType.EMAIL: "email",
+    FileType.TEXT: "text",
+}
+
+
+class _Classified(BaseModel):
+    """A file's type twice: ``file_type``, one of the eight, and ``file_kind``, finer."""
+
+    file_kind: FileType = Field(
+        description="The finer kind: the eight types plus `tiff`, `doc` and `archive`, "
+        "which `file_type` reports as `image`, `docx` and `document`"
+    )
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="The specification's classified type, one of eight"
+    )
+    @property
+    def file_type(self) -> FileCategory:
+        return _CATEGORY[self.file_kind]
+
+
+class ChatFileOut(_Classified):
     """The upload's answer: what the card shows."""
 
     id: uuid.UUID
     filename: str
     mime_type: str
     size: int
-    file_type: str
     preview: str | None = Field(
         description="First three lines of the extracted text (at most 240 characters); "
         "null for an image or a file no parser could read"
@@ -102,10 +139,9 @@ class BinaryPartOut(BaseModel):
     name: str
 
 
-class RenderedFileOut(BaseModel):
+class RenderedFileOut(_Classified):
     file_id: uuid.UUID
     filename: str
-    file_type: str
     mode: str
     workspace_path: str | None
     sibling_path: str | None
@@ -119,12 +155,11 @@ class RenderOut(BaseModel):
     dry_run: bool = False
 
 
-class HistoryFileOut(BaseModel):
+class HistoryFileOut(_Classified):
     file_id: uuid.UUID
     filename: str
     mime_type: str
     size: int
-    file_type: str
     mode: str | None
     workspace_path: str | None
     history: str | None = Field(

@@ -278,7 +278,7 @@ async def add_file(
         filename=upload.filename,
         mime_type=upload.detected.mime_type,
         size=len(upload.data),
-        file_type=upload.detected.file_type.value,
+        file_kind=upload.detected.file_type,
         preview=preview(upload.text),
     )
 
@@ -307,7 +307,7 @@ async def info(session: AsyncSession, principal: Principal, file_id: uuid.UUID) 
         filename=row.filename,
         mime_type=row.mime_type,
         size=row.size,
-        file_type=row.file_type,
+        file_kind=FileType(row.file_type),
         preview=preview(row.parsed_content),
         organizational_unit=row.organizational_unit,
         message_id=row.message_id,
@@ -475,7 +475,7 @@ def rendered_out(files: ToRender, rendered: Rendered, *, dry_run: bool) -> Rende
             RenderedFileOut(
                 file_id=o.file_id,
                 filename=found[o.file_id].filename,
-                file_type=found[o.file_id].file_type,
+                file_kind=FileType(found[o.file_id].file_type),
                 mode=o.mode.value,
                 workspace_path="/" + o.workspace_path if o.workspace_path else None,
                 sibling_path="/" + o.sibling_path if o.sibling_path else None,
@@ -505,7 +505,7 @@ async def message_attachments(
                 filename=f.filename,
                 mime_type=f.mime_type,
                 size=f.size,
-                file_type=f.file_type,
+                file_kind=FileType(f.file_type),
                 mode=r.mode if r else None,
                 workspace_path=("/" + r.workspace_path) if r and r.workspace_path else None,
                 history=r.history_text if r else None,

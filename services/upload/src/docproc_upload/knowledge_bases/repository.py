@@ -161,6 +161,16 @@ def adopts_operator(kbs: Sequence[KnowledgeBase]) -> bool:
     return any(kb.scope == Scope.APP for kb in kbs)
 
 
+def tenants(kbs: Sequence[KnowledgeBase]) -> frozenset[str]:
+    """The organizations whose unfiled content on their name these bases list, search, count
+    and take with them: each base's own, but an app-scoped base's (it adopts the operator's
+    instead) and a base outside an organization (none). ``vectorstore.TENANT_UNFILED_CHUNKS``
+    says the same of chunks."""
+    return frozenset(
+        kb.organization_id for kb in kbs if kb.scope != Scope.APP and kb.organization_id
+    )
+
+
 async def delete_kbs(session: AsyncSession, ids: Sequence[uuid.UUID]) -> None:
     if ids:
         await session.execute(delete(KnowledgeBase).where(KnowledgeBase.id.in_(list(ids))))

@@ -353,11 +353,9 @@ class Unfiled:
 
     @classmethod
     def taken_by(cls, kbs: Sequence[KnowledgeBase]) -> Unfiled:
+        """What these bases take: exactly what they list and search."""
         return cls(
-            operator=repository.adopts_operator(kbs),
-            organization_ids=frozenset(
-                kb.organization_id for kb in kbs if kb.scope != Scope.APP and kb.organization_id
-            ),
+            operator=repository.adopts_operator(kbs), organization_ids=repository.tenants(kbs)
         )
 
     def takes(self, doc: RagDocument) -> bool:

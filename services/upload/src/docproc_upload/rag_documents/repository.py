@@ -20,6 +20,8 @@ from docproc_common.vectorstore import table_exists
 from sqlalchemy import ColumnElement, and_, delete, func, literal, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from docproc_upload.knowledge_bases import repository as knowledge_bases
+
 
 async def document(
     session: AsyncSession, document_id: uuid.UUID, *, lock: bool = False
@@ -46,11 +48,39 @@ def is_operator_row(doc: RagDocument) -> bool:
     )
 
 
+def tenant_rows(collection_name: str, organization_id: str) -> ColumnElement[bool]:
+    """An organization's unfiled rows on a name (legacy uploads filed under no base), as
+    ``vectorstore.TENANT_UNFILED_CHUNKS`` for chunks."""
+    return and_(
+        RagDocument.collection_name == collection_name,
+        RagDocument.knowledge_base_id.is_(None),
+        RagDocument.organization_id == organization_id,
+    )
+
+
 def listed_by(kbs: Sequence[KnowledgeBase]) -> ColumnElement[bool]:
-    """The rows these bases list and count: their own, and those of the chunks they adopt."""
+    """The rows these bases list and count: their own, and those of the unfiled chunks they
+    read (the operator's for an app-scoped base, their organization's for any other)."""
     own = RagDocument.knowledge_base_id.in_([kb.id for kb in kbs])
     names = sorted({kb.collection_name for kb in kbs if kb.scope == Scope.APP})
-    return or_(own, *(operator_rows(name) for name in names))
+    tenants = sorted(
+        {(kb.collection_name, org) for kb in kbs for org in knowledge_bases.tenants([kb])}
+    )
+    return or_(
+        own,
+        *(operator_rows(name) for name in names),
+        *(tenant_rows(name, org) for name, org in tenants),
+    )
+
+
+def is_listed_by(kbs: Sequence[KnowledgeBase], doc: RagDocument) -> bool:
+    """``listed_by`` for one loaded row."""
+    if doc.knowledge_base_id is not None:
+        return doc.knowledge_base_id in {kb.id for kb in kbs}
+    on_name = [kb for kb in kbs if kb.collection_name == doc.collection_name]
+    if doc.organization_id is None:
+        return is_operator_row(doc) and knowledge_bases.adopts_operator(on_name)
+    return doc.organization_id in knowledge_bases.tenants(on_name)
 
 
 async def listed_document(

@@ -298,18 +298,19 @@ async def document_for(
 ) -> RagDocument:
     """The document if a base that lists it is reachable; a denial looks like absence.
 
-    A filed document is reached through its own base. An operator's unfiled one
-    (``rag-ingest``) only through an app-scoped base on its name, the one whose search
-    reads its chunks; no other unfiled row is reached by id.
+    A filed document is reached through its own base. An unfiled one through a base on its
+    name whose search reads its chunks: an operator's (``rag-ingest``) through an app-scoped
+    base, an organization's through a base of that organization (``knowledge_bases.tenants``);
+    no other unfiled row is reached by id.
     """
     doc = await repository.document(session, document_id, lock=access is Access.EDIT)
     try:
         if doc is not None and doc.knowledge_base_id is not None:
             await resolve_kb(session, principal, doc.knowledge_base_id, access)
             return doc
-        if doc is not None and repository.is_operator_row(doc):
+        if doc is not None:
             kbs = await resolve_collection(session, principal, doc.collection_name, access)
-            if knowledge_bases.adopts_operator(kbs):
+            if repository.is_listed_by(kbs, doc):
                 return doc
     except CollectionNotFound:
         pass
@@ -388,8 +389,15 @@ async def delete_document(
 async def retry_document(
     session: AsyncSession, principal: Principal, document_id: uuid.UUID
 ) -> DocumentOut:
-    """Re-dispatch a failed upload from its stored original, replacing what the failed attempt indexed."""
+    """Re-dispatch a failed upload from its stored original, replacing what the failed attempt
+    indexed. An organization's unfiled document is refused (400): its tenant's bases list it,
+    but a new attempt would index it filed under no base again; it is uploaded again into one."""
     doc = await document_for(session, principal, document_id, Access.EDIT)
+    if doc.knowledge_base_id is None and doc.organization_id is not None:
+        raise InvalidInput(
+            "This document is filed under no knowledge base (it was uploaded before documents "
+            "recorded their base), so it cannot be retried; upload it again into a knowledge base"
+        )
     if doc.status != DocumentStatus.ERROR:
         raise InvalidInput("Only a failed document can be retried")
     if not doc.storage_path:
