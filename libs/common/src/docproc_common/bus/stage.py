@@ -66,7 +66,10 @@ class Outcome(enum.Enum):
     FAILED = "failed"  # this delivery committed the document's failure (the claim with it)
     PROCESSED = "processed"  # an earlier delivery committed the event (a redelivery)
     SUPERSEDED = "superseded"  # the row was deleted, retried or finished before the read
-    OVERTAKEN = "overtaken"  # processed or superseded between the read and the write
+    OVERTAKEN = "overtaken"  # an other delivery of the event committed it meanwhile
+    #: the row was deleted, retried or finished between the read and the write: what
+    #: ``compute`` stored under the attempt's keys is nobody's, the stage's to remove
+    ABANDONED = "abandoned"
 
 
 class AttemptEvent(Protocol):
@@ -223,7 +226,7 @@ async def _write(
             return Outcome.OVERTAKEN
         row = await unit.current(session, event.document_id, event.attempt_id)
         if row is None:
-            return Outcome.OVERTAKEN  # only the claim commits: a redelivery has nothing to do
+            return Outcome.ABANDONED  # only the claim commits: a redelivery has nothing to do
         out = await stage.write(session, row, event, computed)
         if out is not None:
             await unit.enqueue(session, out)
