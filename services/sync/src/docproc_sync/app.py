@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 
 from docproc_common.bus.delivery import Subscription
+from docproc_common.bus.stage import UnitHandler
 from docproc_common.connectors.settings import get_sync_settings
 from docproc_common.events import SyncRequested
 from docproc_common.periodic import periodic
 from docproc_common.runtime import Runtime, ServiceSpec
 
-from docproc_sync.handler import SyncHandler
+from docproc_sync.handler import SyncStage
 from docproc_sync.service import reconcile_once, schedule_once
 
 NAME = "sync"
@@ -19,7 +20,7 @@ log = logging.getLogger(__name__)
 
 def build(runtime: Runtime) -> ServiceSpec:
     settings = get_sync_settings()
-    handler = SyncHandler(runtime, settings)
+    handler = UnitHandler(runtime.sessionmaker, SyncStage(runtime, settings))
     return ServiceSpec(
         name=NAME,
         keys=frozenset({"vault"}),  # the sources' credentials, the embedding keys
