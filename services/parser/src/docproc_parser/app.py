@@ -6,8 +6,8 @@ import asyncio
 import logging
 
 import httpx
-from docproc_common.bus.delivery import Subscription
 from docproc_common.bus.stage import AttemptHandler
+from docproc_common.bus.topics import subscriptions
 from docproc_common.events import DocumentAccepted
 from docproc_common.formats import Capabilities
 from docproc_common.http import ReadinessCheck
@@ -79,7 +79,7 @@ def build(runtime: Runtime, settings: ParserSettings | None = None) -> ServiceSp
     return ServiceSpec(
         name=NAME,
         keys=frozenset({"vault"}),  # LlamaParse and vision keys
-        subscriptions=[Subscription(DocumentAccepted.TOPIC, handler, give_up=handler.give_up)],
+        subscriptions=subscriptions(NAME, {DocumentAccepted: handler}),
         tasks=[warm_up],
         on_shutdown=[close],
         checks=[

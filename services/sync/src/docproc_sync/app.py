@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from docproc_common.bus.delivery import Subscription
 from docproc_common.bus.stage import UnitHandler
+from docproc_common.bus.topics import subscriptions
 from docproc_common.connectors.settings import get_sync_settings
 from docproc_common.events import SyncRequested
 from docproc_common.periodic import periodic
@@ -24,7 +24,7 @@ def build(runtime: Runtime) -> ServiceSpec:
     return ServiceSpec(
         name=NAME,
         keys=frozenset({"vault"}),  # the sources' credentials, the embedding keys
-        subscriptions=[Subscription(SyncRequested.TOPIC, handler, give_up=handler.give_up)],
+        subscriptions=subscriptions(NAME, {SyncRequested: handler}),
         tasks=[
             periodic(
                 "the sync scheduler",

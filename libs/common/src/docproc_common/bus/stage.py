@@ -321,8 +321,8 @@ async def run_claimed(unit: Unit[S], stage: ClaimStage[S, E, R, C], event: E) ->
 
 
 class AttemptHandler(Generic[AE, R, C]):
-    """An ``AttemptStage`` on the database as the bus calls it:
-    ``Subscription(topic, handler, give_up=handler.give_up)``."""
+    """An ``AttemptStage`` on the database as the bus calls it: the handler of its event type
+    in ``bus.topics.subscriptions``, which takes its ``give_up``."""
 
     def __init__(
         self,
