@@ -6,7 +6,6 @@ import logging
 
 from docproc_common.bus.stage import UnitHandler
 from docproc_common.bus.topics import subscriptions
-from docproc_common.connectors.settings import get_sync_settings
 from docproc_common.events import SyncRequested
 from docproc_common.periodic import periodic
 from docproc_common.runtime import Runtime, ServiceSpec
@@ -19,7 +18,7 @@ log = logging.getLogger(__name__)
 
 
 def build(runtime: Runtime) -> ServiceSpec:
-    settings = get_sync_settings()
+    settings = runtime.settings.sync
     handler = UnitHandler(runtime.sessionmaker, SyncStage(runtime, settings))
     return ServiceSpec(
         name=NAME,

@@ -15,9 +15,9 @@ from __future__ import annotations
 import logging
 
 from docproc_common.bus.stage import Unit, commit, was_processed
-from docproc_common.connectors.settings import SyncSettings
 from docproc_common.events import SyncRequested
 from docproc_common.runtime import Runtime
+from docproc_common.settings import SyncSettings
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_sync import repository

@@ -41,11 +41,11 @@ from typing import Any
 
 from docproc_common.bus.outbox import enqueue
 from docproc_common.bus.stage import Unit
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.config import check_config
 from docproc_common.connectors.errors import ConnectorError
 from docproc_common.connectors.remote_names import last_component
 from docproc_common.connectors.runs import queue_run
-from docproc_common.connectors.settings import SyncSettings
 from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.documents import accept_document
 from docproc_common.errors import InvalidInput
@@ -54,6 +54,7 @@ from docproc_common.formats import Capabilities, check_supported, extension_of
 from docproc_common.http import database_unreachable
 from docproc_common.ingestion import IngestionConfig
 from docproc_common.runtime import Runtime
+from docproc_common.settings import SyncSettings
 from docproc_common.storage import clean_filename, new_storage_path
 from docproc_common.vault import open_secret
 from sqlalchemy import func
@@ -654,7 +655,7 @@ async def _prepare(
         if cls is None:
             raise RunRefusedError(f"The connector '{src.connector}' is not available")
         try:  # asked again: a row written before a check (a token in a URL) must not run
-            config = check_config(src.connector, src.config, settings.connector_options())
+            config = check_config(src.connector, src.config, ConnectorOptions.of(settings))
         except InvalidInput as exc:
             raise RunRefusedError(
                 f"The source's configuration is no longer accepted: {exc.message}"
@@ -684,8 +685,12 @@ async def _prepare(
     runs_dir.mkdir(parents=True, exist_ok=True)
     work_dir = Path(tempfile.mkdtemp(prefix=f"{source_id.hex[:8]}-", dir=runs_dir))
     cache_dir = settings.state_dir / "sources" / source_id.hex
-    options = settings.connector_options(
-        work_dir=work_dir, cache_dir=cache_dir, pool=runtime.pool, full_listing=values[1] == "full"
+    options = ConnectorOptions.of(
+        settings,
+        work_dir=work_dir,
+        cache_dir=cache_dir,
+        pool=runtime.pool,
+        full_listing=values[1] == "full",
     )
     try:
         connector = cls(config, secret, options)
