@@ -102,10 +102,10 @@ def consumers_yaml() -> str:
 
 def all_topics() -> list[str]:
     topics: list[str] = []
-    for topic, consumers in SUBSCRIBERS.items():
+    for topic, groups in SUBSCRIBERS.items():
         topics.append(topic)
-        for consumer in consumers:
-            topics += [retry_topic(topic, consumer), dlq_topic(topic, consumer)]
+        for group in groups:
+            topics += [retry_topic(topic, group), dlq_topic(topic, group)]
     return topics
 
 
