@@ -6,7 +6,7 @@ export UV
 PORT ?= 8000
 export UV_LINK_MODE ?= copy
 
-.PHONY: help ensure-uv sync check bench-quality system-packages console console-screenshots fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint chart-consumers images deploy-smoke dev demo bench dev-k8s
+.PHONY: help ensure-uv sync check bench-quality system-packages console console-screenshots fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint chart-consumers images deploy-smoke smoke-journey dev demo bench dev-k8s
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -68,7 +68,9 @@ check: sync ## the inner loop: lint, types and the unit tests, no infrastructure
 images: console ## build every service image with podman (local Debian base images when Docker Hub is out of reach); the console first, so upload's carries it
 	bash scripts/images.sh
 
-deploy-smoke: sync infra-up images ## the chart's rendered pods as containers of those images: journey, alert, dashboards (deploy/smoke)
+deploy-smoke: sync infra-up images smoke-journey ## the chart's rendered pods as containers of those images: journey, alert, dashboards (deploy/smoke)
+
+smoke-journey: ## deploy/smoke alone, on images already built (make deploy-smoke builds them first)
 	$(UV) run pytest -q -p no:randomly --durations=0 deploy/smoke  # one journey, its steps in order
 
 dev: sync console ## the embedded all-in-one: docproc dev (the console at /console)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `make test`, phase by phase: set-up, lint and types, the suite, the images, the deploy
 # smoke. Each phase is timed, and the times are printed on one line at the end, also when
-# a phase fails, so every CI log shows where its time went.
+# a phase fails, so every CI log shows where its time went. The images are built beside
+# the lint, types and suite (their build is mostly downloads and file copies; the suite is
+# CPU-bound): the images phase is the wait for them, and the line says how long they took.
 #   bash scripts/test-phases.sh MAKE UV [pytest arguments...]
 set -uo pipefail
 make_cmd=$1
@@ -10,7 +12,13 @@ shift 2
 start=$SECONDS
 summary=""
 seed=""
-trap 'echo "test phases: ${summary:-none} | total $((SECONDS - start))s${seed:+ | order --randomly-seed=$seed}"' EXIT
+images_pid=""
+images_log=$(mktemp)
+finish() {
+  [ -n "$images_pid" ] && kill "$images_pid" 2>/dev/null
+  echo "test phases: ${summary:-none} | total $((SECONDS - start))s${seed:+ | order --randomly-seed=$seed}"
+}
+trap finish EXIT
 
 phase() {
   local name=$1 began=$SECONDS rc
@@ -37,6 +45,21 @@ set_up() {
 }
 
 phase set-up set_up
+# scripts/images.sh, not `make images`: the console was built by the set-up, and building it
+# again would rewrite what the console tests serve
+( began=$SECONDS; bash scripts/images.sh; rc=$?; echo "images built in $((SECONDS - began))s"; exit "$rc" ) \
+  > "$images_log" 2>&1 &
+images_pid=$!
+
+built_images() {
+  wait "$images_pid"
+  local rc=$?
+  images_pid=""
+  cat "$images_log"
+  summary+="${summary:+ · }$(tail -n 1 "$images_log" | sed 's/^images //')"
+  return "$rc"
+}
+
 phase lint+types $make_cmd lint typecheck
 # the order is shuffled (pytest-randomly, on in every pytest run); the seed is printed
 # here and on the last line (-q hides pytest's header) and reruns an order:
@@ -46,5 +69,5 @@ phase lint+types $make_cmd lint typecheck
 seed=$(( (RANDOM << 15) | RANDOM ))
 echo "test order: --randomly-seed=$seed"
 phase suite $uv_cmd run pytest -q -n 2 --dist loadscope --no-loadscope-reorder --durations=25 --randomly-seed="$seed" "$@" libs services cli tests
-phase images $make_cmd images
-phase smoke $make_cmd deploy-smoke
+phase images built_images
+phase smoke $make_cmd smoke-journey
