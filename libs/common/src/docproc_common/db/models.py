@@ -408,7 +408,6 @@ class RagDocumentClaim(Base):
     )
 
 
-
 class RetrievalEvaluation(Base):
     """A knowledge base's evaluation set: queries and the documents relevant to each, graded.
 
