@@ -15,6 +15,7 @@ from docproc_common.db.models import (
     RetrievalEvaluation,
 )
 from sqlalchemy import ColumnElement, delete, func, or_, select, text
+from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from docproc_upload.rag_documents.repository import listed_by
@@ -72,7 +73,7 @@ async def latest_runs(
     rows = await session.execute(
         select(EvaluationRun)
         .where(EvaluationRun.evaluation_id.in_(list(evaluation_ids)))
-        .distinct(EvaluationRun.evaluation_id)
+        .ext(distinct_on(EvaluationRun.evaluation_id))
         .order_by(EvaluationRun.evaluation_id, EvaluationRun.started_at.desc())
     )
     return {run.evaluation_id: run for run in rows.scalars()}
@@ -194,7 +195,7 @@ async def latest_scheduled_scores(
             EvaluationRun.trigger == EvaluationTrigger.SCHEDULED,
             EvaluationRun.error.is_(None),
         )
-        .distinct(EvaluationRun.evaluation_id)
+        .ext(distinct_on(EvaluationRun.evaluation_id))
         .order_by(EvaluationRun.evaluation_id, EvaluationRun.started_at.desc())
     )
     return [(kb_id, run) for kb_id, run in rows.all()]
