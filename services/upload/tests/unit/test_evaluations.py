@@ -139,6 +139,8 @@ class TestParseBeir:
             (b'{"_id": "q", "text": "t"}', b"q\td\t0", "qrels", "no relevant"),
             (b'{"_id": "q", "text": ""}', b"q\td\t1", "queries", "query 'q'"),
             (b'{"_id": "q", "text": "t\\u0000"}', b"q\td\t1", "queries", "NUL"),
+            (b'{"_id": "q", "text": "\\ud800"}', b"q\td\t1", "queries", "surrogate"),
+            (b"[" * 100_000, b"q\td\t1", "queries", "line 1"),
         ],
     )
     def test_a_bad_file_is_a_400_naming_it(

@@ -302,7 +302,7 @@ def _beir_queries(data: bytes) -> dict[str, str]:
         try:
             item = json.loads(line)
             ident, text = item["_id"], item["text"]
-        except (ValueError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
             raise InvalidInput(
                 f"queries line {n} is not a JSON object with _id and text",
                 fields=[FieldError("queries", f"line {n}: not a JSON object with _id and text")],
@@ -312,6 +312,13 @@ def _beir_queries(data: bytes) -> dict[str, str]:
                 f"queries line {n}: _id is a string or a number and text a string",
                 fields=[FieldError("queries", f"line {n}: _id or text of the wrong type")],
             )
+        try:  # a lone surrogate (an escape such as "\ud800") is no text PostgreSQL keeps
+            f"{ident}{text}".encode()
+        except UnicodeEncodeError as exc:
+            raise InvalidInput(
+                f"queries line {n} holds a lone surrogate escape, which is not text",
+                fields=[FieldError("queries", f"line {n}: not text (a lone surrogate)")],
+            ) from exc
         if str(ident) in queries:
             raise InvalidInput(
                 f"queries line {n} repeats the query id {str(ident)!r}",
