@@ -22,6 +22,8 @@ from docproc_upload.evaluations.schemas import (
 from docproc_upload.multipart import multipart_openapi, read_upload_form
 from docproc_upload.routes import PublicRoute
 
+# A set's id is matched as a UUID in the path (``{evaluation_id:uuid}``), so that
+# ``/evaluations/beir`` is never taken for one: a GET there is a 405, not a 422.
 router = APIRouter(prefix="/api/v1", tags=["evaluations"], route_class=PublicRoute)
 
 BEIR_FILES = ("queries", "qrels")
@@ -80,14 +82,16 @@ async def list_evaluations(kb_id: uuid.UUID, caller: Caller, db: Session) -> lis
     return await service.list_evaluations(db, caller, kb_id)
 
 
-@router.get("/kb/{kb_id}/evaluations/{evaluation_id}", response_model=EvaluationDetail)
+@router.get("/kb/{kb_id}/evaluations/{evaluation_id:uuid}", response_model=EvaluationDetail)
 async def get_evaluation(
     kb_id: uuid.UUID, evaluation_id: uuid.UUID, caller: Caller, db: Session
 ) -> EvaluationDetail:
     return await service.get_evaluation(db, caller, kb_id, evaluation_id)
 
 
-@router.delete("/kb/{kb_id}/evaluations/{evaluation_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/kb/{kb_id}/evaluations/{evaluation_id:uuid}", status_code=status.HTTP_204_NO_CONTENT
+)
 async def delete_evaluation(
     kb_id: uuid.UUID, evaluation_id: uuid.UUID, caller: Caller, db: Session
 ) -> None:
@@ -97,7 +101,7 @@ async def delete_evaluation(
 
 
 @router.post(
-    "/kb/{kb_id}/evaluations/{evaluation_id}/run",
+    "/kb/{kb_id}/evaluations/{evaluation_id:uuid}/run",
     status_code=status.HTTP_201_CREATED,
     response_model=EvaluationRunOut,
 )
@@ -115,7 +119,9 @@ async def run_evaluation(
             return await service.record_run(db, caller, run, scored)
 
 
-@router.get("/kb/{kb_id}/evaluations/{evaluation_id}/runs", response_model=list[EvaluationRunOut])
+@router.get(
+    "/kb/{kb_id}/evaluations/{evaluation_id:uuid}/runs", response_model=list[EvaluationRunOut]
+)
 async def list_evaluation_runs(
     kb_id: uuid.UUID,
     evaluation_id: uuid.UUID,
