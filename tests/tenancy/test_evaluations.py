@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
+from docproc_common.db.models import KnowledgeBase
 from docproc_common.embedding.client import EmbeddingClients
+from docproc_common.errors import NotFound
 from docproc_common.runtime import Runtime
-from docproc_upload.evaluations import repository, schedule
+from docproc_upload.evaluations import repository, schedule, service
 from docproc_upload.evaluations.schemas import MAX_BEIR_FILE_BYTES, MAX_QUERIES
 from sqlalchemy import text
 
@@ -237,6 +240,35 @@ async def test_one_run_of_a_set_at_a_time(base: dict[str, Any], runtime: Runtime
     assert busy.status_code == 409, busy.text
     assert (await c.get(f"/kb/{kb['id']}/evaluations/{eid}/runs")).json() == []
     assert (await c.post(f"/kb/{kb['id']}/evaluations/{eid}/run")).status_code == 201
+
+
+async def test_a_set_deleted_during_its_run_keeps_nothing(
+    base: dict[str, Any], runtime: Runtime
+) -> None:
+    c, kb, ids = base["client"], base["kb"], base["ids"]
+    eid = uuid.UUID(
+        (
+            await c.post(
+                f"/kb/{kb['id']}/evaluations", json={"name": "gone", "queries": judged(ids)}
+            )
+        ).json()["id"]
+    )
+    clients = EmbeddingClients(runtime.settings)
+    try:
+        async with runtime.sessionmaker() as s, s.begin():
+            row = await s.get(KnowledgeBase, uuid.UUID(kb["id"]))
+            assert row is not None
+            found = await repository.evaluation(s, row.id, eid)
+            assert found is not None
+            run = await service.plan_run(s, clients, row, found)
+    finally:
+        await clients.aclose()
+    assert (await c.delete(f"/kb/{kb['id']}/evaluations/{eid}")).status_code == 204
+    now = datetime.now(UTC)
+    async with runtime.sessionmaker() as s:
+        with pytest.raises(NotFound):
+            async with s.begin():
+                await service.record_run(s, None, run, service.Scored(now, now))
 
 
 def gauge(exposition: str, kb_id: str) -> dict[str, float]:

@@ -18,6 +18,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from docproc_common.embedding.client import EmbeddingClients
+from docproc_common.errors import NotFound
 from docproc_common.periodic import Task, periodic
 from docproc_common.runtime import Runtime
 
@@ -67,7 +68,7 @@ async def run_scheduled(
                             exc_info=error,
                         )
                         await service.record_failure(session, kb, evaluation, started, error)
-    except service.RunInProgress:
+    except (service.RunInProgress, NotFound):  # another run holds it; it was deleted meanwhile
         return False
     return True
 

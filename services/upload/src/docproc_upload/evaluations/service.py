@@ -38,6 +38,7 @@ from docproc_common.runtime import Runtime
 from docproc_common.splitters import SPLITTER_VERSION
 from ir_measures import MRR, R, nDCG
 from pydantic import ValidationError
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.access import Access, resolve_kb
@@ -568,6 +569,15 @@ async def score(runtime: Runtime, run: RunPlan, plans: PlanCache | None = None) 
     return Scored(started, datetime.now(UTC), scores, skipped)
 
 
+async def _keep(session: AsyncSession, row: EvaluationRun) -> None:
+    """Insert a run; its set deleted while it ran (with its base, say) is a 404."""
+    session.add(row)
+    try:
+        await session.flush()
+    except IntegrityError as exc:
+        raise NotFound("Evaluation not found: it was deleted during the run") from exc
+
+
 async def record_run(
     session: AsyncSession,
     principal: Principal | None,
@@ -587,8 +597,7 @@ async def record_run(
         query_count=len(run.queries),
         missing_documents=run.missing_documents,
     )
-    session.add(row)
-    await session.flush()
+    await _keep(session, row)
     EVALUATION_RUNS.labels(row.trigger, "ok").inc()
     if principal is not None:
         await record(
@@ -609,21 +618,19 @@ async def record_failure(
     exc: Exception,
 ) -> None:
     """Keep a scheduled run that scored nothing, with why (``failure``)."""
-    session.add(
-        EvaluationRun(
-            evaluation_id=evaluation.id,
-            trigger=EvaluationTrigger.SCHEDULED,
-            started_at=started_at,
-            finished_at=datetime.now(UTC),
-            scores={},
-            skipped={},
-            settings=settings_snapshot(kb),
-            query_count=len(evaluation.queries),
-            missing_documents=0,
-            error=failure(exc),
-        )
+    row = EvaluationRun(
+        evaluation_id=evaluation.id,
+        trigger=EvaluationTrigger.SCHEDULED,
+        started_at=started_at,
+        finished_at=datetime.now(UTC),
+        scores={},
+        skipped={},
+        settings=settings_snapshot(kb),
+        query_count=len(evaluation.queries),
+        missing_documents=0,
+        error=failure(exc),
     )
-    await session.flush()
+    await _keep(session, row)
     EVALUATION_RUNS.labels(EvaluationTrigger.SCHEDULED, "failed").inc()
 
 
