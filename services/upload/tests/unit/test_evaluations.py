@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from docproc_common.db.models import EvaluationRun
 from docproc_common.errors import InvalidInput
+from docproc_common.settings import Settings
+from docproc_upload.evaluations.schedule import scheduled_runs
 from docproc_upload.evaluations.schemas import MAX_QUERIES, EvaluationCreate
 from docproc_upload.evaluations.service import (
     gauge_values,
@@ -22,7 +24,9 @@ from docproc_upload.evaluations.service import (
     stem,
 )
 from docproc_upload.search.schemas import QUERY_CHARS, SearchHit, SearchRequest
+from docproc_upload.settings import EvaluationSettings
 from pydantic import ValidationError
+from pydantic_settings import SettingsError
 
 
 def hit(document: uuid.UUID | None, score: float) -> SearchHit:
@@ -218,3 +222,14 @@ def test_the_gauge_is_the_mean_over_every_query_of_a_base() -> None:
         (str(kb), "keyword"): 0.5,
         (str(other), "hybrid"): 0.2,
     }
+
+
+def test_the_schedule_runs_only_when_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    parts: Any = None  # the loop's runtime, clients and plans: unused until it ticks
+    assert EvaluationSettings().schedule_interval_s == 0
+    assert scheduled_runs(parts, parts, parts, EvaluationSettings()) == []
+    monkeypatch.setenv("EVALUATIONS__SCHEDULE_INTERVAL_S", "86400")
+    assert len(scheduled_runs(parts, parts, parts, EvaluationSettings())) == 1
+    monkeypatch.setenv("EVALUATIONS__SCHEDULE_INTERVL_S", "60")  # a typo is refused, named
+    with pytest.raises(SettingsError, match="EVALUATIONS__SCHEDULE_INTERVL_S"):
+        Settings()
