@@ -6,7 +6,7 @@ export UV
 PORT ?= 8000
 export UV_LINK_MODE ?= copy
 
-.PHONY: help ensure-uv sync check bench-quality system-packages console console-screenshots fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint images deploy-smoke dev demo bench dev-k8s
+.PHONY: help ensure-uv sync check bench-quality system-packages console console-screenshots fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint chart-consumers images deploy-smoke dev demo bench dev-k8s
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -54,6 +54,9 @@ test-integration: sync system-packages console infra-up ## tests against real Ka
 
 helm-lint: ## helm lint --strict, helm template per ci values, schema validation
 	bash scripts/helm.sh
+
+chart-consumers: ## regenerate the chart's consumers.yaml from the topic map (docproc_common.bus.topics.SUBSCRIBERS)
+	$(UV) run python -m docproc_common.bus.topics consumers > deploy/helm/docproc/consumers.yaml
 
 test: ensure-uv ## everything CI runs: set-up, lint, types, the suite (shuffled), the chart's pods as containers (deploy-smoke); each phase timed
 	bash scripts/test-phases.sh "$(MAKE)" "$(UV)" $(PYTEST_ARGS)

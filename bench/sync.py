@@ -34,9 +34,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from docproc_common.connectors.settings import SyncSettings
 from docproc_common.runtime import Runtime
-from docproc_common.settings import DatabaseSettings, Settings, StorageSettings
+from docproc_common.settings import DatabaseSettings, Settings, StorageSettings, SyncSettings
 from docproc_sync.connectors import CONNECTORS
 from docproc_sync.connectors.object_store import ObjectStoreConnector, StoredObject
 from docproc_sync.testing import SyncBed

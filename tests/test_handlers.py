@@ -16,10 +16,6 @@ FORBIDDEN = {
     "claims a delivery": re.compile(r"\.claim\("),
     "builds a unit": re.compile(r"\b\w*Unit\("),
 }
-#: Handlers not yet on the runner, and why; each must still need its place here.
-NOT_YET = {
-    "services/sync/src/docproc_sync/handler.py": "issue #26, 2: sync receives the unit",
-}
 
 
 def handlers() -> list[Path]:
@@ -37,18 +33,10 @@ def test_there_are_handlers_to_check() -> None:
         "services/parser/src/docproc_parser/handler.py",
         "services/embedder/src/docproc_embedder/handler.py",
         "services/teardown/src/docproc_teardown/handler.py",
+        "services/sync/src/docproc_sync/handler.py",
     } <= names
 
 
 def test_no_handler_opens_a_session_claims_or_builds_a_unit() -> None:
-    found = {
-        p.relative_to(ROOT).as_posix(): breaches(p)
-        for p in handlers()
-        if p.relative_to(ROOT).as_posix() not in NOT_YET
-    }
+    found = {p.relative_to(ROOT).as_posix(): breaches(p) for p in handlers()}
     assert not {k: v for k, v in found.items() if v}, found
-
-
-def test_each_handler_let_off_still_needs_it() -> None:
-    for name in NOT_YET:
-        assert breaches(ROOT / name), f"{name} is on the runner now: remove it from NOT_YET"

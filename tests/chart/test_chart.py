@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from docproc_common.bus.topics import SUBSCRIBERS
+from docproc_common.bus.topics import consumers
 from docproc_common.settings import DEV_JWT_SECRET, DEV_VAULT_KEY
 
 from .conftest import CHART, ROOT, SCRIPT, Doc, _run, render, render_docs
@@ -26,12 +26,10 @@ OPERATIONS = ROOT / "docs" / "operations.md"
 
 
 SERVICES = ("upload", "parser", "embedder", "sync", "teardown")
-#: service (consumer group) -> the topics it consumes, from the one declaration the services
-#: subscribe by (tests/test_topology.py): the chart's consumer topics and KEDA triggers match it
-CONSUMED = {
-    svc: {topic for topic, groups in SUBSCRIBERS.items() if svc in groups}
-    for svc in sorted({g for groups in SUBSCRIBERS.values() for g in groups})
-}
+#: service (consumer group) -> the topics it consumes, from the one map the services subscribe
+#: by: the chart reads its generated consumers.yaml (tests/test_topology.py), and its KEDA
+#: triggers, scalers and lag alerts follow it
+CONSUMED = {svc: set(topics) for svc, topics in consumers().items()}
 SECRET_ENV = {
     "DATABASE__URL",
     "AUTH__JWT_SECRET",
@@ -630,6 +628,14 @@ class TestAutoscaling:
                     "KEDA metadata values are strings"
                 )
                 assert t["authenticationRef"] == {"name": "docproc-kafka"}
+
+    def test_what_a_service_consumes_is_not_a_value(self, helm: Path, tmp_path: Path) -> None:
+        """The topics a consumer group reads are the code's (consumers.yaml): a value naming
+        other topics or another group would scale on lag nobody consumes, so it is refused."""
+        values = {"services": {"parser": {"consumer": {"topics": ["docproc.x.y.v1"]}}}}
+        result = render(helm, values=values, tmp=tmp_path)
+        assert result.returncode != 0
+        assert "additional properties 'consumer' not allowed" in result.stderr
 
     def test_hpa_on_cpu_when_keda_is_off(self, rendered: dict[str, list[Doc]]) -> None:
         docs = rendered["hpa"]

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from docproc_cli import operator
-from docproc_common.connectors.settings import SyncSettings
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import InvalidInput
 from docproc_common.runtime import Runtime
+from docproc_common.settings import SyncSettings
 from docproc_testing.drive_standin import DOC, DriveStandIn
 from sqlalchemy import text
 

@@ -522,7 +522,6 @@ def rag_sync_gdrive(
     gdrive://<id>); nothing is deleted.
     """
     from docproc_common.connectors.errors import ConnectorError
-    from docproc_common.connectors.settings import get_sync_settings
 
     if credentials_file is None:
         console.print(
@@ -550,7 +549,7 @@ def rag_sync_gdrive(
             return await operator.rag_sync_gdrive(
                 rt,
                 clients,
-                get_sync_settings(),
+                rt.settings.sync,
                 credentials,
                 config,
                 collection,

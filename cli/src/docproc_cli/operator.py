@@ -36,10 +36,10 @@ from typing import Any
 
 from docproc_common import bulkload
 from docproc_common.auth import EDIT, VIEW, Principal
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.config import check_config
 from docproc_common.connectors.errors import ConnectorError
 from docproc_common.connectors.remote_names import last_component
-from docproc_common.connectors.settings import SyncSettings
 from docproc_common.connectors.specs.gdrive import GoogleDriveConfig
 from docproc_common.db.models import (
     DocumentStatus,
@@ -60,6 +60,7 @@ from docproc_common.errors import Conflict, FieldError, InvalidInput
 from docproc_common.formats import Capabilities, check_supported, extension_of
 from docproc_common.ingestion import IngestionConfig
 from docproc_common.runtime import Runtime
+from docproc_common.settings import SyncSettings
 from docproc_common.splitters import SPLITTER_VERSION, split_text
 from docproc_common.vectorstore import (
     DEFAULT_TEXT_SEARCH_CONFIG,
@@ -305,7 +306,7 @@ async def rag_sync_gdrive(
     unchanged file (its bytes and settings), re-chunks one whose settings changed and
     replaces a changed one. Nothing is deleted.
     """
-    options = settings.connector_options(pool=runtime.pool)
+    options = ConnectorOptions.of(settings, pool=runtime.pool)
     checked = check_config(GoogleDriveConnector.NAME, config, options, root="")
     assert isinstance(checked, GoogleDriveConfig)
     connector = GoogleDriveConnector(checked, credentials, options)

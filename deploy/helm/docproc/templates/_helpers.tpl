@@ -108,16 +108,24 @@ A tag that already carries a digest (skaffold: tag@sha256:...) is kept as is.
 {{- end }}
 
 {{/*
+The topics a service's consumer group (named after the service) reads, as a JSON list:
+its entry in consumers.yaml, which `make chart-consumers` generates from the code's one
+declaration (docproc_common.bus.topics.SUBSCRIBERS). Context: per-service dict.
+*/}}
+{{- define "docproc.consumedTopics" -}}
+{{- index (.root.Files.Get "consumers.yaml" | fromYaml) .name | default list | toJson }}
+{{- end }}
+
+{{/*
 How a service scales. Context: per-service. Prints "keda", "hpa" or nothing.
-Consumer services (with consumer.topics) follow autoscaling.mode; services that
-consume nothing (upload) scale on CPU with an HPA.
+Consumer services (with topics in consumers.yaml) follow autoscaling.mode; services
+that consume nothing (upload) scale on CPU with an HPA.
 */}}
 {{- define "docproc.scaler" -}}
 {{- $svc := .svc }}
 {{- if and $svc.autoscaling $svc.autoscaling.enabled }}
 {{- $mode := .root.Values.autoscaling.mode }}
-{{- $topics := list }}
-{{- with $svc.consumer }}{{ $topics = .topics | default list }}{{ end }}
+{{- $topics := include "docproc.consumedTopics" . | fromJsonArray }}
 {{- if not $topics }}
 {{- "hpa" }}
 {{- else if eq $mode "keda" }}

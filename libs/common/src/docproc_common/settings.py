@@ -1,7 +1,10 @@
-"""Settings shared by every docproc service.
+"""The settings of every docproc process: one ``Settings``, whose sections are the shared ones
+(``database``, ``kafka``, ``storage``, ...) and each service's own (``parser``, ``embedder``,
+``sync``), read as ``runtime.settings.<section>``.
 
 Environment variables nest with ``__``: ``DATABASE__URL``,
-``KAFKA__BOOTSTRAP_SERVERS``, ``STORAGE__BACKEND``, ``EMBEDDER__BATCH_TOKENS``.
+``KAFKA__BOOTSTRAP_SERVERS``, ``STORAGE__BACKEND``, and a service's own section under its
+name: ``PARSER__MEMORY_LIMIT_MB``, ``EMBEDDER__BATCH_TOKENS``, ``SYNC__CONCURRENCY``.
 The seed's flat names (``ENV_ALIASES``: ``CHAT_MAX_UPLOAD_SIZE_MB``, ...) are accepted
 too; when both spellings of one setting are set they must agree.
 Nothing is read at import time: ``get_settings()`` is called by a service's
@@ -280,6 +283,63 @@ class EmbedderSettings(BaseModel):
     index_build_parallel_workers: int = Field(default=2, ge=0, le=64)
 
 
+#: Where LlamaParse is reached unless ``PARSER__LLAMAPARSE_BASE_URL`` says otherwise (the NA
+#: region; the EU one is https://api.cloud.eu.llamaindex.ai).
+LLAMAPARSE_BASE_URL = "https://api.cloud.llamaindex.ai"
+
+
+class ParserSettings(BaseModel):
+    """The parser service's own section (``PARSER__*``)."""
+
+    #: Address-space cap of each parse child (RLIMIT_AS), in MiB. LibreOffice runs under it too.
+    memory_limit_mb: int = Field(default=2048, ge=256)
+    #: The largest file a parse child may write (RLIMIT_FSIZE), in MiB, LibreOffice's too: a
+    #: document that would write more fails as on a full disk instead of filling the host's.
+    max_temp_file_mb: int = Field(default=4096, ge=1)
+    #: Documents parsed at once by one process (each in its own child).
+    max_concurrent: int = Field(default=2, ge=1, le=64)
+    llamaparse_base_url: str = LLAMAPARSE_BASE_URL
+    llamaparse_tier: str = "cost_effective"
+    #: Address prefixes a collection's vision profile may name besides the known providers'
+    #: hosts, e.g. an in-cluster model server (JSON list in the environment).
+    vision_allowed_base_urls: list[str] = Field(default_factory=list)
+    #: Timeouts of the HTTP client used for LlamaParse and vision endpoints, in seconds.
+    http_connect_timeout_s: float = 10.0
+    http_read_timeout_s: float = 120.0
+
+
+class SyncSettings(BaseModel):
+    """The sync service's own section (``SYNC__*``), read by the API too where it accepts
+    sources (``docproc_common.connectors.base.ConnectorOptions.of``)."""
+
+    #: How often due sources are looked for (a source's own schedule is ``schedule_seconds``).
+    scheduler_interval_s: float = Field(default=30.0, gt=0)
+    #: How often finished replacements are promoted and the documents they replaced retired.
+    reconcile_interval_s: float = Field(default=5.0, gt=0)
+    #: A run longer than this continues in another slice (a new event resuming after the last
+    #: file done), so one message never holds a consumer longer than a poll interval allows.
+    run_slice_s: float = Field(default=120.0, gt=0)
+    #: Files of one run fetched and dispatched at once.
+    concurrency: int = Field(default=4, ge=1, le=64)
+    #: Let sources reach loopback/private addresses (an on-premises store, tests). Off by default.
+    allow_private_networks: bool = False
+    #: Accept http:// (not https) for web and git sources and S3 endpoints. Off by default.
+    allow_plain_http: bool = False
+    #: Per-request timeout of a connector, seconds.
+    timeout_s: float = Field(default=30.0, gt=0)
+    #: Where per-source caches (git clones) and run scratch directories live.
+    state_dir: Path = Field(default_factory=lambda: docproc_home() / "sync")
+    #: The shortest schedule a source may ask for, seconds.
+    min_schedule_seconds: int = Field(default=300, ge=1)
+    #: A connector's API root in place of the public one, by connector name, as JSON
+    #: (``{"google_drive": "https://drive.internal/"}``): a private endpoint or a stand-in.
+    api_endpoints: dict[str, str] = Field(default_factory=dict)
+    #: The directories of this machine a ``local`` source may name, as JSON
+    #: (``["/srv/docs"]``); empty, any the app admin names (docs/sync.md). Never, either way,
+    #: ``/proc``, ``/sys``, ``/dev`` or docproc's own home (``specs.local.NEVER_SYNCED``).
+    local_roots: list[Path] = Field(default_factory=list)
+
+
 class OtelSettings(BaseModel):
     exporter_otlp_endpoint: str | None = None
     service_namespace: str = "docproc"
@@ -332,20 +392,6 @@ OTHER_NESTED_ENV = frozenset({"VAULT__NEW_MASTER_KEY"})
 DOCPROC_ENV = frozenset(
     {"DOCPROC_HOME", "DOCPROC_URL", "DOCPROC_TEST_FAULT_POINT", "DOCPROC_TEST_FAULT_CONTROL"}
 )
-#: The sections a service reads under a prefix of its own (``SYNC__``, ``PARSER__``), each
-#: registered as its class is defined (``SectionSettings``): a process checks the names of
-#: every section it imported as it checks ``Settings``' own, when ``Settings`` is read.
-SECTIONS: dict[str, type[BaseModel]] = {}
-
-
-class SectionSettings(BaseSettings):
-    """A service's own settings, read under ``<SECTION>__`` (its ``env_prefix``), whose names
-    ``refuse_unknown_names`` checks like the shared sections'."""
-
-    @classmethod
-    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
-        super().__pydantic_init_subclass__(**kwargs)
-        SECTIONS[str(cls.model_config.get("env_prefix", "")).removesuffix("__").lower()] = cls
 
 
 class FlatEnvAliases(PydanticBaseSettingsSource):
@@ -382,7 +428,7 @@ def refuse_unknown_names(env: dict[str, str], sections: dict[str, FieldInfo]) ->
     """A ``SettingsError`` naming an environment name that spells a setting that does not
     exist: a field no section has (``STORAGE__S3_PREFX``), a section close to a real one
     (``STORGE__BACKEND``), a name close to one of ``ENV_ALIASES`` (``MAX_UPLOAD_SIZE_MD``),
-    or a retired one; the same for a service's own section (``SYNC__CONCURENCY``, ``SECTIONS``)
+    or a retired one; a service's own section alike (``SYNC__CONCURENCY``), in every process,
     and a ``DOCPROC_*`` name close to one docproc reads (``DOCPROC_HOM``). Left unread, each
     would leave its setting at the default without a word (objects written at the bucket's
     root)."""
@@ -391,7 +437,6 @@ def refuse_unknown_names(env: dict[str, str], sections: dict[str, FieldInfo]) ->
         for name, info in sections.items()
         if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel)
     }
-    nested |= {name: set(section.model_fields) for name, section in SECTIONS.items()}
     for key, value in env.items():
         if not value or key in OTHER_NESTED_ENV or key in DOCPROC_ENV:
             continue
@@ -438,7 +483,11 @@ class Settings(BaseSettings):
     vault: VaultSettings = VaultSettings()
     limits: LimitSettings = LimitSettings()
     formats: FormatSettings = FormatSettings()
+    # each service's own section
+    parser: ParserSettings = ParserSettings()
     embedder: EmbedderSettings = EmbedderSettings()
+    #: Built as ``Settings`` is read, not at import: its ``state_dir`` follows ``DOCPROC_HOME``.
+    sync: SyncSettings = Field(default_factory=SyncSettings)
     otel: OtelSettings = OtelSettings()
     http: HttpSettings = HttpSettings()
     stuck_after_minutes: int = 30

@@ -148,7 +148,7 @@ async def test_a_unit_writes_the_current_attempt_once(sessionmaker: object) -> N
     overtaken = SqlUnit(sessionmaker, Delivery("test", "t", uuid.uuid4(), 1))  # type: ignore[arg-type]
     raced = Probe(retry_meanwhile)
     # another attempt between the read and the write: only the claim commits
-    assert await run(overtaken, raced, attempt) is Outcome.OVERTAKEN
+    assert await run(overtaken, raced, attempt) is Outcome.ABANDONED
     async with sessionmaker() as s:  # type: ignore[operator]
         stored = await s.get(RagDocument, doc.id)
         claims = await s.scalar(select(func.count()).select_from(text("processed_events")))

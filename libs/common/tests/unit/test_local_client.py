@@ -113,7 +113,7 @@ def _documents(model: LocalMiniLM) -> list[list[str]]:
     vocab = sorted(w for w in model._tokenizer.get_vocab() if w.isascii() and w.isalpha())
     words = [w for w in vocab if len(w) >= 4]
     documents = []
-    for d, count in enumerate((5, 9, 2, 7)):
+    for d, count in enumerate((2, 4, 1, 3)):
         documents.append(
             [
                 " ".join(words[(d * 40 + c) * 50 : (d * 40 + c) * 50 + 260 + 19 * c])

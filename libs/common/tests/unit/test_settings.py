@@ -1,12 +1,12 @@
 import base64
+from pathlib import Path
+from typing import Any
 
 import pytest
-from docproc_common.connectors.settings import SyncSettings
 from docproc_common.settings import (
     DEV_JWT_SECRET,
     DEV_VAULT_KEY,
     ENV_ALIASES,
-    SECTIONS,
     BusMode,
     MissingKeyError,
     Settings,
@@ -207,7 +207,6 @@ class TestSeedEnvironmentNames:
         [
             "PATH",
             "KUBERNETES_SERVICE_HOST",
-            "SYNC__CONCURRENCY",
             "VAULT__NEW_MASTER_KEY",
             "DOCPROC_HOME",
             # Kubernetes' service links for a Service called docproc-upload
@@ -219,9 +218,44 @@ class TestSeedEnvironmentNames:
         monkeypatch.setenv(name, "x")
         Settings()
 
-    def test_a_services_own_section_registers_as_it_is_defined(self) -> None:
-        # what lets Settings check SYNC__* in every process that reads them
-        assert SECTIONS["sync"] is SyncSettings
+    @pytest.mark.parametrize(
+        ("name", "value", "read"),
+        [
+            ("PARSER__MAX_CONCURRENT", "3", lambda s: s.parser.max_concurrent == 3),
+            ("EMBEDDER__CONCURRENCY", "6", lambda s: s.embedder.concurrency == 6),
+            ("SYNC__CONCURRENCY", "8", lambda s: s.sync.concurrency == 8),
+            (
+                "SYNC__API_ENDPOINTS",
+                '{"google_drive": "http://drive.internal/"}',
+                lambda s: s.sync.api_endpoints == {"google_drive": "http://drive.internal/"},
+            ),
+            (
+                "SYNC__LOCAL_ROOTS",
+                '["/srv/docs"]',
+                lambda s: s.sync.local_roots == [Path("/srv/docs")],
+            ),
+        ],
+    )
+    def test_a_services_own_section_is_a_section_of_the_settings(
+        self, monkeypatch: pytest.MonkeyPatch, name: str, value: str, read: Any
+    ) -> None:
+        """Every service's own settings are read, under its name, with the shared ones: in
+        every process, so a typo or a bad value in any of them refuses to start."""
+        monkeypatch.setenv(name, value)
+        assert read(Settings())
+
+    def test_a_bad_value_in_a_services_own_section_is_refused(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("SYNC__CONCURRENCY", "many")
+        with pytest.raises(ValidationError, match=r"sync\.concurrency"):
+            Settings()
+
+    def test_the_sync_state_dir_follows_docproc_home_when_the_settings_are_read(
+        self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    ) -> None:
+        monkeypatch.setenv("DOCPROC_HOME", str(tmp_path))
+        assert Settings().sync.state_dir == tmp_path / "sync"
 
     def test_an_empty_alias_is_ignored(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("CHAT_MAX_UPLOAD_SIZE_MB", "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from docproc_common.bus.delivery import Subscription
+from docproc_common.bus.topics import subscriptions
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.events import DocumentParsed
 from docproc_common.periodic import Task
@@ -43,7 +43,7 @@ def build(runtime: Runtime) -> ServiceSpec:
     return ServiceSpec(
         name=NAME,
         keys=frozenset({"vault"}),  # the collections' embedding keys
-        subscriptions=[Subscription(DocumentParsed.TOPIC, handler, give_up=handler.give_up)],
+        subscriptions=subscriptions(NAME, {DocumentParsed: handler}),
         routers=[build_openai_router(clients, token)] if e.serve_openai_api else [],
         tasks=[
             warm_model(runtime, clients, e.serve_openai_api),

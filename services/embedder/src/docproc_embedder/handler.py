@@ -204,8 +204,8 @@ class IndexStage(Generic[S]):
         parsed text remain); a crash before its delete leaves it to the redelivery, which
         removes it."""
         if outcome is Outcome.OVERTAKEN:
-            return  # the delivery or attempt that overtook this one settles it
-        if outcome is Outcome.SUPERSEDED:
+            return  # the delivery that overtook this one settles it
+        if outcome in (Outcome.SUPERSEDED, Outcome.ABANDONED):
             log.info("document %s is gone or superseded; nothing to embed", event.document_id)
         if outcome is Outcome.WRITTEN:
             self._index.wrote()

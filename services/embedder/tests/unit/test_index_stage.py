@@ -238,9 +238,10 @@ async def test_a_retry_started_while_embedding_writes_nothing(setup: Setup) -> N
 
     setup.client.embed = retried_meanwhile  # type: ignore[method-assign]
     d = delivery()
-    assert await setup.run(event, d) is Outcome.OVERTAKEN
+    assert await setup.run(event, d) is Outcome.ABANDONED
     assert setup.index.sets == {} and setup.memory.outbox == []
     assert setup.memory.processed == {("embedder", d.event_id)}  # only the claim commits
+    assert not setup.store.exists(event.chunks_path)  # the retry's parse writes its own
 
 
 async def test_a_provider_refusal_fails_the_row_and_an_outage_is_retried(setup: Setup) -> None:

@@ -6,17 +6,17 @@ import asyncio
 import logging
 
 import httpx
-from docproc_common.bus.delivery import Subscription
 from docproc_common.bus.stage import AttemptHandler
+from docproc_common.bus.topics import subscriptions
 from docproc_common.events import DocumentAccepted
 from docproc_common.formats import Capabilities
 from docproc_common.http import ReadinessCheck
 from docproc_common.runtime import Runtime, ServiceSpec
+from docproc_common.settings import ParserSettings
 
 from docproc_parser.engine.processor import DocumentProcessor, ProcessorOptions, parse_isolation
 from docproc_parser.handler import ParseStage
 from docproc_parser.keys import vault_keys
-from docproc_parser.settings import ParserSettings
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +61,8 @@ def capabilities_check(declared: Capabilities, actual: Capabilities) -> Readines
     return parser_capabilities
 
 
-def build(runtime: Runtime, settings: ParserSettings | None = None) -> ServiceSpec:
-    processor = processor_for(settings or ParserSettings())
+def build(runtime: Runtime) -> ServiceSpec:
+    processor = processor_for(runtime.settings.parser)
 
     async def warm_up(_stop: asyncio.Event) -> None:
         try:
@@ -79,7 +79,7 @@ def build(runtime: Runtime, settings: ParserSettings | None = None) -> ServiceSp
     return ServiceSpec(
         name=NAME,
         keys=frozenset({"vault"}),  # LlamaParse and vision keys
-        subscriptions=[Subscription(DocumentAccepted.TOPIC, handler, give_up=handler.give_up)],
+        subscriptions=subscriptions(NAME, {DocumentAccepted: handler}),
         tasks=[warm_up],
         on_shutdown=[close],
         checks=[

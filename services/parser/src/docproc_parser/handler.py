@@ -193,10 +193,18 @@ class ParseStage:
 
     async def settled(self, event: DocumentAccepted, outcome: Outcome) -> None:
         """A synced file's temporary copy goes once its attempt is settled (it keeps no
-        original): parsed, failed, or superseded before the parse."""
+        original): parsed, failed, or superseded before or during the parse. An attempt
+        superseded during the parse leaves its chunk set to nobody: it goes too (the
+        parsed text is the document's, under a key a newer attempt may have written)."""
         if outcome is Outcome.SUPERSEDED:
             log.info("document %s is gone or superseded; nothing to parse", event.document_id)
-        if outcome in (Outcome.WRITTEN, Outcome.FAILED, Outcome.SUPERSEDED) and event.staged:
+        if outcome is Outcome.ABANDONED:
+            log.info(
+                "document %s was superseded while parsed; its chunk set goes", event.document_id
+            )
+            await self._storage.delete(chunks_key(event))
+        settled = (Outcome.WRITTEN, Outcome.FAILED, Outcome.SUPERSEDED, Outcome.ABANDONED)
+        if outcome in settled and event.staged:
             await self._storage.delete(event.storage_path)
         if outcome is Outcome.WRITTEN:
             DOCUMENTS.labels("parse", "ok").inc()

@@ -30,6 +30,7 @@ from docproc_common.settings import (
     DatabaseSettings,
     EmbedderSettings,
     HttpSettings,
+    ParserSettings,
     Settings,
     StorageSettings,
 )
@@ -111,11 +112,12 @@ async def dev(
         bus=BusSettings(mode=BusMode.EMBEDDED, relay_interval_s=0.1),
         storage=StorageSettings(media_dir=tmp / "media"),
         embedder=EmbedderSettings(model_cache_dir=find_repo_root() / ".cache" / "models"),
+        parser=ParserSettings(
+            llamaparse_base_url=llamaparse_standin[1],
+            vision_allowed_base_urls=[vision_standin[1]],
+        ),
         http=HttpSettings(port=port),
     )
-    env = pytest.MonkeyPatch()
-    env.setenv("PARSER__LLAMAPARSE_BASE_URL", llamaparse_standin[1])
-    env.setenv("PARSER__VISION_ALLOWED_BASE_URLS", json.dumps([vision_standin[1]]))
     stop = asyncio.Event()
     task = asyncio.create_task(run_dev(settings, stop))
     api = f"http://127.0.0.1:{port}"
@@ -137,7 +139,6 @@ async def dev(
     finally:
         stop.set()
         await asyncio.wait_for(task, 60)
-        env.undo()
 
 
 async def create_kb(client: httpx.AsyncClient, **config: Any) -> dict[str, Any]:

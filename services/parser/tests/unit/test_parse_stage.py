@@ -133,6 +133,26 @@ async def test_a_stale_attempt_is_not_parsed_and_its_staged_copy_goes(setup: Set
     assert not setup.store.exists(event.storage_path)
 
 
+async def test_an_attempt_superseded_during_its_parse_leaves_no_chunk_set(setup: Setup) -> None:
+    """Retried (or deleted) while the parse ran: only the claim commits, and the chunk set
+    stored under the attempt's key goes (the sweeper would otherwise find it an hour later)."""
+    row = setup.row()
+    event = setup.accepted(row, staged=True)
+    extract = setup.processor.extract
+
+    async def retried_meanwhile(*args: Any, **kwargs: Any) -> ExtractedDocument:
+        row.attempt_id = uuid.uuid4()
+        return await extract(*args, **kwargs)
+
+    setup.processor.extract = retried_meanwhile  # type: ignore[method-assign]
+    d = delivery()
+    assert await setup.run(event, d) is Outcome.ABANDONED
+    assert setup.memory.outbox == [] and setup.memory.processed == {("parser", d.event_id)}
+    assert row.parsed_path is None
+    assert not setup.store.exists(chunks_key(event))
+    assert not setup.store.exists(event.storage_path)  # the staged copy is spent too
+
+
 async def test_a_deleted_row_is_not_parsed(setup: Setup) -> None:
     row = setup.row()
     event = setup.accepted(row)

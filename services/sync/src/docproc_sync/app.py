@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import logging
 
-from docproc_common.bus.delivery import Subscription
-from docproc_common.connectors.settings import get_sync_settings
+from docproc_common.bus.stage import UnitHandler
+from docproc_common.bus.topics import subscriptions
 from docproc_common.events import SyncRequested
 from docproc_common.periodic import periodic
 from docproc_common.runtime import Runtime, ServiceSpec
 
-from docproc_sync.handler import SyncHandler
+from docproc_sync.handler import SyncStage
 from docproc_sync.service import reconcile_once, schedule_once
 
 NAME = "sync"
@@ -18,12 +18,12 @@ log = logging.getLogger(__name__)
 
 
 def build(runtime: Runtime) -> ServiceSpec:
-    settings = get_sync_settings()
-    handler = SyncHandler(runtime, settings)
+    settings = runtime.settings.sync
+    handler = UnitHandler(runtime.sessionmaker, SyncStage(runtime, settings))
     return ServiceSpec(
         name=NAME,
         keys=frozenset({"vault"}),  # the sources' credentials, the embedding keys
-        subscriptions=[Subscription(SyncRequested.TOPIC, handler, give_up=handler.give_up)],
+        subscriptions=subscriptions(NAME, {SyncRequested: handler}),
         tasks=[
             periodic(
                 "the sync scheduler",

@@ -4,8 +4,9 @@ The run is idempotent by construction (claims and stored hashes skip what is
 already there), so a redelivery after a crash re-runs and finishes what is
 missing; so does the retry of a run that lost its database connection (a reset, a
 restart), which the bus makes until its attempts are spent (``give_up``: the run
-ends ``error``). The delivery is claimed in the run's terminal transaction: with the
-final log row, or with the event that continues a long run in its next slice
+ends ``error``). A run commits in several transactions, so it is a ``UnitStage``: it
+receives the delivery's unit and claims it in the run's terminal transaction, with the
+final log row or with the event that continues a long run in its next slice
 (``resume_after``), so no message holds the consumer longer than a slice.
 """
 
@@ -13,11 +14,11 @@ from __future__ import annotations
 
 import logging
 
-from docproc_common.bus.delivery import Delivery
-from docproc_common.bus.stage import SqlUnit, commit, was_processed
-from docproc_common.connectors.settings import SyncSettings
+from docproc_common.bus.stage import Unit, commit, was_processed
 from docproc_common.events import SyncRequested
 from docproc_common.runtime import Runtime
+from docproc_common.settings import SyncSettings
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_sync import repository
 from docproc_sync.service import run_failed, run_source
@@ -25,13 +26,12 @@ from docproc_sync.service import run_failed, run_source
 log = logging.getLogger(__name__)
 
 
-class SyncHandler:
+class SyncStage:
     def __init__(self, runtime: Runtime, settings: SyncSettings) -> None:
         self._runtime = runtime
         self._settings = settings
 
-    async def __call__(self, event: SyncRequested, delivery: Delivery) -> None:
-        unit = SqlUnit(self._runtime.sessionmaker, delivery)
+    async def run(self, unit: Unit[AsyncSession], event: SyncRequested) -> None:
         if await was_processed(unit):
             return
         if event.source_id is None:
@@ -51,15 +51,17 @@ class SyncHandler:
             event.source_id,
             event.sync_log_id,
             resume_after=event.resume_after,
-            finalize=delivery.claim,
+            unit=unit,
         )
         log.info("sync run %s of source %s: %s", event.sync_log_id, event.source_id, status)
 
-    async def give_up(self, event: SyncRequested, delivery: Delivery, exc: BaseException) -> None:
+    async def give_up(
+        self, unit: Unit[AsyncSession], event: SyncRequested, exc: BaseException
+    ) -> None:
         """Every attempt of the run lost the database (a run retries only that): it ends
         ``error`` instead of ``running`` for ever; the next run picks up where it stopped."""
         await commit(
-            SqlUnit(self._runtime.sessionmaker, delivery),
+            unit,
             lambda s: repository.finish_log(
                 s, event.sync_log_id, "error", error_message=run_failed(exc)
             ),

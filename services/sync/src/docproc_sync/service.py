@@ -34,17 +34,18 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from docproc_common.bus.outbox import enqueue
+from docproc_common.bus.stage import Unit
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.config import check_config
 from docproc_common.connectors.errors import ConnectorError
 from docproc_common.connectors.remote_names import last_component
 from docproc_common.connectors.runs import queue_run
-from docproc_common.connectors.settings import SyncSettings
 from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.documents import accept_document
 from docproc_common.errors import InvalidInput
@@ -53,6 +54,7 @@ from docproc_common.formats import Capabilities, check_supported, extension_of
 from docproc_common.http import database_unreachable
 from docproc_common.ingestion import IngestionConfig
 from docproc_common.runtime import Runtime
+from docproc_common.settings import SyncSettings
 from docproc_common.storage import clean_filename, new_storage_path
 from docproc_common.vault import open_secret
 from sqlalchemy import func
@@ -69,13 +71,12 @@ log = logging.getLogger(__name__)
 
 CANCEL_POLL_S = 2.0
 
-#: Called inside a run's terminal transaction (the bus delivery's claim): False means the
-#: event was processed already, and the transaction writes nothing.
-Finalize = Callable[[AsyncSession], Awaitable[bool]]
 
-
-async def _always(_session: AsyncSession) -> bool:
-    return True
+async def claimed(unit: Unit[AsyncSession] | None, session: AsyncSession) -> bool:
+    """The claim of the run's delivery, in the run's terminal transaction: False when the
+    event was processed already, and the transaction then writes nothing. A run started
+    by no delivery (a test bed, a benchmark) has nothing to claim."""
+    return unit is None or await unit.claim(session)
 
 
 @dataclass
@@ -118,7 +119,7 @@ class RunTarget:
     connector: BaseSyncConnector[Any]
     work_dir: Path
     resume_after: str | None = None
-    finalize: Finalize = _always
+    unit: Unit[AsyncSession] | None = None  # the delivery's, claimed at the end
     counts: Counts = field(default_factory=Counts)
 
 
@@ -164,7 +165,7 @@ class SyncRun:
             return "continued"
         async with self.runtime.sessionmaker() as s:
             async with s.begin():
-                if not await self.t.finalize(s):
+                if not await claimed(self.t.unit, s):
                     return "finished"
                 if listing.complete:
                     _, named = await repository.drop_claims(s, self.t.source_id, listed)
@@ -183,7 +184,7 @@ class SyncRun:
     async def _continue(self) -> None:
         """This slice is over: its counts, and the event that runs the rest, in one transaction."""
         async with self.runtime.sessionmaker() as s, s.begin():
-            if not await self.t.finalize(s):
+            if not await claimed(self.t.unit, s):
                 return
             await repository.add_counts(s, self.t.log_id, self.counts.as_columns())
             await enqueue(
@@ -269,7 +270,7 @@ class SyncRun:
 
     async def _finish(self, status: str, message: str | None) -> None:
         async with self.runtime.sessionmaker() as s, s.begin():
-            if not await self.t.finalize(s):
+            if not await claimed(self.t.unit, s):
                 return
             await repository.finish_log(
                 s,
@@ -551,7 +552,7 @@ async def run_source(
     log_id: uuid.UUID,
     *,
     resume_after: str | None = None,
-    finalize: Finalize = _always,
+    unit: Unit[AsyncSession] | None = None,
 ) -> str:
     """Run one slice of one run of one source; returns its status (``continued``: another
     slice was queued in the same transaction as this one's counts)."""
@@ -561,7 +562,7 @@ async def run_source(
         await lock_conn.commit()
         if not locked:
             async with runtime.sessionmaker() as s, s.begin():
-                if await finalize(s) and await repository.log_status(s, log_id) == "queued":
+                if await claimed(unit, s) and await repository.log_status(s, log_id) == "queued":
                     await repository.finish_log(
                         s,
                         log_id,
@@ -571,7 +572,7 @@ async def run_source(
             RUNS.labels("skipped").inc()
             return "skipped"
         try:
-            status = await _run_locked(runtime, settings, source_id, log_id, resume_after, finalize)
+            status = await _run_locked(runtime, settings, source_id, log_id, resume_after, unit)
         finally:
             try:
                 await repository.unlock_source(lock_conn, source_id)
@@ -594,21 +595,21 @@ async def _run_locked(
     source_id: uuid.UUID,
     log_id: uuid.UUID,
     resume_after: str | None,
-    finalize: Finalize,
+    unit: Unit[AsyncSession] | None,
 ) -> str:
     try:
         target = await _prepare(runtime, settings, source_id, log_id)
     except RunRefusedError as exc:
         async with runtime.sessionmaker() as s, s.begin():
-            if await finalize(s):
+            if await claimed(unit, s):
                 await repository.finish_log(s, log_id, "error", error_message=str(exc))
         return "error"
     if target is None:
         async with runtime.sessionmaker() as s, s.begin():
-            await finalize(s)
+            await claimed(unit, s)
         return "finished"
     target.resume_after = resume_after
-    target.finalize = finalize
+    target.unit = unit
     try:
         return await SyncRun(runtime, settings, target).execute()
     except Exception as exc:
@@ -616,7 +617,7 @@ async def _run_locked(
             raise  # the event is retried: the run again, skipping what this one did
         log.exception("sync run %s of source %s failed", log_id, source_id)
         async with runtime.sessionmaker() as s, s.begin():
-            if not await finalize(s):
+            if not await claimed(unit, s):
                 return "finished"
             await repository.finish_log(
                 s, log_id, "error", counts=target.counts.as_columns(), error_message=run_failed(exc)
@@ -654,7 +655,7 @@ async def _prepare(
         if cls is None:
             raise RunRefusedError(f"The connector '{src.connector}' is not available")
         try:  # asked again: a row written before a check (a token in a URL) must not run
-            config = check_config(src.connector, src.config, settings.connector_options())
+            config = check_config(src.connector, src.config, ConnectorOptions.of(settings))
         except InvalidInput as exc:
             raise RunRefusedError(
                 f"The source's configuration is no longer accepted: {exc.message}"
@@ -684,8 +685,12 @@ async def _prepare(
     runs_dir.mkdir(parents=True, exist_ok=True)
     work_dir = Path(tempfile.mkdtemp(prefix=f"{source_id.hex[:8]}-", dir=runs_dir))
     cache_dir = settings.state_dir / "sources" / source_id.hex
-    options = settings.connector_options(
-        work_dir=work_dir, cache_dir=cache_dir, pool=runtime.pool, full_listing=values[1] == "full"
+    options = ConnectorOptions.of(
+        settings,
+        work_dir=work_dir,
+        cache_dir=cache_dir,
+        pool=runtime.pool,
+        full_listing=values[1] == "full",
     )
     try:
         connector = cls(config, secret, options)

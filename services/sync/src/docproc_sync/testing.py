@@ -12,7 +12,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from docproc_common.connectors.runs import queue_run
-from docproc_common.connectors.settings import SyncSettings
 from docproc_common.db.models import (
     DocumentStatus,
     KnowledgeBase,
@@ -23,6 +22,7 @@ from docproc_common.db.models import (
     SyncSource,
 )
 from docproc_common.runtime import Runtime
+from docproc_common.settings import SyncSettings
 from docproc_common.vault import create_secret
 from sqlalchemy import func, select, update
 

@@ -19,12 +19,11 @@ import pytest
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
 from docproc_common.blocking import BlockingPool
 from docproc_common.connectors.base import ConnectorOptions
-from docproc_common.connectors.settings import SyncSettings, get_sync_settings
 from docproc_common.db.engine import create_engine, create_sessionmaker
 from docproc_common.db.migrate import upgrade
 from docproc_common.egress import pinned, rules
 from docproc_common.runtime import Runtime, build_app
-from docproc_common.settings import DatabaseSettings, Settings, StorageSettings
+from docproc_common.settings import DatabaseSettings, Settings, StorageSettings, SyncSettings
 from docproc_common.storage import AsyncStorage, create_storage
 from docproc_sync.testing import SyncBed, plain_dsn
 from docproc_testing.auth import DEV_AUTH
@@ -92,7 +91,6 @@ async def runtime(database_url: str, tmp_path: Path) -> AsyncIterator[Runtime]:
 
 @pytest.fixture
 async def client(runtime: Runtime) -> AsyncIterator[Client]:
-    get_sync_settings.cache_clear()
     spec = build(runtime)
     app = build_app(runtime, [spec], [], "sync-api-test")
     opened: list[httpx.AsyncClient] = []

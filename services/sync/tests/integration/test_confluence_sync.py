@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.db.models import DocumentStatus, KnowledgeBase, SyncSource
 from docproc_common.events import DocumentDeleted
 from docproc_sync.connectors import confluence
@@ -241,7 +242,7 @@ class TestHostileNames:
         connector = ConfluenceConnector(
             ConfluenceConfig(site_url=wiki.url, space_key="DOCS"),
             {"email": wiki.email, "api_token": wiki.api_token},
-            bed.settings.connector_options(),
+            ConnectorOptions.of(bed.settings),
         )
         try:
             listing = await connector.list_files()

@@ -13,11 +13,11 @@ from typing import Any
 import httpx
 import pytest
 from docproc_common import vault
-from docproc_common.connectors.settings import SyncSettings
 from docproc_common.db.models import DocumentStatus, KnowledgeBase, SyncSource
 from docproc_common.errors import InvalidInput
 from docproc_common.events import DocumentDeleted
 from docproc_common.runtime import Runtime
+from docproc_common.settings import SyncSettings
 from docproc_common.vault import validate_value
 from docproc_sync.connectors.gdrive import MAX_ATTEMPTS, STATE_FILE
 from docproc_sync.testing import SyncBed

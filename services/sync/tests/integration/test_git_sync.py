@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_sync.connectors.base import RemoteFile
 from docproc_sync.connectors.git import GitConfig, GitConnector
 from docproc_sync.testing import SyncBed
@@ -226,7 +227,7 @@ class TestGit:
         connector = GitConnector(
             GitConfig(repo_url=f"{served.url}/repo.git", include=["**"]),
             {"token": TOKEN},
-            bed.settings.connector_options(cache_dir=tmp_path / "cache"),
+            ConnectorOptions.of(bed.settings, cache_dir=tmp_path / "cache"),
         )
         listing = await connector.list_files()
         names = {f.name for f in listing.files}

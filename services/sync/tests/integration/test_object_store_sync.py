@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.errors import RemoteNameRefusedError
 from docproc_common.connectors.remote_names import MAX_COMPONENT_BYTES
 from docproc_common.db.models import KnowledgeBase, SyncSource
@@ -41,7 +42,7 @@ def connector(bed: SyncBed, store: ObjectStore) -> ObjectStoreConnector[Any]:
     cls = CONNECTORS[store.connector]
     assert issubclass(cls, ObjectStoreConnector)
     config = cls.CONFIG_MODEL.model_validate(store.config())
-    return cls(config, store.secret, bed.settings.connector_options())
+    return cls(config, store.secret, ConnectorOptions.of(bed.settings))
 
 
 class TestRuns:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.db.models import DocumentStatus, KnowledgeBase, SyncLog, SyncSource
 from docproc_common.events import DocumentAccepted, DocumentDeleted
 from docproc_common.runtime import Runtime
@@ -330,7 +331,7 @@ class TestHostileKeys:
         connector = S3Connector(
             S3Config(bucket=bucket, endpoint_url=infra["STORAGE__S3_ENDPOINT_URL"]),
             KEYS,
-            bed.settings.connector_options(),
+            ConnectorOptions.of(bed.settings),
         )
         spellings = [hostile, "..%2F..%2Fetc%2Fpasswd", "..\\..\\boot.ini", "\u2025\uff0fx"]
         put(s3_client, bucket, dict.fromkeys(spellings, b"x"))

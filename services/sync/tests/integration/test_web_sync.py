@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.errors import NetworkRefusedError
 from docproc_sync.connectors.web import WebConfig, WebConnector
 from docproc_sync.testing import SyncBed
@@ -215,7 +216,7 @@ class TestHostileNames:
         assert names == ["authorized_keys.md", "index.md"]
 
         connector = WebConnector(
-            WebConfig(start_url=f"{site.url}/"), None, bed.settings.connector_options()
+            WebConfig(start_url=f"{site.url}/"), None, ConnectorOptions.of(bed.settings)
         )
         listing = await connector.list_files()
         remote = next(f for f in listing.files if f.address.endswith("authorized_keys"))

@@ -14,8 +14,8 @@ from docproc_common.connectors import CONNECTORS
 from docproc_common.connectors.base import ConnectorOptions
 from docproc_common.connectors.config import CREDENTIAL_REFUSAL, check_config, describe
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError
-from docproc_common.connectors.settings import SyncSettings
 from docproc_common.connectors.specs.git import MAX_PATTERN_CHARS, MAX_PATTERNS
+from docproc_common.settings import Settings
 from docproc_sync.connectors.gdrive import (
     MAX_WAIT_S,
     GoogleDriveConfig,
@@ -120,7 +120,7 @@ class TestLocalRoots:
 
     def test_the_roots_come_from_the_setting(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("SYNC__LOCAL_ROOTS", '["/srv/docs"]')
-        assert SyncSettings().connector_options().local_roots == (Path("/srv/docs"),)
+        assert ConnectorOptions.of(Settings().sync).local_roots == (Path("/srv/docs"),)
 
     def test_a_walk_from_above_docproc_home_never_enters_it(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

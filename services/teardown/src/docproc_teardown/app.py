@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from docproc_common.bus.delivery import Subscription
+from docproc_common.bus.topics import subscriptions
 from docproc_common.events import CollectionDeleted, DocumentDeleted
 from docproc_common.runtime import Runtime, ServiceSpec
 
@@ -15,9 +15,12 @@ NAME = "teardown"
 def build(runtime: Runtime) -> ServiceSpec:
     return ServiceSpec(
         name=NAME,
-        subscriptions=[
-            Subscription(CollectionDeleted.TOPIC, collection_deleted(runtime)),
-            Subscription(DocumentDeleted.TOPIC, document_deleted(runtime)),
-        ],
+        subscriptions=subscriptions(
+            NAME,
+            {
+                CollectionDeleted: collection_deleted(runtime),
+                DocumentDeleted: document_deleted(runtime),
+            },
+        ),
         tasks=[sweeper(runtime)],
     )

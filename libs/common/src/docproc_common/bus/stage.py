@@ -21,7 +21,9 @@ the stage's ``refuses``) raised by any of the three is recorded once, in the sta
 retry, and ``give_up`` records the failure when the attempts run out.
 
 A stage that works on no tracking row (teardown's deletions) is a ``ClaimStage``: the
-same functions without the row, run by ``run_claimed`` under the same claim.
+same functions without the row, run by ``run_claimed`` under the same claim. A stage
+whose work spans several transactions (a sync run, slice by slice) is a ``UnitStage``: it
+receives the delivery's unit and claims with ``Unit.claim`` in its terminal transaction.
 
 The unit is a protocol so that a stage's decisions run on an in-memory one in the unit
 tests (``docproc_testing.memory``); ``SqlUnit`` is the database's.
@@ -66,7 +68,10 @@ class Outcome(enum.Enum):
     FAILED = "failed"  # this delivery committed the document's failure (the claim with it)
     PROCESSED = "processed"  # an earlier delivery committed the event (a redelivery)
     SUPERSEDED = "superseded"  # the row was deleted, retried or finished before the read
-    OVERTAKEN = "overtaken"  # processed or superseded between the read and the write
+    OVERTAKEN = "overtaken"  # an other delivery of the event committed it meanwhile
+    #: the row was deleted, retried or finished between the read and the write: what
+    #: ``compute`` stored under the attempt's keys is nobody's, the stage's to remove
+    ABANDONED = "abandoned"
 
 
 class AttemptEvent(Protocol):
@@ -149,6 +154,16 @@ class ClaimStage(Protocol[S_contra, E_contra, R, C]):
     async def settled(self, event: E_contra, outcome: Outcome) -> None: ...
 
 
+class UnitStage(Protocol[E_contra]):
+    """A stage that commits in several transactions of its own and claims the delivery in
+    the last one (``Unit.claim``); ``give_up`` records that its attempts ran out."""
+
+    async def run(self, unit: Unit[AsyncSession], event: E_contra) -> None: ...
+    async def give_up(
+        self, unit: Unit[AsyncSession], event: E_contra, exc: BaseException
+    ) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class SqlUnit:
     """The database's unit of one delivery."""
@@ -223,7 +238,7 @@ async def _write(
             return Outcome.OVERTAKEN
         row = await unit.current(session, event.document_id, event.attempt_id)
         if row is None:
-            return Outcome.OVERTAKEN  # only the claim commits: a redelivery has nothing to do
+            return Outcome.ABANDONED  # only the claim commits: a redelivery has nothing to do
         out = await stage.write(session, row, event, computed)
         if out is not None:
             await unit.enqueue(session, out)
@@ -306,8 +321,8 @@ async def run_claimed(unit: Unit[S], stage: ClaimStage[S, E, R, C], event: E) ->
 
 
 class AttemptHandler(Generic[AE, R, C]):
-    """An ``AttemptStage`` on the database as the bus calls it:
-    ``Subscription(topic, handler, give_up=handler.give_up)``."""
+    """An ``AttemptStage`` on the database as the bus calls it: the handler of its event type
+    in ``bus.topics.subscriptions``, which takes its ``give_up``."""
 
     def __init__(
         self,
@@ -338,3 +353,17 @@ class ClaimHandler(Generic[E, R, C]):
 
     async def __call__(self, event: E, delivery: Delivery) -> None:
         await run_claimed(SqlUnit(self._sessionmaker, delivery), self.stage, event)
+
+
+class UnitHandler(Generic[E]):
+    """A ``UnitStage`` on the database as the bus calls it: the unit is built here."""
+
+    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession], stage: UnitStage[E]) -> None:
+        self._sessionmaker = sessionmaker
+        self.stage = stage
+
+    async def __call__(self, event: E, delivery: Delivery) -> None:
+        await self.stage.run(SqlUnit(self._sessionmaker, delivery), event)
+
+    async def give_up(self, event: E, delivery: Delivery, exc: BaseException) -> None:
+        await self.stage.give_up(SqlUnit(self._sessionmaker, delivery), event, exc)

@@ -16,6 +16,7 @@ from typing import ClassVar
 from pydantic import BaseModel
 
 from docproc_common.blocking import BlockingPool
+from docproc_common.settings import SyncSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,30 @@ class ConnectorOptions:
     full_listing: bool = False
     #: The directories a ``local`` source may name (``SYNC__LOCAL_ROOTS``); empty: any.
     local_roots: tuple[Path, ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        settings: SyncSettings,
+        *,
+        work_dir: Path | None = None,
+        cache_dir: Path | None = None,
+        pool: BlockingPool | None = None,
+        full_listing: bool = False,
+    ) -> ConnectorOptions:
+        """The deployment's choices (``SYNC__*``) for a run in ``work_dir``, or for checking a
+        source's configuration where none is given."""
+        return cls(
+            allow_private_networks=settings.allow_private_networks,
+            allow_plain_http=settings.allow_plain_http,
+            timeout_s=settings.timeout_s,
+            work_dir=work_dir,
+            cache_dir=cache_dir,
+            pool=pool,
+            api_endpoints=dict(settings.api_endpoints),
+            full_listing=full_listing,
+            local_roots=tuple(settings.local_roots),
+        )
 
 
 class ConnectorSpec:

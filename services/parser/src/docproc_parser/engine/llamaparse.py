@@ -36,12 +36,12 @@ from typing import Any, Protocol
 
 import httpx
 from docproc_common.errors import RetryableError
+from docproc_common.settings import LLAMAPARSE_BASE_URL
 
 from docproc_parser.engine import errors
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BASE_URL = "https://api.cloud.llamaindex.ai"
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED"}
 
 
@@ -76,7 +76,7 @@ class LlamaParseClient:
         http: httpx.AsyncClient,
         api_key: str,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str = LLAMAPARSE_BASE_URL,
         tier: str = "cost_effective",
         poll_interval_s: float = 1.0,
         max_poll_interval_s: float = 5.0,

@@ -27,8 +27,9 @@ from docproc_common.isolation import (
     ChildTimeout,
     Isolation,
 )
+from docproc_common.settings import LLAMAPARSE_BASE_URL
 
-from docproc_parser.engine import dates, errors, liteparse, llamaparse
+from docproc_parser.engine import dates, errors, liteparse
 from docproc_parser.engine.jobs import (
     OWN_DATE,
     PROBE,
@@ -86,7 +87,7 @@ class ExtractedDocument:
 @dataclass(frozen=True, slots=True)
 class ProcessorOptions:
     max_chars: int = KB_MAX_CHARS
-    llamaparse_base_url: str = llamaparse.DEFAULT_BASE_URL
+    llamaparse_base_url: str = LLAMAPARSE_BASE_URL
     llamaparse_tier: str = "cost_effective"
     vision_allowed_base_urls: tuple[str, ...] = ()
 

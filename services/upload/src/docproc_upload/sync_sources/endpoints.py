@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 
 from docproc_upload.access import Access
-from docproc_upload.deps import Caller, Session
+from docproc_upload.deps import Caller, RuntimeDep, Session
 from docproc_upload.inputs import INT4_MAX
 from docproc_upload.routes import PublicRoute
 from docproc_upload.sync_sources import service
@@ -47,6 +47,7 @@ async def create_source(
     body: SourceCreate,
     caller: Caller,
     db: Session,
+    runtime: RuntimeDep,
     response: Response,
     dry_run: Annotated[
         bool,
@@ -57,7 +58,7 @@ async def create_source(
     ] = False,
 ) -> SourceOut:
     async with db.begin() as transaction:
-        out = await service.create_source(db, caller, kb_id, body)
+        out = await service.create_source(db, caller, kb_id, body, sync=runtime.settings.sync)
         if dry_run:
             await transaction.rollback()
             response.status_code = status.HTTP_200_OK
@@ -79,11 +80,18 @@ async def get_kb_source(
 
 @router.patch("/kb/{kb_id}/sync-sources/{source_id}", response_model=SourceOut)
 async def patch_kb_source(
-    kb_id: uuid.UUID, source_id: uuid.UUID, body: SourcePatch, caller: Caller, db: Session
+    kb_id: uuid.UUID,
+    source_id: uuid.UUID,
+    body: SourcePatch,
+    caller: Caller,
+    db: Session,
+    runtime: RuntimeDep,
 ) -> SourceOut:
     async with db.begin():
         src = await service.source_in_kb(db, caller, kb_id, source_id, Access.EDIT)
-        return await service.update_source(db, caller, src, body, route_kb=kb_id)
+        return await service.update_source(
+            db, caller, src, body, route_kb=kb_id, sync=runtime.settings.sync
+        )
 
 
 @router.delete("/kb/{kb_id}/sync-sources/{source_id}", status_code=status.HTTP_204_NO_CONTENT)
@@ -161,11 +169,13 @@ async def get_source(source_id: uuid.UUID, caller: Caller, db: Session) -> Sourc
 
 @router.patch("/rag/sync/sources/{source_id}", response_model=SourceOut)
 async def patch_source(
-    source_id: uuid.UUID, body: SourcePatch, caller: Caller, db: Session
+    source_id: uuid.UUID, body: SourcePatch, caller: Caller, db: Session, runtime: RuntimeDep
 ) -> SourceOut:
     async with db.begin():
         src = await service.reachable_source(db, caller, source_id, Access.EDIT)
-        return await service.update_source(db, caller, src, body, route_kb=None)
+        return await service.update_source(
+            db, caller, src, body, route_kb=None, sync=runtime.settings.sync
+        )
 
 
 @router.delete("/rag/sync/sources/{source_id}", status_code=status.HTTP_204_NO_CONTENT)
@@ -227,6 +237,8 @@ async def sync_logs(
 
 
 @router.post("/rag/sync/local", status_code=status.HTTP_202_ACCEPTED, response_model=RunOut)
-async def sync_local(body: LocalSyncRequest, caller: Caller, db: Session) -> RunOut:
+async def sync_local(
+    body: LocalSyncRequest, caller: Caller, db: Session, runtime: RuntimeDep
+) -> RunOut:
     async with db.begin():
-        return await service.local_sync(db, caller, body)
+        return await service.local_sync(db, caller, body, sync=runtime.settings.sync)

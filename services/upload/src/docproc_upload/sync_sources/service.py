@@ -15,13 +15,13 @@ from typing import Any
 
 from docproc_common.auth import SECRETS_VIEW, Principal
 from docproc_common.connectors import CONNECTORS
-from docproc_common.connectors.base import ConnectorSpec
+from docproc_common.connectors.base import ConnectorOptions, ConnectorSpec
 from docproc_common.connectors.config import check_config, connector_class, describe
 from docproc_common.connectors.runs import queue_run
-from docproc_common.connectors.settings import get_sync_settings
 from docproc_common.db.models import KnowledgeBase, Scope, Secret, SyncLog, SyncSource
 from docproc_common.db.vector_tables import validate_collection_name
 from docproc_common.errors import Conflict, FieldError, Forbidden, InvalidInput, NotFound
+from docproc_common.settings import SyncSettings
 from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -140,8 +140,8 @@ def _connector(principal: Principal, name: str) -> type[ConnectorSpec]:
     return cls
 
 
-def _config(name: str, raw: dict[str, Any]) -> dict[str, Any]:
-    config = check_config(name, raw, get_sync_settings().connector_options())
+def _config(name: str, raw: dict[str, Any], sync: SyncSettings) -> dict[str, Any]:
+    config = check_config(name, raw, ConnectorOptions.of(sync))
     return config.model_dump(mode="json", exclude_unset=True)
 
 
@@ -219,8 +219,8 @@ async def _may_repoint(
     )
 
 
-def _schedule(value: int | None) -> int | None:
-    minimum = get_sync_settings().min_schedule_seconds
+def _schedule(value: int | None, sync: SyncSettings) -> int | None:
+    minimum = sync.min_schedule_seconds
     if value is not None and value < minimum:
         raise InvalidInput(
             f"A source runs at most every {minimum} seconds",
@@ -307,11 +307,16 @@ async def _add_source(
 
 
 async def create_source(
-    session: AsyncSession, principal: Principal, kb_id: uuid.UUID, body: SourceCreate
+    session: AsyncSession,
+    principal: Principal,
+    kb_id: uuid.UUID,
+    body: SourceCreate,
+    *,
+    sync: SyncSettings,
 ) -> SourceOut:
     kb = await resolve_kb(session, principal, kb_id, Access.EDIT)
     cls = _connector(principal, body.connector)
-    config = _config(cls.NAME, body.config)
+    config = _config(cls.NAME, body.config, sync)
     secret_id = await _secret(session, principal, cls, body.secret_id, kb.organization_id)
     await _takes_sources(session, kb, "knowledge_base_id")
     await _not_reserved(session, kb)
@@ -324,7 +329,7 @@ async def create_source(
         config=config,
         secret_id=secret_id,
         sync_mode=body.sync_mode,
-        schedule_seconds=_schedule(body.schedule_seconds),
+        schedule_seconds=_schedule(body.schedule_seconds, sync),
         organizational_unit=_unit(body.organizational_unit),
         active=True,
         created_by=principal.user_id,
@@ -385,6 +390,7 @@ async def update_source(
     body: SourcePatch,
     *,
     route_kb: uuid.UUID | None,
+    sync: SyncSettings,
 ) -> SourceOut:
     """Apply what was sent. ``route_kb`` set: a knowledge base's own route, which never moves."""
     sent = body.model_fields_set
@@ -420,7 +426,7 @@ async def update_source(
             raise InvalidInput(
                 "The configuration cannot be removed", fields=[FieldError("config", "required")]
             )
-        config = _config(cls.NAME, body.config)
+        config = _config(cls.NAME, body.config, sync)
     repointed = destination_changes(cls, src.config, config)
     if "secret_id" in sent:
         secret_id = await _secret(session, principal, cls, body.secret_id, kb_org)
@@ -441,7 +447,7 @@ async def update_source(
     if "sync_mode" in sent and body.sync_mode is not None:
         src.sync_mode = body.sync_mode
     if "schedule_seconds" in sent:
-        src.schedule_seconds = _schedule(body.schedule_seconds)
+        src.schedule_seconds = _schedule(body.schedule_seconds, sync)
     if "organizational_unit" in sent:
         src.organizational_unit = _unit(body.organizational_unit)
     extra: dict[str, Any] = (
@@ -622,15 +628,15 @@ async def all_logs(
     return _page(total, limit, offset, logs)
 
 
-async def local_sync(session: AsyncSession, principal: Principal, body: LocalSyncRequest) -> RunOut:
+async def local_sync(
+    session: AsyncSession, principal: Principal, body: LocalSyncRequest, *, sync: SyncSettings
+) -> RunOut:
     """``POST /rag/sync/local``: app admins only, since the path names a directory of the
     *server*. The directory becomes (or reuses) a ``local`` source of the knowledge base, so a
     local run decides, claims and deletes exactly like every connector's."""
     if not principal.app_admin:
         raise Forbidden("Only an app admin may sync a server directory")
-    config = check_config(
-        "local", {"path": body.path}, get_sync_settings().connector_options(), root=""
-    )
+    config = check_config("local", {"path": body.path}, ConnectorOptions.of(sync), root="")
     if body.knowledge_base_id is not None:
         kb = await resolve_kb(session, principal, body.knowledge_base_id, Access.EDIT)
     elif body.collection_name is not None:
