@@ -29,7 +29,6 @@ from docproc_upload.rag_collections.endpoints import router as rag_collections
 from docproc_upload.rag_documents import repository as documents
 from docproc_upload.rag_documents.endpoints import router as rag_documents
 from docproc_upload.search.endpoints import router as search
-from docproc_upload.settings import EvaluationSettings
 from docproc_upload.sync_sources.endpoints import router as sync_sources
 
 log = logging.getLogger(__name__)
@@ -95,9 +94,8 @@ def public_api(routers: list[APIRouter]) -> APIRouter:
     return api
 
 
-def build(runtime: Runtime, evaluation: EvaluationSettings | None = None) -> ServiceSpec:
+def build(runtime: Runtime) -> ServiceSpec:
     service = Upload.create(runtime)
-    schedule = evaluation or EvaluationSettings()
     mcp = McpEndpoint(service)
     routers = [
         knowledge_bases,
@@ -118,7 +116,7 @@ def build(runtime: Runtime, evaluation: EvaluationSettings | None = None) -> Ser
         openapi=[declare_no_nul(operation_ids(routers))],
         tasks=[
             stuck_gauge(runtime),
-            *scheduled_runs(runtime, service.clients, service.plans, schedule),
+            *scheduled_runs(runtime, service.clients, service.plans),
         ],
         middleware=[
             (UploadScope, {"upload": service}),

@@ -8,6 +8,7 @@ import json
 import math
 import uuid
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -24,7 +25,6 @@ from docproc_upload.evaluations.service import (
     stem,
 )
 from docproc_upload.search.schemas import QUERY_CHARS, SearchHit, SearchRequest
-from docproc_upload.settings import EvaluationSettings
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
@@ -225,11 +225,15 @@ def test_the_gauge_is_the_mean_over_every_query_of_a_base() -> None:
 
 
 def test_the_schedule_runs_only_when_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    parts: Any = None  # the loop's runtime, clients and plans: unused until it ticks
-    assert EvaluationSettings().schedule_interval_s == 0
-    assert scheduled_runs(parts, parts, parts, EvaluationSettings()) == []
+    def loops(settings: Settings) -> int:
+        runtime: Any = SimpleNamespace(settings=settings)
+        unused: Any = None  # the clients and plans, read when the loop ticks
+        return len(scheduled_runs(runtime, unused, unused))
+
+    assert Settings().evaluations.schedule_interval_s == 0
+    assert loops(Settings()) == 0
     monkeypatch.setenv("EVALUATIONS__SCHEDULE_INTERVAL_S", "86400")
-    assert len(scheduled_runs(parts, parts, parts, EvaluationSettings())) == 1
+    assert loops(Settings()) == 1
     monkeypatch.setenv("EVALUATIONS__SCHEDULE_INTERVL_S", "60")  # a typo is refused, named
     with pytest.raises(SettingsError, match="EVALUATIONS__SCHEDULE_INTERVL_S"):
         Settings()

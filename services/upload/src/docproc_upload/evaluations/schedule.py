@@ -25,7 +25,6 @@ from docproc_common.runtime import Runtime
 from docproc_upload.evaluations import repository, service
 from docproc_upload.metrics import RETRIEVAL_NDCG
 from docproc_upload.search.service import PlanCache
-from docproc_upload.settings import EvaluationSettings
 
 log = logging.getLogger(__name__)
 
@@ -95,10 +94,9 @@ async def run_due(
     return ran
 
 
-def scheduled_runs(
-    runtime: Runtime, clients: EmbeddingClients, plans: PlanCache, settings: EvaluationSettings
-) -> list[Task]:
+def scheduled_runs(runtime: Runtime, clients: EmbeddingClients, plans: PlanCache) -> list[Task]:
     """The loop, when ``EVALUATIONS__SCHEDULE_INTERVAL_S`` asks for one."""
+    settings = runtime.settings.evaluations
     if not settings.schedule_interval_s:
         return []
 
