@@ -8,8 +8,8 @@ body documented, the declared constraints being the enforced ones (a schema-vali
 request is not refused, an invalid one is), ``Allow`` on a 405. Where a check does not
 apply to an operation, ``schemathesis-exclusions.toml`` says so and why.
 
-The caller is an app admin of an organization. A knowledge base, a document, a chat
-file on a message and a sync source are made first, and every request but a DELETE
+The caller is an app admin of an organization. A knowledge base, a document, an
+evaluation set, a chat file on a message and a sync source are made first, and every request but a DELETE
 names them in its path, so requests reach the routes' logic rather than their 404;
 the DELETE operations run after all the others.
 The sync routes are called as a member of the organization instead, so a generated
@@ -100,6 +100,17 @@ def _seed(dev: Dev) -> dict[str, str]:
                 files={"file": ("otters.md", b"# Otters\n\nSea otters hold hands.")},
             )
         )
+        evaluation = ok(
+            api.post(
+                f"/kb/{kb['id']}/evaluations",
+                json={
+                    "name": "otter questions",
+                    "queries": [
+                        {"id": "q1", "text": "do otters hold hands?", "relevant": {"otters.md": 1}}
+                    ],
+                },
+            )
+        )
         file = ok(api.post("/files/upload", files={"file": ("note.txt", b"a chat note")}))
         message_id = str(uuid.uuid5(uuid.NAMESPACE_URL, "docproc:schemathesis:message"))
         ok(api.post(f"/messages/{message_id}/attachments", json={"file_ids": [file["id"]]}))
@@ -113,6 +124,7 @@ def _seed(dev: Dev) -> dict[str, str]:
         "path.kb_id": kb["id"],
         "path.name": name,
         "path.document_id": doc["tracking_id"],
+        "path.evaluation_id": evaluation["id"],
         "path.file_id": file["id"],
         "path.message_id": message_id,
         "path.source_id": source["id"],

@@ -39,6 +39,7 @@ class Case:
     at: str
     fires: bool
     value: str = ""  # $value as the description renders it, when it fires
+    labels: tuple[tuple[str, str], ...] = ()  # the labels the alert keeps from its series
 
 
 # Per alert: the situation it is for, and the healthy (or recovering) case beside it.
@@ -81,12 +82,32 @@ def _teardown(_svc: str) -> list[Case]:
     ]
 
 
+def _retrieval(_svc: str) -> list[Case]:
+    """The gauge as two upload replicas export it (the same figure from the database)."""
+    metric = (
+        f'docproc_retrieval_ndcg_at_10{{namespace="{NS}",collection_id="kb-1",mode="hybrid",'
+        'pod="%s"}'
+    )
+    kept = (("collection_id", "kb-1"), ("mode", "hybrid"))
+
+    def both(values: str) -> dict[str, str]:
+        return {metric % "a": values, metric % "b": values}
+
+    return [
+        Case(both("0.7x30 0.6x30"), "50m", True, "0.600", kept),  # a settings change cost 0.1
+        Case(both("0.7x30 0.6x30"), "33m", False),  # not yet for 5m
+        Case(both("0.7x30 0.68x30"), "50m", False),  # within the margin
+        Case(both("0.6x30 0.7x30"), "50m", False),  # it got better
+    ]
+
+
 SCENARIOS: dict[str, Callable[[str], list[Case]]] = {
     "DocprocDLQGrowing": _dlq,
     "DocprocConsumerLagNotDraining": _lag,
     "DocprocOutboxAgeHigh": _outbox,
     "DocprocDocumentsStuck": _stuck,
     "DocprocTeardownReservationsStale": _teardown,
+    "DocprocRetrievalQualityDropped": _retrieval,
 }
 
 
@@ -101,13 +122,15 @@ def rules(helm: Path) -> list[Doc]:
 
 
 def _expected(rule: Doc, case: Case) -> dict[str, Any]:
-    labels = {"namespace": NS, **rule["labels"]}
+    labels = {"namespace": NS, **rule["labels"], **dict(case.labels)}
     if "by (namespace, topic)" in rule["expr"]:
         labels["topic"] = "t"
-    annotations = {
-        k: VALUE.sub(case.value, v).replace("{{ $labels.topic }}", "t")
-        for k, v in rule["annotations"].items()
-    }
+    annotations = {}
+    for k, v in rule["annotations"].items():
+        v = VALUE.sub(case.value, v).replace("{{ $labels.topic }}", "t")
+        for label, value in case.labels:
+            v = v.replace(f"{{{{ $labels.{label} }}}}", value)
+        annotations[k] = v
     return {"exp_labels": labels, "exp_annotations": annotations}
 
 
@@ -161,7 +184,7 @@ def test_the_rules_pass_promtool_check_and_every_alert_fires_only_when_it_should
     )
     result = _promtool("test", "rules", "tests.yaml", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert sum(1 for t in tests if t["alert_rule_test"][0]["exp_alerts"]) == 14
+    assert sum(1 for t in tests if t["alert_rule_test"][0]["exp_alerts"]) == 15
 
 
 def test_a_scenario_that_should_not_fire_would_be_caught(rules: list[Doc], tmp_path: Path) -> None:

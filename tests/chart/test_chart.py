@@ -80,6 +80,7 @@ EXPECTED_ALERTS = {
     "DocprocConsumerLagNotDraining",
     "DocprocDocumentsStuck",
     "DocprocTeardownReservationsStale",
+    "DocprocRetrievalQualityDropped",
 }
 
 
@@ -867,6 +868,7 @@ class TestMonitoring:
             "docproc_upload_documents_stuck",
             'outcome="dlq"',
             "docproc_teardown_reservation_oldest_age_seconds",
+            "docproc_retrieval_ndcg_at_10",
         ):
             assert needle in joined, needle
         for var in dashboard["templating"]["list"]:

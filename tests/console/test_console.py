@@ -5,13 +5,14 @@ created with its ingestion settings refused on the input the API names, files dr
 anywhere on the page (the overlay with the size limit; a drag of text left alone), a long
 paste that becomes ``pasted-<date>.txt``, a refused file with its reason, a document going
 from processing to indexed, a search, the sync wizard's field errors and its audience
-sentence, chat attachment cards. Accessibility basics are checked on every screen: axe-core
+sentence, chat attachment cards, an evaluation set run beside the settings. Accessibility basics are checked on every screen: axe-core
 (WCAG 2 A/AA: labels, contrast, names) injected into the page, and keyboard focus.
 """
 
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from typing import Any
 
@@ -342,3 +343,50 @@ def test_chat_upload_cards(page: Page) -> None:
     drag(page, "dragleave", "h1", files=True)
     assert_accessible(page)
     screenshot(page, "chat-upload")
+
+
+def test_evaluations_beside_the_settings_run_and_their_history(page: Page, dev: Dev) -> None:
+    kb_id = create_base(page, f"eval_{uuid.uuid4().hex[:6]}")
+    with api(dev) as client:
+        upload = client.post(f"/kb/{kb_id}/documents", files={"file": ("otters.md", OTTERS)})
+        assert upload.status_code == 202, upload.text
+        for _ in range(600):
+            if client.get(f"/kb/{kb_id}/ingestion").json()["indexing_status"] == "complete":
+                break
+            time.sleep(0.1)
+        made = client.post(
+            f"/kb/{kb_id}/evaluations",
+            json={
+                "name": "otter questions",
+                "queries": [
+                    {"id": "q1", "text": "do sea otters hold hands?", "relevant": {"otters.md": 1}}
+                ],
+            },
+        )
+        assert made.status_code == 201, made.text
+    page.get_by_role("link", name="Settings", exact=True).click()
+    section = page.get_by_test_id("evaluations")
+    evaluation = section.locator('article[data-evaluation="otter questions"]')
+    expect(evaluation).to_contain_text("1 queries, 1 judged documents")
+    expect(evaluation).to_contain_text("Not run yet.")
+    evaluation.get_by_role("button", name="Run otter questions").click()
+    expect(evaluation.get_by_role("status")).to_contain_text("Ran: nDCG@10 vector 1.000")
+    row = evaluation.get_by_test_id("runs").locator("tbody tr")
+    expect(row).to_have_count(1)
+    expect(row.locator('td[data-mode="vector"]')).to_have_text("1.000")
+    expect(row).to_contain_text("manual (dev)")
+    expect(row).to_contain_text("all-MiniLM-L6-v2 · chunks 2500/200")
+    assert_accessible(page)
+    screenshot(page, "evaluations")
+
+    # the sets fail to load: said on the section, and a second try loads them
+    refusal = {"error": {"code": "UNAVAILABLE", "message": "The database is down", "details": {}}}
+    pattern = "**/api/v1/kb/*/evaluations"
+    page.route(pattern, lambda route: route.fulfill(status=503, json=refusal))
+    page.reload()
+    expect(section.get_by_role("alert")).to_have_text(
+        "The evaluation sets could not be loaded: The database is down"
+    )
+    page.unroute(pattern)
+    section.get_by_role("button", name="Try again").click()
+    expect(evaluation.get_by_test_id("runs").locator("tbody tr")).to_have_count(1)

@@ -340,6 +340,19 @@ class SyncSettings(BaseModel):
     local_roots: list[Path] = Field(default_factory=list)
 
 
+class EvaluationSettings(BaseModel):
+    """The upload service's scheduled runs of every knowledge base's evaluation sets
+    (``EVALUATIONS__*``; docs/search.md, "Evaluations"), which export
+    ``docproc_retrieval_ndcg_at_10``."""
+
+    #: Seconds between two scheduled runs of one evaluation set (86400: daily); 0 (the
+    #: default) schedules none and exports no gauge. Each run searches every query of the
+    #: set once per mode with the base's embedding model, which a keyed provider bills.
+    schedule_interval_s: float = Field(default=0.0, ge=0)
+    #: How often each upload replica looks for the sets that are due and refreshes the gauge.
+    check_interval_s: float = Field(default=60.0, gt=0)
+
+
 class OtelSettings(BaseModel):
     exporter_otlp_endpoint: str | None = None
     service_namespace: str = "docproc"
@@ -488,6 +501,7 @@ class Settings(BaseSettings):
     embedder: EmbedderSettings = EmbedderSettings()
     #: Built as ``Settings`` is read, not at import: its ``state_dir`` follows ``DOCPROC_HOME``.
     sync: SyncSettings = Field(default_factory=SyncSettings)
+    evaluations: EvaluationSettings = EvaluationSettings()
     otel: OtelSettings = OtelSettings()
     http: HttpSettings = HttpSettings()
     stuck_after_minutes: int = 30

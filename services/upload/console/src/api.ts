@@ -225,3 +225,44 @@ export interface ChatFile {
   file_kind: string;
   preview: string | null;
 }
+
+export interface ModeScores {
+  ndcg_at_10: number;
+  recall_at_10: number;
+  recall_at_100: number;
+  mrr_at_10: number;
+}
+
+export interface EvaluationRun {
+  id: string;
+  evaluation_id: string;
+  trigger: "manual" | "scheduled";
+  status: "ok" | "failed";
+  error: string | null;
+  started_by: string | null;
+  started_at: string;
+  finished_at: string;
+  query_count: number;
+  missing_documents: number;
+  scores: Partial<Record<"vector" | "keyword" | "hybrid", ModeScores>>;
+  skipped: Partial<Record<"vector" | "keyword" | "hybrid", string>>;
+  settings: {
+    embedding_provider: string;
+    embedding_model: string;
+    search_default_mode: string;
+    text_search_config: string;
+    splitter_version: number;
+    ingestion_config: Record<string, unknown>;
+  };
+}
+
+export interface Evaluation {
+  id: string;
+  knowledge_base_id: string;
+  name: string;
+  query_count: number;
+  judgment_count: number;
+  created_by: string;
+  created_at: string;
+  latest_run: EvaluationRun | null;
+}

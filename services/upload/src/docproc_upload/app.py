@@ -1,5 +1,5 @@
 """The upload service as a ``ServiceSpec``: the public API, its MCP server (``/mcp``), the
-request-size cap, the stuck gauge."""
+request-size cap, the stuck gauge, the scheduled evaluation runs."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from docproc_upload.console import build_console_router, dev_sign_in_guard
 from docproc_upload.credentials.endpoints import router as credentials
 from docproc_upload.deps import Upload, UploadScope
 from docproc_upload.embeddings.endpoints import router as embeddings
+from docproc_upload.evaluations.endpoints import router as evaluations
+from docproc_upload.evaluations.schedule import scheduled_runs
 from docproc_upload.inputs import declare_no_nul, refuse_nul
 from docproc_upload.knowledge_bases.endpoints import router as knowledge_bases
 from docproc_upload.mcp_server.endpoints import McpEndpoint, mcp_router
@@ -100,6 +102,7 @@ def build(runtime: Runtime) -> ServiceSpec:
         rag_documents,
         rag_collections,
         search,
+        evaluations,
         accounts,
         chat,
         credentials,
@@ -111,7 +114,10 @@ def build(runtime: Runtime) -> ServiceSpec:
         keys=frozenset({"auth", "vault"}),  # every request's token; secrets and embedding keys
         routers=[public_api(routers), mcp_router(mcp), build_console_router(runtime)],
         openapi=[declare_no_nul(operation_ids(routers))],
-        tasks=[stuck_gauge(runtime)],
+        tasks=[
+            stuck_gauge(runtime),
+            *scheduled_runs(runtime, service.clients, service.plans),
+        ],
         middleware=[
             (UploadScope, {"upload": service}),
             (BodySizeLimit, {"max_bytes": runtime.settings.limits.max_request_bytes}),

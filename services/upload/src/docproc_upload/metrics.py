@@ -1,4 +1,6 @@
-"""Every series the upload service exports (``docproc_upload_*``)."""
+"""Every series the upload service exports: ``docproc_upload_*``, and the retrieval quality of
+the knowledge bases' evaluation sets (``docproc_retrieval_ndcg_at_10``, named for what it
+measures rather than for the service that measures it)."""
 
 from __future__ import annotations
 
@@ -25,4 +27,15 @@ CHAT_RENDERS = counter(
     "docproc_upload_chat_renders_total",
     "Chat attachments rendered for an agent, by route (inline|workspace|inline_fallback|...)",
     ("mode",),
+)
+EVALUATION_RUNS = counter(
+    "docproc_upload_evaluation_runs_total",
+    "Runs of evaluation sets kept, by kind (manual|scheduled) and outcome (ok|failed)",
+    ("kind", "outcome"),
+)
+RETRIEVAL_NDCG = gauge(
+    "docproc_retrieval_ndcg_at_10",
+    "nDCG@10 of a knowledge base's evaluation sets in one search mode, from their newest "
+    "scheduled runs (EVALUATIONS__SCHEDULE_INTERVAL_S)",
+    ("collection_id", "mode"),
 )

@@ -1,8 +1,8 @@
-"""Reading an upload's multipart body as it streams in, with the size limit on the file.
+"""Reading an upload's multipart body as it streams in, with the size limit on each file.
 
-Both upload addresses (a chat attachment, a knowledge-base document) read their body
-here. The file part is counted as it arrives and the upload is refused with 413 the
-moment it passes its limit: nothing is spooled to disk through the shared thread
+The upload addresses (a chat attachment, a knowledge-base document, an evaluation set in
+BEIR's files) read their body here. A file part is counted as it arrives and the upload
+is refused with 413 the moment it passes its limit: nothing is spooled to disk through the shared thread
 pool first (the default executor that the dedicated blocking pool exists to spare),
 and nothing past the limit is kept. (``BodySizeLimit`` in app.py caps the whole body
 before this runs.)
@@ -21,12 +21,34 @@ MAX_FIELD_BYTES = 4096
 MAX_PARTS = 16
 
 
+#: The one file part of a document or chat upload.
+FILE = "file"
+
+
+@dataclass(frozen=True, slots=True)
+class FilePart:
+    filename: str
+    content_type: str | None
+    data: bytes
+
+
 @dataclass
 class UploadForm:
-    filename: str | None = None
-    content_type: str | None = None
-    data: bytes = b""
+    #: Each file part by its name (every one the route asked for).
+    files: dict[str, FilePart] = field(default_factory=dict)
     fields: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def filename(self) -> str:
+        return self.files[FILE].filename
+
+    @property
+    def content_type(self) -> str | None:
+        return self.files[FILE].content_type
+
+    @property
+    def data(self) -> bytes:
+        return self.files[FILE].data
 
     @property
     def organizational_unit(self) -> str | None:
@@ -51,14 +73,20 @@ def _decode(raw: bytes) -> str:
 
 
 class _Collector:
-    def __init__(self, max_file_bytes: int, too_large: str, text_fields: frozenset[str]) -> None:
+    def __init__(
+        self,
+        max_file_bytes: int,
+        too_large: str,
+        text_fields: frozenset[str],
+        file_fields: frozenset[str],
+    ) -> None:
         self.max_file_bytes = max_file_bytes
         self.too_large = too_large
         self.text_fields = text_fields
+        self.file_fields = file_fields
         self.form = UploadForm()
         self.part = _Part()
         self.parts = 0
-        self.has_file = False
         self._field = b""
         self._value = b""
 
@@ -95,11 +123,11 @@ class _Collector:
     def on_part_data(self, data: bytes, start: int, end: int) -> None:
         part = self.part
         part.size += end - start
-        if part.name == "file":
+        if part.name in self.file_fields:
             if part.size > self.max_file_bytes:
                 raise PayloadTooLarge(
                     self.too_large,
-                    fields=[FieldError("file", "too large")],
+                    fields=[FieldError(part.name, "too large")],
                     details={"rule": "too_large"},
                 )
         elif part.size > MAX_FIELD_BYTES:
@@ -113,19 +141,20 @@ class _Collector:
 
     def on_part_end(self) -> None:
         part = self.part
-        if part.name == "file":
-            if self.has_file:
+        if part.name in self.file_fields:
+            if part.name in self.form.files:
                 raise InvalidInput(
-                    "Send one file per upload", fields=[FieldError("file", "more than one file")]
+                    f"Send one file in the part {part.name!r}",
+                    fields=[FieldError(part.name, "more than one file")],
                 )
             if part.filename is None:
                 raise InvalidInput(
-                    "The file part has no file name", fields=[FieldError("file", "not a file")]
+                    f"The part {part.name!r} has no file name",
+                    fields=[FieldError(part.name, "not a file")],
                 )
-            self.has_file = True
-            self.form.filename = part.filename
-            self.form.content_type = part.content_type
-            self.form.data = b"".join(part.chunks)
+            self.form.files[part.name] = FilePart(
+                part.filename, part.content_type, b"".join(part.chunks)
+            )
         elif part.name in self.text_fields:
             value = _decode(b"".join(part.chunks))
             if "\x00" in value:  # never meant, and PostgreSQL refuses it in any text
@@ -143,16 +172,19 @@ async def read_upload_form(
     *,
     too_large: str,
     text_fields: frozenset[str],
+    file_fields: tuple[str, ...] = (FILE,),
 ) -> UploadForm:
-    """The ``file`` part (bytes, name, declared type) and the named text fields."""
+    """The file parts ``file_fields`` (bytes, name, declared type; each required, each at
+    most ``max_file_bytes``) and the named text fields."""
     mime, options = parse_options_header((content_type or "").encode("latin-1", "replace"))
     boundary = options.get(b"boundary")
     if mime != b"multipart/form-data" or not boundary:
+        named = " and ".join(repr(f) for f in file_fields)
         raise InvalidInput(
-            "Send the file as multipart/form-data in a part named 'file'",
-            fields=[FieldError("file", "required")],
+            f"Send the file as multipart/form-data in a part named {named}",
+            fields=[FieldError(f, "required") for f in file_fields],
         )
-    collector = _Collector(max_file_bytes, too_large, text_fields)
+    collector = _Collector(max_file_bytes, too_large, text_fields, frozenset(file_fields))
     parser = MultipartParser(
         boundary,
         {
@@ -172,16 +204,26 @@ async def read_upload_form(
         parser.finalize()
     except MultipartParseError as exc:
         raise InvalidInput("The multipart body is malformed") from exc
-    if not collector.has_file:
+    missing = [f for f in file_fields if f not in collector.form.files]
+    if missing:
+        named = " and ".join(repr(f) for f in missing)
         raise InvalidInput(
-            "Send the file in a multipart part named 'file'",
-            fields=[FieldError("file", "required")],
+            f"Send the file in a multipart part named {named}",
+            fields=[FieldError(f, "required") for f in missing],
         )
     return collector.form
 
 
-def multipart_openapi(text_fields: dict[str, dict[str, object]]) -> dict[str, object]:
-    """The OpenAPI request body of an upload read by ``read_upload_form``."""
+def multipart_openapi(
+    text_fields: dict[str, dict[str, object]],
+    *,
+    file_fields: dict[str, str] | None = None,
+    required: tuple[str, ...] = (),
+) -> dict[str, object]:
+    """The OpenAPI request body of an upload read by ``read_upload_form``: each file part of
+    ``file_fields`` (name -> an example file name; ``file`` by default) and the text fields,
+    the files and ``required`` required."""
+    files = file_fields or {FILE: "notes.md"}
     return {
         "requestBody": {
             "required": True,
@@ -189,22 +231,23 @@ def multipart_openapi(text_fields: dict[str, dict[str, object]]) -> dict[str, ob
                 "multipart/form-data": {
                     "schema": {
                         "type": "object",
-                        "required": ["file"],
+                        "required": [*files, *required],
                         "properties": {
-                            "file": {"type": "string", "format": "binary"},
+                            **{f: {"type": "string", "format": "binary"} for f in files},
                             **text_fields,
                         },
                     },
                     "encoding": {
-                        "file": {
+                        f: {
                             "headers": {
                                 "Content-Disposition": {
                                     "description": "The file part names its file",
                                     "schema": {"type": "string"},
-                                    "example": 'form-data; name="file"; filename="notes.md"',
+                                    "example": f'form-data; name="{f}"; filename="{example}"',
                                 }
                             }
                         }
+                        for f, example in files.items()
                     },
                 }
             },

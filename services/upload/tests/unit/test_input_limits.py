@@ -19,6 +19,7 @@ from docproc_common.db.models import (
     EmbeddingEndpoint,
     KnowledgeBase,
     RagDocument,
+    RetrievalEvaluation,
     Secret,
     SyncSource,
 )
@@ -28,6 +29,7 @@ from docproc_upload.chat import service as chat_service
 from docproc_upload.chat.schemas import AgentIn
 from docproc_upload.credentials.schemas import SecretCreate
 from docproc_upload.embeddings.schemas import EmbeddingEndpointCreate
+from docproc_upload.evaluations.schemas import EVALUATION_NAME_CHARS, EvaluationCreate
 from docproc_upload.inputs import column_length, nul_path
 from docproc_upload.knowledge_bases.schemas import GrantIn, KnowledgeBaseCreate, KnowledgeBasePatch
 from docproc_upload.rag_collections.schemas import CollectionCreate
@@ -62,12 +64,14 @@ FROM_REQUESTS: list[tuple[InstrumentedAttribute[Any], list[tuple[type[BaseModel]
     ),
     (ChatAttachmentRender.agent_id, [(AgentIn, "agent_id")]),
     (ChatAttachmentRender.conversation_id, [(AgentIn, "conversation_id")]),
+    (RetrievalEvaluation.name, [(EvaluationCreate, "name")]),
 ]
 
 #: columns a multipart upload field fills -> the limit its route checks
 FROM_UPLOADS = {
     "rag_documents.organizational_unit": service.MAX_UNIT_CHARS,
     "chat_files.organizational_unit": chat_service.MAX_UNIT_CHARS,
+    "retrieval_evaluations.name": EVALUATION_NAME_CHARS,  # a BEIR upload's name
 }
 
 #: a collection name: ``validate_collection_name`` refuses what does not fit
@@ -94,6 +98,7 @@ NOT_FROM_REQUESTS = {
     "rag_documents.writer_kind": "enum",
     "rag_documents.source": "enum",
     "chat_attachment_renders.mode": "enum",
+    "retrieval_evaluation_runs.trigger": "enum",
     # the signed bearer token's sub / org
     "audit_log.actor": "token",
     "audit_log.organization_id": "token",
@@ -110,6 +115,8 @@ NOT_FROM_REQUESTS = {
     "sync_sources.organization_id": "token",
     "sync_sources.created_by": "token",
     "sync_sources.destination_changed_by": "token",
+    "retrieval_evaluations.created_by": "token",
+    "retrieval_evaluation_runs.started_by": "token",
     # made or cut to fit by docproc
     "chat_files.filename": "clean_filename cuts it",
     "rag_documents.filename": "cut to the column",
@@ -174,6 +181,7 @@ def test_a_request_field_is_bounded_by_its_column(
 def test_an_upload_field_is_bounded_by_its_column() -> None:
     assert service.MAX_UNIT_CHARS == column_length(RagDocument.organizational_unit)
     assert chat_service.MAX_UNIT_CHARS == column_length(ChatFile.organizational_unit)
+    assert EVALUATION_NAME_CHARS == column_length(RetrievalEvaluation.name)
 
 
 def test_a_collection_name_that_fits_no_column_is_refused() -> None:

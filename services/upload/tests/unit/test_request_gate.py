@@ -7,6 +7,7 @@ database is reached (every refusal comes before one)."""
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -156,10 +157,13 @@ def test_every_public_route_is_gated(app: FastAPI) -> None:
 
 
 def written(route: APIRoute) -> list[tuple[str, str]]:
-    """(method, path) of each way ``route`` takes a body, its path parameters filled in."""
-    path = route.path
-    for name in route.param_convertors:
-        path = path.replace(f"{{{name}}}", str(uuid.uuid4()) if name.endswith("id") else "c")
+    """(method, path) of each way ``route`` takes a body, its path parameters filled in
+    (``{kb_id}``, ``{evaluation_id:uuid}``)."""
+    path = re.sub(
+        r"\{(\w+)(?::\w+)?\}",
+        lambda m: str(uuid.uuid4()) if m.group(1).endswith("id") else "c",
+        route.path,
+    )
     return [(m, path) for m in sorted(route.methods) if m in {"POST", "PUT", "PATCH"}]
 
 

@@ -408,6 +408,60 @@ class RagDocumentClaim(Base):
     )
 
 
+class RetrievalEvaluation(Base):
+    """A knowledge base's evaluation set: queries and the documents relevant to each, graded.
+
+    ``queries`` is ``[{"id", "text", "relevant": {"<document id>": grade}}]``: every judged
+    document named by its ``rag_documents`` id, resolved when the set was created.
+    """
+
+    __tablename__ = "retrieval_evaluations"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=_uuid)
+    knowledge_base_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("knowledge_bases.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(200))
+    queries: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
+    created_by: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class EvaluationTrigger(StrEnum):
+    MANUAL = "manual"
+    SCHEDULED = "scheduled"
+
+
+class EvaluationRun(Base):
+    """One scoring of an evaluation set on its base as it stood: every mode's measures, the
+    base's settings at the time, and when. A scheduled run that failed keeps its error."""
+
+    __tablename__ = "retrieval_evaluation_runs"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=_uuid)
+    evaluation_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("retrieval_evaluations.id", ondelete="CASCADE"), index=True
+    )
+    trigger: Mapped[str] = mapped_column(String(16))
+    #: Who asked for a manual run; null for a scheduled one.
+    started_by: Mapped[str | None] = mapped_column(String(200))
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    #: ``{"<mode>": {"ndcg_at_10", "recall_at_10", "recall_at_100", "mrr_at_10"}}``.
+    scores: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    #: ``{"<mode>": "<why it was not scored>"}`` (a collection without a keyword index).
+    skipped: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    #: The base's settings the run searched with (``evaluations.service.settings_snapshot``).
+    settings: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    query_count: Mapped[int] = mapped_column(Integer)
+    #: Judged documents the base no longer lists (deleted since the set was made).
+    missing_documents: Mapped[int] = mapped_column(Integer, default=0)
+    #: Why a scheduled run scored nothing (its base's embedding key refused, ...); null if it did.
+    error: Mapped[str | None] = mapped_column(Text)
+
+    __table_args__ = (CheckConstraint("trigger IN ('manual', 'scheduled')", name="trigger"),)
+
+
 # Sync lookups: ``existing_document`` asks by address, then name, then hash; equality only,
 # and an address has no bound, so hash indexes rather than btrees.
 Index("ix_rag_documents_source_path_hash", RagDocument.source_path, postgresql_using="hash")

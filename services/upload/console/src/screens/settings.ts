@@ -1,13 +1,24 @@
-// A knowledge base's settings: how its next uploads are read (PATCH only what changed) and
-// a reindex of what it holds with them.
+// A knowledge base's settings: how its next uploads are read (PATCH only what changed), a
+// reindex of what it holds with them, and beside them its evaluation sets and their history.
 
 import { ApiError, api, type KnowledgeBase } from "../api";
 import { clearFieldErrors, formError, h, showFieldErrors } from "../dom";
 import { ingestionInputs } from "../ingestion";
 import { kbHeader } from "./documents";
+import { evaluationsSection } from "./evaluations";
 
 export function settingsScreen(main: HTMLElement, _config: unknown, [kbId]: string[]): void {
-  void api<KnowledgeBase>("GET", `/kb/${kbId}`).then((kb) => draw(main, kb));
+  api<KnowledgeBase>("GET", `/kb/${kbId}`).then(
+    (kb) => draw(main, kb),
+    (error: unknown) => {
+      if (!(error instanceof ApiError)) throw error;
+      main.append(
+        h("h1", {}, "Settings"),
+        h("p", { class: "form-error", role: "alert" }, `The knowledge base could not be loaded: ${error.message}`),
+        h("p", {}, h("a", { href: "#/" }, "Back to the knowledge bases")),
+      );
+    },
+  );
 }
 
 function draw(main: HTMLElement, kb: KnowledgeBase): void {
@@ -61,5 +72,5 @@ function draw(main: HTMLElement, kb: KnowledgeBase): void {
       showFieldErrors(form, error);
     }
   });
-  main.append(kbHeader(kb, "settings"), form);
+  main.append(kbHeader(kb, "settings"), form, evaluationsSection(kb));
 }

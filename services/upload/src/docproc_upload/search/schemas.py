@@ -16,6 +16,8 @@ from docproc_upload.knowledge_bases.schemas import COLLECTION_NAME_SCHEMA
 MAX_FILTER_VALUES = 100
 FilterValue = Annotated[str, Field(max_length=200)]
 FilterList = Annotated[list[FilterValue], Field(max_length=MAX_FILTER_VALUES)]
+#: The longest query a search takes.
+QUERY_CHARS = 10_000
 
 
 class SearchFiltersIn(BaseModel):
@@ -51,7 +53,7 @@ class SearchRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=10_000)
+    query: str = Field(min_length=1, max_length=QUERY_CHARS)
     collections: list[Annotated[str, Field(json_schema_extra=COLLECTION_NAME_SCHEMA)]] | None = (
         Field(default=None, min_length=1, max_length=20)
     )

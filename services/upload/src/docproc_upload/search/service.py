@@ -151,12 +151,21 @@ async def plan_search(
     collections = []
     for name, kbs in await _searched_bases(session, principal, req):
         billed = billing_kb(principal, name, kbs, field)
-        resolved = await clients.resolve(billed, session)
-        if resolved.degraded_reason is not None:  # every mode, though keyword embeds nothing
-            raise resolved.refusal()
-        client = None if req.mode == "keyword" else await clients.open(resolved)
-        collections.append((name, kbs, billed, client))
+        collections.append(
+            (name, kbs, billed, await query_client(session, clients, billed, req.mode))
+        )
     return SearchPlan(filters, collections)
+
+
+async def query_client(
+    session: AsyncSession, clients: EmbeddingClients, billed: KnowledgeBase, mode: SearchMode
+) -> EmbeddingClient | None:
+    """The client that embeds a query billed to ``billed`` (none for a keyword search); a
+    base without a usable key or service refuses every mode, though keyword embeds nothing."""
+    resolved = await clients.resolve(billed, session)
+    if resolved.degraded_reason is not None:
+        raise resolved.refusal()
+    return None if mode == "keyword" else await clients.open(resolved)
 
 
 EF_SEARCH_BY_ROWS: tuple[tuple[float, int], ...] = ((200_000, 100), (float("inf"), 400))
