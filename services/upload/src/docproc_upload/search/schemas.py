@@ -110,27 +110,22 @@ class SearchHit(BaseModel):
     score: float
     metadata: dict[str, Any]
     page_start: int | None = Field(
-        default=None, description="The 1-based page the chunk begins on (formats with pages)"
+        description="The 1-based page the chunk begins on (formats with pages)"
     )
-    page_end: int | None = Field(default=None, description="The page the chunk ends on")
+    page_end: int | None = Field(description="The page the chunk ends on")
     char_start: int | None = Field(
-        default=None,
         description="Where the chunk begins in the text of page_start (of the document when "
         "it has no pages)",
     )
     char_end: int | None = Field(
-        default=None, description="Where it ends, counted from the same place as char_start"
+        description="Where it ends, counted from the same place as char_start"
     )
-    crosses_pages: bool | None = Field(
-        default=None, description="Whether the chunk runs onto a later page"
-    )
+    crosses_pages: bool | None = Field(description="Whether the chunk runs onto a later page")
     heading_path: list[str] | None = Field(
-        default=None,
         description="The headings above the chunk, outermost first (empty where the parser "
         "saw none)",
     )
     links: SearchHitLinks | None = Field(
-        default=None,
         description="The document's download and parsed view; null for a chunk of no document",
     )
 
