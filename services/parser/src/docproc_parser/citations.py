@@ -104,7 +104,7 @@ def cite(
     citations = []
     for c in chunks:
         first = page_index(starts, c.start)
-        last = page_index(starts, max(c.end - 1, c.start))
+        last = page_index(starts, c.end - 1)  # a chunk is never empty
         above = bisect.bisect_right(heading_starts, c.start)
         citations.append(
             Citation(
