@@ -168,6 +168,12 @@ async def test_search_answers_what_the_route_answers_with_citations(
                 {"query": "tide tables harbour", "collections": [world["mine"]["collection_name"]]},
             )
         )["results"]
+        cited_page = answer(
+            await session.call_tool(
+                "read_document",
+                {"document_id": by_id[0]["document_id"], "page": by_id[0]["page_start"]},
+            )
+        )["page"]
     route = (await world["alice"].post("/rag/search", json=body)).json()["results"]
     assert [(h["document_id"], h["chunk_no"]) for h in by_id] == [
         (h["document_id"], h["chunk_no"]) for h in route
@@ -176,6 +182,13 @@ async def test_search_answers_what_the_route_answers_with_citations(
     assert (top["document_id"], top["filename"]) == (world["pdf"]["id"], "atlas.pdf")
     assert "chunk_no" in top and "collection_name" in top
     assert by_name[0]["document_id"] == world["pdf"]["id"]
+    # the citation: the PDF's second page, whose text the offsets slice, and read_document's
+    # page of that number holds the chunk
+    assert (top["page_start"], top["page_end"], top["crosses_pages"]) == (2, 2, False)
+    assert (top["char_start"], top["char_end"]) == (0, len(top["content"]))
+    assert top["links"]["parsed"].endswith(f"/documents/{world['pdf']['id']}/parsed#page=2")
+    assert top["content"] in cited_page["chunks"]
+    assert by_id == route
 
 
 async def test_read_document_by_window_and_by_page(url: str, world: dict[str, Any]) -> None:

@@ -86,6 +86,26 @@ async def test_what_an_app_base_searches_it_lists_and_counts(
     assert (await reader.get(f"/rag/documents/{shared['doc']}")).status_code == 200
 
 
+async def test_an_operator_hit_is_cited_through_the_app_base(
+    client: Client, shared: dict[str, Any]
+) -> None:
+    """``rag-ingest`` records citations as the parser does; the hit's links go through the
+    app-scoped base that adopts it, and it keeps no original to download."""
+    kb, doc = shared["kb"], shared["doc"]
+    reader = client("vera", "acme", (VIEW,))
+    r = await reader.post(
+        "/rag/search",
+        json={"query": "lighthouse keepers", "knowledge_base_ids": [kb["id"]], "top_k": 20},
+    )
+    hit = next(h for h in r.json()["results"] if h["document_id"] == doc)
+    assert hit["content"] == "# Keepers\n\nLighthouse keepers log."
+    assert (hit["page_start"], hit["char_start"], hit["char_end"]) == (None, 0, 34)
+    assert hit["heading_path"] == ["Keepers"]
+    parsed = f"/kb/{kb['id']}/documents/{doc}/parsed"
+    assert hit["links"] == {"download": None, "parsed": f"/api/v1{parsed}"}
+    assert (await reader.get(parsed)).status_code == 200
+
+
 async def test_only_a_base_that_adopts_it_reaches_an_operator_document(
     client: Client, runtime: Runtime, tmp_path: Path
 ) -> None:

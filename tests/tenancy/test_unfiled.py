@@ -56,6 +56,19 @@ async def test_a_base_lists_counts_searches_and_reads_its_tenants_unfiled_rows(
     hits = await found(alice, name)
     assert ours_id in hits and theirs_id not in hits
     assert len(hits) == 2  # ours.txt and the legacy document: nothing of globex's
+    # the legacy hit is cited through the tenant's base that lists it, with no citation
+    r = await alice.post(
+        "/rag/search",
+        json={"query": "legacy", "collections": [name], "filters": {"parent_doc_id": ours_id}},
+    )
+    (legacy_hit,) = r.json()["results"]
+    document = f"/kb/{kb['id']}/documents/{ours_id}"
+    assert legacy_hit["links"] == {
+        "download": f"/api/v1{document}/download",
+        "parsed": f"/api/v1{document}/parsed",
+    }
+    assert (legacy_hit["page_start"], legacy_hit["char_start"]) == (None, None)
+    assert (await alice.get(f"{document}/download")).content == b"Legacy lighthouse keepers."
 
     read = await alice.get(f"/rag/documents/{ours_id}")
     assert read.status_code == 200, read.text

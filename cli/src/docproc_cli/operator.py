@@ -73,6 +73,7 @@ from docproc_common.vectorstore import (
     table_exists,
     write_chunks,
 )
+from docproc_parser.citations import cite_document
 from docproc_parser.engine.processor import extract_text
 from docproc_sync.connectors.gdrive import GoogleDriveConnector
 from docproc_upload.knowledge_bases import repository
@@ -219,15 +220,14 @@ async def ingest_operator_files(
             progress(file, f"failed: {exc.message}")
             totals += Totals(failed=1)
             continue
-        chunks = [
-            c.text
-            for c in split_text(
-                doc.text,
-                chunk_size=config.chunk_size,
-                chunk_overlap=config.chunk_overlap,
-                strategy=config.chunking_strategy,
-            )
-        ]
+        pieces = split_text(
+            doc.text,
+            chunk_size=config.chunk_size,
+            chunk_overlap=config.chunk_overlap,
+            strategy=config.chunking_strategy,
+        )
+        chunks = [c.text for c in pieces]
+        citations = cite_document(doc, pieces, config.chunking_strategy)
         async with runtime.sessionmaker() as session:
             client = await clients.for_collection(target, session)
         embeddings = await client.embed(chunks)
@@ -271,7 +271,7 @@ async def ingest_operator_files(
                 content_hash=row.content_hash,
                 writer_kind=WriterKind.OPERATOR,
             )
-            await write_chunks(session, collection, vdid, chunks, embeddings, stamp)
+            await write_chunks(session, collection, vdid, chunks, embeddings, stamp, citations)
             replaced = await _retire(session, collection, source_path, keep=row.id)
         if previous:
             totals += Totals(ingested=1, rechunked=1)

@@ -45,7 +45,22 @@ export async function createAndSearch(baseUrl: string, token: string): Promise<s
   if (found.error) {
     throw new Error(`${found.error.error.code}: ${found.error.error.message} (${indexing})`);
   }
-  return found.data.results.map((hit) => `${hit.filename ?? "?"}#${hit.chunk_no}: ${hit.score}`);
+  return found.data.results.map((hit) => `${citation(hit)}: ${hit.score}`);
+}
+
+type SearchHit = components["schemas"]["SearchHit"];
+
+/** How a hit is cited: its file, its pages (or the headings above it) and its parsed view. */
+export function citation(hit: SearchHit): string {
+  const pages =
+    hit.page_start == null
+      ? null
+      : hit.crosses_pages
+        ? `pp. ${hit.page_start}-${hit.page_end}`
+        : `p. ${hit.page_start}`;
+  const where = pages ?? (hit.heading_path ?? []).join(" > ");
+  const read: string | undefined = hit.links?.parsed;
+  return `${hit.filename ?? "?"}#${hit.chunk_no} ${where} ${read ?? ""}`.trim();
 }
 
 type ChatFile = components["schemas"]["ChatFileOut"];

@@ -43,11 +43,18 @@ needs_calc = pytest.mark.skipif(
 mu: Any = _pymupdf  # PyMuPDF is untyped
 
 
-def pdf(pages: list[str] | None = None, fontsize: float = 11) -> bytes:
+def pdf(
+    pages: list[str] | None = None,
+    fontsize: float = 11,
+    outline: list[tuple[int, str, int]] | None = None,
+) -> bytes:
+    """A PDF of ``pages`` of text; ``outline``: its bookmarks, (level, title, page)."""
     doc: Any = mu.open()
     for text in pages or [SENTENCE + "."]:
         page = doc.new_page()
         page.insert_textbox(mu.Rect(50, 50, 550, 800), text, fontsize=fontsize)
+    if outline:
+        doc.set_toc([list(entry) for entry in outline])
     data: bytes = doc.tobytes()
     return data
 

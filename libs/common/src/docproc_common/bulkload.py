@@ -40,6 +40,7 @@ from docproc_common.vectorstore import (
     DEFAULT_VECTOR_TYPE,
     _lock_key,
     _relation_exists,
+    ensure_citation_columns,
     ensure_table,
     scope_sql,
     side_table_name,
@@ -344,6 +345,8 @@ async def fold(engine: AsyncEngine, collection: str, build: IndexBuild) -> FoldO
                 return "not_bulk"
             if not sizes[1]:
                 return "gone"
+            async with engine.begin() as tx:  # the moves carry every column
+                await ensure_citation_columns(tx, collection)
             parent_rows, side_rows = (
                 await conn.execute(
                     text(

@@ -57,6 +57,8 @@ __all__ = [
     "SPLITTER_VERSION",
     "Chunk",
     "ChunkingStrategy",
+    "MarkdownHeading",
+    "markdown_headings",
     "split_text",
 ]
 
@@ -139,7 +141,9 @@ def split_text(
 
 
 @dataclass(frozen=True, slots=True)
-class _Heading:
+class MarkdownHeading:
+    """An ATX heading of a markdown text (``markdown_headings``)."""
+
     line: str  # the heading line, stripped
     start: int  # offset of the line's first character
     line_end: int  # offset of the line's "\n" (or the end of the text)
@@ -268,18 +272,20 @@ class _Splitter:
     def split_markdown(self, chunk_size: int, chunk_overlap: int) -> None:
         text = self.text
         n = len(text)
-        headings = _find_headings(text)
+        headings = markdown_headings(text)
         prefix_budget = chunk_size // 2
 
-        def emit_section(path: tuple[_Heading, ...], body_start: int, body_end: int) -> None:
+        def emit_section(path: tuple[MarkdownHeading, ...], body_start: int, body_end: int) -> None:
             prefix = "".join(h.line + "\n" for h in path)
             size = chunk_size - len(prefix)
             self.configure(size, min(chunk_overlap, size - 1), RECURSIVE_SEPARATORS, prefix)
             self.split(body_start, body_end, 0)
 
-        def flush(pending: list[tuple[_Heading, tuple[_Heading, ...]]], carried: set[int]) -> None:
+        def flush(
+            pending: list[tuple[MarkdownHeading, tuple[MarkdownHeading, ...]]], carried: set[int]
+        ) -> None:
             """Give a chunk of its own to each pending heading no later chunk carries."""
-            to_flush: list[tuple[_Heading, tuple[_Heading, ...]]] = []
+            to_flush: list[tuple[MarkdownHeading, tuple[MarkdownHeading, ...]]] = []
             for heading, path in reversed(pending):
                 if heading.start in carried:
                     continue
@@ -292,8 +298,8 @@ class _Splitter:
         # Text before the first heading: no prefix.
         emit_section((), 0, headings[0].start if headings else n)
 
-        stack: list[_Heading] = []
-        pending: list[tuple[_Heading, tuple[_Heading, ...]]] = []
+        stack: list[MarkdownHeading] = []
+        pending: list[tuple[MarkdownHeading, tuple[MarkdownHeading, ...]]] = []
         for i, heading in enumerate(headings):
             body_start = min(heading.line_end + 1, n)
             body_end = headings[i + 1].start if i + 1 < len(headings) else n
@@ -314,7 +320,7 @@ class _Splitter:
         flush(pending, set())
 
 
-def _fit_prefix(path: tuple[_Heading, ...], budget: int) -> tuple[_Heading, ...]:
+def _fit_prefix(path: tuple[MarkdownHeading, ...], budget: int) -> tuple[MarkdownHeading, ...]:
     """The innermost headings of ``path`` whose prefix fits in ``budget`` characters."""
     total = 0
     k = len(path)
@@ -324,9 +330,9 @@ def _fit_prefix(path: tuple[_Heading, ...], budget: int) -> tuple[_Heading, ...]
     return path[k:]
 
 
-def _find_headings(text: str) -> list[_Heading]:
+def markdown_headings(text: str) -> list[MarkdownHeading]:
     """ATX headings of ``text`` in order, skipping lines inside fenced code blocks."""
-    headings: list[_Heading] = []
+    headings: list[MarkdownHeading] = []
     fence = ""  # the opening fence while inside a code block
     first = _MARKDOWN_FIRST_LINE.match(text)
     matches = _MARKDOWN_LINES.finditer(text)
@@ -347,5 +353,7 @@ def _find_headings(text: str) -> list[_Heading]:
             fence = marker
             continue
         start, end = m.span("line")
-        headings.append(_Heading(text[start:end].strip(), start, end, len(m.group("hashes"))))
+        headings.append(
+            MarkdownHeading(text[start:end].strip(), start, end, len(m.group("hashes")))
+        )
     return headings

@@ -15,6 +15,13 @@ text with the collection's text-search configuration (``simple`` unless the coll
 chose another), under a GIN index: the keyword half of the API's search
 (``docproc_upload.search``). A table created before
 it existed gets both from ``add_keyword_index`` (``docproc rag-keyword-index``).
+
+And each chunk's citation (``docproc_common.citations``): ``page_start``, ``page_end``,
+``char_start``, ``char_end``, ``heading_path``, null for a chunk written without one (a
+chunk set from before citations, an operator ingest of a file from before). A table created
+before them gets the columns on its next write (``ensure_citation_columns``: nullable and
+without a default, a change of the catalog only, no rewrite); until then its searches read
+no citations (``has_citation_columns``).
 """
 
 from __future__ import annotations
@@ -28,8 +35,9 @@ from typing import Any, Literal
 
 import numpy as np
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
+from docproc_common.citations import Citation
 from docproc_common.db.engine import driver_connection
 from docproc_common.db.vector_tables import vector_table_name
 
@@ -50,7 +58,21 @@ COLUMNS = (
     "filename",
     "content_hash",
     "writer_kind",
+    "page_start",
+    "page_end",
+    "char_start",
+    "char_end",
+    "heading_path",
 )
+
+#: The citation columns (``COLUMNS``' last five) and their types.
+CITATION_COLUMNS = {
+    "page_start": "integer",
+    "page_end": "integer",
+    "char_start": "integer",
+    "char_end": "integer",
+    "heading_path": "text[]",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +265,7 @@ async def ensure_table(
             filename text,
             content_hash text,
             writer_kind text,
+            {", ".join(f"{c} {t}" for c, t in CITATION_COLUMNS.items())},
             created_at timestamptz NOT NULL DEFAULT now(),
             CONSTRAINT {table}_chunk_key UNIQUE (document_id, chunk_no)
         )""",
@@ -301,10 +324,61 @@ async def add_keyword_index(engine: AsyncEngine, collection: str, text_search_co
     return True
 
 
+async def has_citation_columns(
+    conn: AsyncSession | AsyncConnection, table: str, schema: str = "public"
+) -> bool:
+    """Whether ``schema.table`` has the citation columns (a table created before them has
+    none until its next write)."""
+    row = await conn.execute(
+        text(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c "
+            "ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = :s AND c.relname = :t AND a.attname = 'char_start' "
+            "AND NOT a.attisdropped)"
+        ),
+        {"s": schema, "t": table},
+    )
+    return bool(row.scalar())
+
+
+async def ensure_citation_columns(conn: AsyncSession | AsyncConnection, collection: str) -> None:
+    """Give ``rag_<collection>`` (and its side table, which inherits them) the citation
+    columns when it was created before them, in the caller's transaction.
+
+    Nullable without a default, so Postgres changes its catalog only (no rewrite); the
+    ``ACCESS EXCLUSIVE`` lock this takes holds the collection's searches and writes until
+    the caller's transaction ends, once in the table's life. Concurrent callers serialize
+    on that lock, and the later ones find the columns there (``IF NOT EXISTS``)."""
+    table = vector_table_name(collection)
+    if await has_citation_columns(conn, table):
+        return
+    added = ", ".join(f"ADD COLUMN IF NOT EXISTS {c} {t}" for c, t in CITATION_COLUMNS.items())
+    await conn.execute(text(f"ALTER TABLE public.{table} {added}"))
+
+
+def _citation_values(citation: Citation | None) -> tuple[Any, ...]:
+    if citation is None:
+        return (None, None, None, None, None)
+    return (
+        citation.page_start,
+        citation.page_end,
+        citation.char_start,
+        citation.char_end,
+        list(citation.heading_path),
+    )
+
+
 def chunk_records(
-    document_id: uuid.UUID, chunks: Sequence[str], embeddings: np.ndarray, stamp: ChunkStamp
+    document_id: uuid.UUID,
+    chunks: Sequence[str],
+    embeddings: np.ndarray,
+    stamp: ChunkStamp,
+    citations: Sequence[Citation] | None = None,
 ) -> list[tuple[Any, ...]]:
-    """One row per chunk, in ``COLUMNS`` order, as the binary COPY takes them."""
+    """One row per chunk, in ``COLUMNS`` order, as the binary COPY takes them; without
+    ``citations`` (one per chunk), the citation columns are null."""
+    if citations is not None and len(citations) != len(chunks):
+        raise ValueError(f"{len(citations)} citations for {len(chunks)} chunks")
     return [
         (
             chunk_id(document_id, i),
@@ -323,6 +397,7 @@ def chunk_records(
             stamp.filename,
             stamp.content_hash,
             stamp.writer_kind,
+            *_citation_values(citations[i] if citations is not None else None),
         )
         for i, content in enumerate(chunks)
     ]
@@ -335,17 +410,20 @@ async def write_chunks(
     chunks: Sequence[str],
     embeddings: np.ndarray,
     stamp: ChunkStamp,
+    citations: Sequence[Citation] | None = None,
 ) -> int:
     """Replace the chunk set of ``document_id`` with these chunks (binary COPY), in the caller's tx.
 
     Deleting first makes a redelivered event rewrite the same set instead of
     adding a second copy. In bulk mode the set goes to the side table (``lock_for_writing``).
+    A table from before citations gets their columns first (``ensure_citation_columns``).
     """
     table = vector_table_name(collection)
     target = await lock_for_writing(session, collection)
+    await ensure_citation_columns(session, collection)
     # the parent's DELETE reaches its side table too (inheritance)
     await session.execute(text(f"DELETE FROM {table} WHERE document_id = :d"), {"d": document_id})
-    records = chunk_records(document_id, chunks, embeddings, stamp)
+    records = chunk_records(document_id, chunks, embeddings, stamp, citations)
     if records:
         conn = await driver_connection(session)
         schema, _, name = target.rpartition(".")

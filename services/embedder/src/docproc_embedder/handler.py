@@ -27,6 +27,7 @@ from typing import Generic, Protocol, TypeVar
 import numpy as np
 import numpy.typing as npt
 from docproc_common.bus.stage import AttemptHandler, Outcome
+from docproc_common.citations import Citation, citations_key, load_citations
 from docproc_common.db.models import KnowledgeBase, RagDocument, WriterKind
 from docproc_common.embedding.client import EmbeddingClient, EmbeddingClients
 from docproc_common.errors import AppError, InvalidInput
@@ -90,8 +91,10 @@ class Index(Protocol[S_contra]):
         chunks: list[str],
         embeddings: npt.NDArray[np.float32],
         stamp: ChunkStamp,
+        citations: list[Citation] | None,
     ) -> int:
-        """Write (or rewrite) the chunk set; how many chunks it holds."""
+        """Write (or rewrite) the chunk set (with each chunk's citation, when the parser
+        recorded them); how many chunks it holds."""
         ...
 
     async def drop(
@@ -114,6 +117,7 @@ class Embedded:
     kb_id: uuid.UUID
     chunks: list[str]
     embeddings: npt.NDArray[np.float32]
+    citations: list[Citation] | None = None
 
 
 class IndexStage(Generic[S]):
@@ -144,6 +148,7 @@ class IndexStage(Generic[S]):
 
     async def compute(self, event: DocumentParsed, kb: KnowledgeBase) -> Embedded:
         chunks: list[str] = json.loads(await self._storage.get(event.chunks_path))
+        citations = await self._citations(event.chunks_path, len(chunks))
         try:
             client = await self._client_for(kb)
             started = time.perf_counter()
@@ -155,7 +160,15 @@ class IndexStage(Generic[S]):
         except Exception as exc:
             PROVIDER_ERRORS.labels(type(exc).__name__).inc()
             raise
-        return Embedded(kb.id, chunks, embeddings)
+        return Embedded(kb.id, chunks, embeddings, citations)
+
+    async def _citations(self, chunks_path: str, count: int) -> list[Citation] | None:
+        """The citations the parser recorded next to the chunk set; None for a set written
+        before citations existed (its chunks are written without them)."""
+        key = citations_key(chunks_path)
+        if not await self._storage.exists(key):
+            return None
+        return load_citations(await self._storage.get(key), count)
 
     async def write(
         self, session: S, row: RagDocument, event: DocumentParsed, embedded: Embedded
@@ -186,7 +199,7 @@ class IndexStage(Generic[S]):
         vdid = vector_document_id(event)
         replaced = row.vector_document_id
         written = await self._index.put(
-            session, name, kb, vdid, embedded.chunks, embedded.embeddings, stamp
+            session, name, kb, vdid, embedded.chunks, embedded.embeddings, stamp, embedded.citations
         )
         if replaced is not None and replaced != vdid:
             # a re-parse (reindex, retry): the set it replaces goes in the same
@@ -211,6 +224,7 @@ class IndexStage(Generic[S]):
             self._index.wrote()
             crash_point("embedder.after_commit")
         await self._storage.delete(event.chunks_path)
+        await self._storage.delete(citations_key(event.chunks_path))
         if outcome is Outcome.WRITTEN:
             CHUNKS.inc(event.chunk_count)
             DOCUMENTS.labels("index", "ok").inc()

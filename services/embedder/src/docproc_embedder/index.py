@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
+from docproc_common.citations import Citation
 from docproc_common.db.models import KnowledgeBase, RagDocument
 from docproc_common.documents import retire_failed_attempts
 from docproc_common.vectorstore import (
@@ -48,13 +49,14 @@ class SqlIndex:
         chunks: list[str],
         embeddings: npt.NDArray[np.float32],
         stamp: ChunkStamp,
+        citations: list[Citation] | None,
     ) -> int:
         if not await table_exists(session, collection):
             await ensure_table(
                 session, collection, kb.embedding_dim, kb.text_search_config, kb.vector_type
             )
         return await write_chunks(
-            session, collection, vector_document_id, chunks, embeddings, stamp
+            session, collection, vector_document_id, chunks, embeddings, stamp, citations
         )
 
     async def drop(

@@ -15,6 +15,7 @@ import numpy.typing as npt
 import pytest
 from docproc_common.bus.delivery import Delivery
 from docproc_common.bus.stage import Outcome, give_up, run
+from docproc_common.citations import Citation, citations_key, dump_citations
 from docproc_common.db.models import DocumentStatus, KnowledgeBase, RagDocument
 from docproc_common.embedding.client import EmbeddingClient
 from docproc_common.errors import InvalidInput
@@ -35,6 +36,7 @@ class MemoryIndex:
     bases: dict[uuid.UUID, KnowledgeBase] = field(default_factory=dict)
     reserved_names: set[str] = field(default_factory=set)
     sets: dict[tuple[str, uuid.UUID], list[str]] = field(default_factory=dict)
+    citations: dict[tuple[str, uuid.UUID], list[Citation] | None] = field(default_factory=dict)
     bulk_checks: list[str] = field(default_factory=list)
     committed: int = 0
 
@@ -59,8 +61,10 @@ class MemoryIndex:
         chunks: list[str],
         _embeddings: npt.NDArray[np.float32],
         _stamp: ChunkStamp,
+        citations: list[Citation] | None,
     ) -> int:
         self.sets[collection, vector_document_id] = list(chunks)
+        self.citations[collection, vector_document_id] = citations
         return len(chunks)
 
     async def drop(
@@ -155,6 +159,26 @@ async def test_an_index_writes_the_set_and_the_row_done_with_the_claim(setup: Se
     assert ("embedder", d.event_id) in setup.memory.processed
     assert setup.index.bulk_checks == ["c"] and setup.index.committed == 1
     assert not setup.store.exists(event.chunks_path)  # the spent chunk set goes
+
+
+CITED = [Citation(1, 1, 0, 14, ("Capybaras",)), Citation(1, 2, 16, 40, ("Capybaras",))]
+
+
+async def test_the_citations_recorded_next_to_the_set_are_written_with_it(setup: Setup) -> None:
+    _, event = setup.parsed()
+    setup.store.put(citations_key(event.chunks_path), dump_citations(CITED))
+    assert await setup.run(event, delivery()) is Outcome.WRITTEN
+    assert setup.index.citations == {("c", vector_document_id(event)): CITED}
+    assert not setup.store.exists(citations_key(event.chunks_path))  # spent with the set
+
+
+async def test_a_set_from_before_citations_is_written_without_them(setup: Setup) -> None:
+    """A chunk set an older parser wrote (no citations next to it), redelivered after an
+    upgrade: embedded as before, its chunks without citations."""
+    _, event = setup.parsed()
+    assert await setup.run(event, delivery()) is Outcome.WRITTEN
+    assert setup.index.sets == {("c", vector_document_id(event)): CHUNKS}
+    assert setup.index.citations == {("c", vector_document_id(event)): None}
 
 
 async def test_a_redelivery_after_the_commit_embeds_nothing_and_removes_the_chunk_set(

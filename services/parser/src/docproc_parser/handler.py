@@ -1,9 +1,9 @@
 """``DocumentAccepted`` -> parse and chunk -> ``DocumentParsed`` (or the row says ``error``).
 
 An ``AttemptStage`` (``docproc_common.bus.stage``): the runner claims, locks the
-attempt's row and records failures. Parsed text and the chunk set go to storage under
-keys derived from the document and the attempt, so a redelivery overwrites the same
-objects. The event and the row update commit together with the idempotency claim.
+attempt's row and records failures. Parsed text, the chunk set and its citations (each
+chunk's pages, offsets and headings: ``citations``) go to storage under keys derived from
+the document and the attempt, so a redelivery overwrites the same objects. The event and the row update commit together with the idempotency claim.
 
 What ends a document, and what is tried again:
 
@@ -22,7 +22,6 @@ What ends a document, and what is tried again:
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import json
 import logging
@@ -33,6 +32,7 @@ from datetime import date
 
 from docproc_common.blocking import BlockingPool
 from docproc_common.bus.stage import Outcome
+from docproc_common.citations import Citation, citations_key, dump_citations
 from docproc_common.db.models import RagDocument
 from docproc_common.events import DocumentAccepted, DocumentParsed
 from docproc_common.failures import Stage
@@ -41,6 +41,7 @@ from docproc_common.splitters import Chunk, split_text
 from docproc_common.storage import AsyncStorage
 from pydantic import ValidationError
 
+from docproc_parser.citations import cite_document, page_index
 from docproc_parser.engine import errors
 from docproc_parser.engine.processor import (
     DocumentProcessor,
@@ -86,6 +87,7 @@ class ParsedChunks:
     pages: int | None
     document_date: date | None = None
     page_map: list[dict[str, object]] | None = None
+    citations: list[Citation] | None = None
 
 
 class StorageJournal:
@@ -120,6 +122,14 @@ def chunk(text: str, config: IngestionConfig) -> list[Chunk]:
     )
 
 
+def chunk_and_cite(
+    doc: ExtractedDocument, config: IngestionConfig
+) -> tuple[list[Chunk], list[Citation]]:
+    """Blocking: the chunks of ``doc`` and where each came from (``citations``)."""
+    pieces = chunk(doc.text, config)
+    return pieces, cite_document(doc, pieces, config.chunking_strategy)
+
+
 def page_map(
     text: str, starts: tuple[int, ...], chunks: list[Chunk]
 ) -> list[dict[str, object]] | None:
@@ -130,7 +140,7 @@ def page_map(
         return None
     counts = [0] * len(starts)
     for c in chunks:
-        counts[max(bisect.bisect_right(starts, c.start) - 1, 0)] += 1
+        counts[page_index(starts, c.start)] += 1
     ends = [*starts[1:], len(text)]
     return [
         {"chunks": n, "has_text": has_words(text[a:b])}
@@ -170,6 +180,12 @@ class ParseStage:
         await self._storage.put(
             chunks_key(event), json.dumps(parsed.chunks).encode(), "application/json"
         )
+        if parsed.citations is not None:
+            await self._storage.put(
+                citations_key(chunks_key(event)),
+                dump_citations(parsed.citations),
+                "application/json",
+            )
         return parsed
 
     async def write(
@@ -238,7 +254,7 @@ class ParseStage:
         if doc.billed_pages:
             LLAMAPARSE_PAGES.inc(doc.billed_pages)
         started = time.perf_counter()
-        pieces = await self._pool.run(chunk, doc.text, config)
+        pieces, citations = await self._pool.run(chunk_and_cite, doc, config)
         chunks = [c.text for c in pieces]
         STAGE_SECONDS.labels("chunk").observe(time.perf_counter() - started)
         log.info(
@@ -256,4 +272,5 @@ class ParseStage:
             doc.pages,
             doc.document_date,
             page_map(doc.text, doc.page_starts, pieces),
+            citations,
         )

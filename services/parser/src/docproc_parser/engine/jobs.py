@@ -34,6 +34,15 @@ class PageText:
 
 
 @dataclass(frozen=True, slots=True)
+class OutlineEntry:
+    """One entry of a PDF's outline (its bookmarks): depth from 1, title, 1-based page."""
+
+    level: int
+    title: str
+    page: int
+
+
+@dataclass(frozen=True, slots=True)
 class ParseJob:
     data: bytes = field(repr=False)
     filename: str
@@ -55,6 +64,7 @@ class WorkerOutput:
     images_skipped: int = 0
     ocr: bool = False
     missing_languages: tuple[str, ...] = ()
+    outline: tuple[OutlineEntry, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

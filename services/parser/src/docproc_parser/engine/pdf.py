@@ -22,7 +22,7 @@ import pymupdf
 from docproc_common.parsing.types import MAX_PAGE_PIXELS
 
 from docproc_parser.engine import errors
-from docproc_parser.engine.jobs import ExtractedImage, PageText
+from docproc_parser.engine.jobs import ExtractedImage, OutlineEntry, PageText
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,7 @@ class PdfText:
     truncated: bool
     images: dict[str, ExtractedImage]
     images_skipped: int = 0
+    outline: tuple[OutlineEntry, ...] = ()
 
 
 def open_pdf(data: bytes) -> Any:
@@ -132,6 +133,20 @@ class _Images:
         return bytes(pix.tobytes("png"))  # type: ignore[no-untyped-call]
 
 
+def read_outline(doc: Any) -> tuple[OutlineEntry, ...]:
+    """The PDF's outline (bookmarks), in document order; none when it has none, and none
+    when it cannot be read (a damaged outline costs the headings, not the document)."""
+    try:
+        toc = doc.get_toc(simple=True)
+    except Exception:  # noqa: BLE001
+        log.info("the PDF's outline could not be read", exc_info=True)
+        return ()
+    return tuple(
+        OutlineEntry(int(level), str(title).replace("\x00", "").strip(), int(page))
+        for level, title, page in toc
+    )
+
+
 def extract_pdf(
     data: bytes, *, max_pages: int, max_chars: int, describe_images: bool, max_images: int
 ) -> PdfText:
@@ -162,6 +177,7 @@ def extract_pdf(
             truncated=truncated,
             images=images.unique if images else {},
             images_skipped=images.skipped if images else 0,
+            outline=read_outline(doc),
         )
     finally:
         doc.close()

@@ -34,6 +34,7 @@ from docproc_parser.engine.jobs import (
     OWN_DATE,
     PROBE,
     RUN,
+    OutlineEntry,
     PageText,
     ParseJob,
     WorkerOutput,
@@ -82,6 +83,14 @@ class ExtractedDocument:
     """Where each page the parser read separately begins in ``text``: one per PDF page
     (PyMuPDF); one in all for a format read as one text (and LiteParse's output); none from
     LlamaParse."""
+    paged: bool = False
+    """Whether ``page_starts`` are the document's own pages (PyMuPDF's PDF pages), which a
+    citation names; otherwise the document is one text with no page numbers."""
+    markdown: bool = False
+    """Whether ``text`` is markdown (a ``.md`` file, LiteParse's markdown output,
+    LlamaParse's), whose ``#`` headings a citation names."""
+    outline: tuple[OutlineEntry, ...] = ()
+    """The PDF's outline (PyMuPDF), whose entries a citation names as headings."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +202,9 @@ class DocumentProcessor:
             images_described=len(descriptions),
             ocr=output.ocr,
             page_starts=starts,
+            paged=route == "pymupdf",
+            markdown=is_markdown(ext, route, config),
+            outline=output.outline,
         )
 
     async def _run(self, fn: Callable[[J], R], job: J, timeout_s: float) -> R:
@@ -263,6 +275,7 @@ class DocumentProcessor:
             truncated=len(result.text) > self.options.max_chars,
             route="llamaparse",
             billed_pages=result.pages,
+            markdown=True,
         )
 
 
@@ -281,6 +294,11 @@ class _NoJournal:
 
 
 IMAGE_MARKER = "[Image: {}]"
+
+
+def is_markdown(ext: str, route: str, config: IngestionConfig) -> bool:
+    """Whether a local parse's text is markdown: a ``.md`` file, or LiteParse asked for it."""
+    return ext == "md" or (route == "liteparse" and config.liteparse_output_format == "markdown")
 
 
 def has_words(text: str) -> bool:
@@ -373,4 +391,7 @@ def extract_text(data: bytes, filename: str, parser: str) -> ExtractedDocument:
         output.ocr,
         document_date=own,
         page_starts=starts,
+        paged=route == "pymupdf",
+        markdown=is_markdown(ext, route, config),
+        outline=output.outline,
     )

@@ -49,7 +49,12 @@ def run(job: ParseJob) -> WorkerOutput:
             max_images=job.max_images,
         )
         return WorkerOutput(
-            pdf.pages, pdf.page_count, pdf.truncated, pdf.images, pdf.images_skipped
+            pdf.pages,
+            pdf.page_count,
+            pdf.truncated,
+            pdf.images,
+            pdf.images_skipped,
+            outline=pdf.outline,
         )
     return _liteparse(job)
 

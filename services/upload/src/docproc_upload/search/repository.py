@@ -16,8 +16,9 @@ from datetime import date
 from typing import Any
 
 import numpy as np
+from docproc_common.citations import Citation
 from docproc_common.db.vector_tables import vector_table_name
-from docproc_common.vectorstore import scope_sql, table_exists
+from docproc_common.vectorstore import CITATION_COLUMNS, scope_sql, table_exists
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
@@ -43,6 +44,9 @@ class Hit:
     filename: str | None
     score: float
     metadata: dict[str, Any] = field(default_factory=dict)
+    knowledge_base_id: uuid.UUID | None = None
+    organization_id: str | None = None
+    citation: Citation | None = None
 
 
 Reader = AsyncSession | AsyncConnection
@@ -113,12 +117,19 @@ def _filter_sql(filters: SearchFilters, params: dict[str, Any]) -> list[str]:
 @dataclass(frozen=True, slots=True)
 class SearchedChunks:
     """The chunks one search reads, as SQL: the table, its ``scope`` (the caller's
-    knowledge bases), ``where`` (the scope and the filters) and their parameters."""
+    knowledge bases), ``where`` (the scope and the filters) and their parameters; and
+    whether the table has the citation columns to read (``Estimates.citations``)."""
 
     table: str
     scope: str
     where: str
     params: dict[str, Any]
+    citations: bool = False
+
+    @property
+    def columns(self) -> str:
+        """What each hit reads, the citation columns where the table has them."""
+        return f"{_SELECT_COLUMNS}, {_CITATION_SELECT}" if self.citations else _SELECT_COLUMNS
 
 
 def searched_chunks(
@@ -139,11 +150,12 @@ class Estimates:
     table_rows: float
     matching_rows: float
     keyword_index: bool
+    citations: bool = False
 
 
 async def row_estimates(session: Reader, chunks: SearchedChunks) -> Estimates | None:
     """Rows in the table and rows ``chunks.where`` keeps, as the planner estimates them, and whether
-    the table has its keyword column; None: no table.
+    the table has its keyword column and its citation columns; None: no table.
 
     Planning only, from the table's statistics, no scan. The table size is extrapolated
     from ``reltuples`` to the current number of pages as the planner does, so both
@@ -155,7 +167,9 @@ async def row_estimates(session: Reader, chunks: SearchedChunks) -> Estimates | 
                 "SELECT CASE WHEN c.relpages > 0 AND c.reltuples >= 0 THEN c.reltuples / "
                 "c.relpages * (pg_relation_size(c.oid) / current_setting('block_size')::int) "
                 "ELSE 0 END, EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid "
-                "AND a.attname = 'content_tsv' AND NOT a.attisdropped) "
+                "AND a.attname = 'content_tsv' AND NOT a.attisdropped), "
+                "EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid "
+                "AND a.attname = 'char_start' AND NOT a.attisdropped) "
                 "FROM pg_class c WHERE c.oid = to_regclass(:t)"
             ),
             {"t": f"public.{chunks.table}"},
@@ -171,13 +185,30 @@ async def row_estimates(session: Reader, chunks: SearchedChunks) -> Estimates | 
     ).scalar_one()
     if isinstance(plan, str):
         plan = json.loads(plan)
-    return Estimates(float(size[0]), float(plan[0]["Plan"]["Plan Rows"]), bool(size[1]))
+    return Estimates(
+        float(size[0]), float(plan[0]["Plan"]["Plan Rows"]), bool(size[1]), bool(size[2])
+    )
 
 
 _SELECT_COLUMNS = (
     "id, document_id, tracking_id, chunk_no, content, filename, source, document_type, "
-    "organizational_unit, document_date"
+    "organizational_unit, document_date, knowledge_base_id, organization_id"
 )
+_CITATION_SELECT = ", ".join(CITATION_COLUMNS)
+
+
+def _citation(r: Any) -> Citation | None:
+    """A row's citation; None where the table or the chunk has none (written before)."""
+    row = r._mapping
+    if row.get("char_start") is None:
+        return None
+    return Citation(
+        page_start=row["page_start"],
+        page_end=row["page_end"],
+        char_start=row["char_start"],
+        char_end=row["char_end"],
+        heading_path=tuple(row["heading_path"] or ()),
+    )
 
 
 def _hit(r: Any, score: float) -> Hit:
@@ -195,10 +226,14 @@ def _hit(r: Any, score: float) -> Hit:
             "organizational_unit": r.organizational_unit,
             "document_date": r.document_date.isoformat() if r.document_date else None,
         },
+        knowledge_base_id=r.knowledge_base_id,
+        organization_id=r.organization_id,
+        citation=_citation(r),
     )
 
 
-_DISTANCE_COLUMNS = f"{_SELECT_COLUMNS}, embedding <=> :q AS distance"
+def _distance_columns(chunks: SearchedChunks) -> str:
+    return f"{chunks.columns}, embedding <=> :q AS distance"
 
 
 def _vector_params(chunks: SearchedChunks, query: np.ndarray, limit: int) -> dict[str, Any]:
@@ -222,7 +257,8 @@ async def hnsw_hits(
     rows = (
         await session.execute(
             text(
-                f"SELECT {_DISTANCE_COLUMNS} FROM {chunks.table} WHERE {chunks.where} AND (SELECT "
+                f"SELECT {_distance_columns(chunks)} FROM {chunks.table} WHERE {chunks.where} "
+                "AND (SELECT "
                 "set_config('hnsw.iterative_scan', 'relaxed_order', true) || "
                 "set_config('hnsw.ef_search', :ef, true)) IS NOT NULL "
                 "ORDER BY embedding <=> :q LIMIT :k"
@@ -241,7 +277,7 @@ async def exact_hits(
     rows = (
         await session.execute(
             text(
-                f"SELECT * FROM (SELECT {_DISTANCE_COLUMNS} FROM {chunks.table} "
+                f"SELECT * FROM (SELECT {_distance_columns(chunks)} FROM {chunks.table} "
                 f"WHERE {chunks.where} OFFSET 0) s ORDER BY distance LIMIT :k"
             ),
             _vector_params(chunks, query, limit),
@@ -334,7 +370,7 @@ async def keyword_hits(
                     SELECT CAST(string_agg(CAST(words.one AS text), ' | ') AS tsquery) AS out
                     FROM words WHERE NOT words.wanted
                 )
-                SELECT {_SELECT_COLUMNS}, (s.rank + CASE WHEN c.content_tsv @@ q.strict
+                SELECT {chunks.columns}, (s.rank + CASE WHEN c.content_tsv @@ q.strict
                     THEN finding.ceiling ELSE 0 END) / (2 * finding.ceiling) AS rank
                 FROM {table} c, q, corpus, finding, excluded, LATERAL (
                     SELECT sum(weights.idf * u.tf * {BM25_K1 + 1} / (u.tf + {BM25_K1}

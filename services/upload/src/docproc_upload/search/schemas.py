@@ -85,7 +85,24 @@ class SearchRequest(BaseModel):
         return v
 
 
+class SearchHitLinks(BaseModel):
+    """Where the hit's document is read, as paths under the API's root (docs/search.md,
+    "Citing a hit"), through a knowledge base the search read that lists it."""
+
+    download: str | None = Field(
+        description="``GET`` the original file; null for a document that keeps none (only "
+        "uploads keep theirs)"
+    )
+    parsed: str = Field(
+        description="``GET`` the parsed view, page by page; ``#page=N`` names the hit's first "
+        "page when the document has pages"
+    )
+
+
 class SearchHit(BaseModel):
+    """A chunk that matched, and how to cite it. The citation fields are null for a chunk
+    indexed before chunks recorded them, until its document is indexed again."""
+
     collection_name: str
     document_id: uuid.UUID | None
     vector_document_id: uuid.UUID
@@ -94,6 +111,25 @@ class SearchHit(BaseModel):
     content: str
     score: float
     metadata: dict[str, Any]
+    page_start: int | None = Field(
+        description="The 1-based page the chunk begins on (formats with pages)"
+    )
+    page_end: int | None = Field(description="The page the chunk ends on")
+    char_start: int | None = Field(
+        description="Where the chunk begins in the text of page_start (of the document when "
+        "it has no pages)",
+    )
+    char_end: int | None = Field(
+        description="Where it ends, counted from the same place as char_start"
+    )
+    crosses_pages: bool | None = Field(description="Whether the chunk runs onto a later page")
+    heading_path: list[str] | None = Field(
+        description="The headings above the chunk, outermost first (empty where the parser "
+        "saw none)",
+    )
+    links: SearchHitLinks | None = Field(
+        description="The document's download and parsed view; null for a chunk of no document",
+    )
 
 
 class SearchResponse(BaseModel):

@@ -35,6 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from docproc_upload.access import Access, resolve_collection, resolve_kbs
 from docproc_upload.knowledge_bases import repository as knowledge_bases
 from docproc_upload.search import repository
+from docproc_upload.search.hits import search_hit
 from docproc_upload.search.repository import Estimates, Hit, Reader, SearchFilters
 from docproc_upload.search.schemas import SearchHit, SearchRequest
 
@@ -387,6 +388,8 @@ async def search_collection(
             plans.put(key, estimates)
     if mode != "vector" and not estimates.keyword_index:
         raise KeywordIndexMissing(collection)
+    # a table from before citations has no columns for them (until its next write)
+    chunks = replace(chunks, citations=estimates.citations)
     limit = top_k if mode != "hybrid" else max(top_k, HYBRID_CANDIDATES)
     rankings: list[list[Hit]] = []
     try:
@@ -464,17 +467,6 @@ async def search_plan(
                 text_search_config=billed.text_search_config,
                 plans=plans,
             ):
-                hits.append(
-                    SearchHit(
-                        collection_name=name,
-                        document_id=h.tracking_id,
-                        vector_document_id=h.document_id,
-                        chunk_no=h.chunk_no,
-                        filename=h.filename,
-                        content=h.content,
-                        score=h.score,
-                        metadata=h.metadata,
-                    )
-                )
+                hits.append(search_hit(name, h, kbs))
     hits.sort(key=lambda h: h.score, reverse=True)
     return hits[: req.top_k]
