@@ -39,6 +39,13 @@ def hit(document: uuid.UUID | None, score: float) -> SearchHit:
         content="",
         score=score,
         metadata={},
+        page_start=None,
+        page_end=None,
+        char_start=None,
+        char_end=None,
+        crosses_pages=None,
+        heading_path=None,
+        links=None,
     )
 
 
