@@ -320,50 +320,43 @@ async def run_claimed(unit: Unit[S], stage: ClaimStage[S, E, R, C], event: E) ->
     return outcome
 
 
-class AttemptHandler(Generic[AE, R, C]):
+ST = TypeVar("ST")
+
+
+class _OnDatabase(Generic[ST]):
+    """A stage of type ``ST`` on the database: a ``SqlUnit`` for each delivery."""
+
+    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession], stage: ST) -> None:
+        self._sessionmaker = sessionmaker
+        self.stage = stage
+
+    def _unit(self, delivery: Delivery) -> SqlUnit:
+        return SqlUnit(self._sessionmaker, delivery)
+
+
+class AttemptHandler(_OnDatabase[AttemptStage[AsyncSession, AE, R, C]]):
     """An ``AttemptStage`` on the database as the bus calls it: the handler of its event type
     in ``bus.topics.subscriptions``, which takes its ``give_up``."""
 
-    def __init__(
-        self,
-        sessionmaker: async_sessionmaker[AsyncSession],
-        stage: AttemptStage[AsyncSession, AE, R, C],
-    ) -> None:
-        self._sessionmaker = sessionmaker
-        self.stage = stage
-
     async def __call__(self, event: AE, delivery: Delivery) -> None:
-        await run(SqlUnit(self._sessionmaker, delivery), self.stage, event)
+        await run(self._unit(delivery), self.stage, event)
 
     async def give_up(self, event: AE, delivery: Delivery, exc: BaseException) -> None:
-        unit = SqlUnit(self._sessionmaker, delivery)
-        await give_up(unit, self.stage, event, exc, delivery.attempt)
+        await give_up(self._unit(delivery), self.stage, event, exc, delivery.attempt)
 
 
-class ClaimHandler(Generic[E, R, C]):
+class ClaimHandler(_OnDatabase[ClaimStage[AsyncSession, E, R, C]]):
     """A ``ClaimStage`` on the database as the bus calls it."""
 
-    def __init__(
-        self,
-        sessionmaker: async_sessionmaker[AsyncSession],
-        stage: ClaimStage[AsyncSession, E, R, C],
-    ) -> None:
-        self._sessionmaker = sessionmaker
-        self.stage = stage
-
     async def __call__(self, event: E, delivery: Delivery) -> None:
-        await run_claimed(SqlUnit(self._sessionmaker, delivery), self.stage, event)
+        await run_claimed(self._unit(delivery), self.stage, event)
 
 
-class UnitHandler(Generic[E]):
+class UnitHandler(_OnDatabase[UnitStage[E]]):
     """A ``UnitStage`` on the database as the bus calls it: the unit is built here."""
 
-    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession], stage: UnitStage[E]) -> None:
-        self._sessionmaker = sessionmaker
-        self.stage = stage
-
     async def __call__(self, event: E, delivery: Delivery) -> None:
-        await self.stage.run(SqlUnit(self._sessionmaker, delivery), event)
+        await self.stage.run(self._unit(delivery), event)
 
     async def give_up(self, event: E, delivery: Delivery, exc: BaseException) -> None:
-        await self.stage.give_up(SqlUnit(self._sessionmaker, delivery), event, exc)
+        await self.stage.give_up(self._unit(delivery), event, exc)
