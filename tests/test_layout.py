@@ -10,6 +10,8 @@ The decision records in ``docs/decisions`` are numbered once each, in the order 
 added, and every ``docs/decisions/<file>`` the tree names is one of them.
 
 No SQL in a module not called ``repository`` (``test_only_repositories_run_sql``).
+
+The CLI imports no service's internals (``test_the_cli_imports_only_what_it_may``).
 """
 
 from __future__ import annotations
@@ -115,17 +117,21 @@ def sql_uses(source: str) -> list[str]:
 
 
 def service_modules() -> list[str]:
-    return sorted(p.relative_to(ROOT).as_posix() for p in ROOT.glob("services/*/src/**/*.py"))
+    """Every module of the services and the CLI."""
+    return sorted(
+        p.relative_to(ROOT).as_posix()
+        for pattern in ("services/*/src/**/*.py", "cli/src/**/*.py")
+        for p in ROOT.glob(pattern)
+    )
 
 
 def test_only_repositories_run_sql() -> None:
     """No SQL in a module not called ``repository`` (``docs/architecture.md``, file roles).
 
-    Scope: every module under ``services/*/src``. Not ``libs/common``, which is the
-    shared data layer itself (models and migrations, the outbox and the embedded bus,
-    the vector store, the vault, bulk load), with no service or repository role to
-    split; not ``cli/src`` (operator commands, whose SQL is its own issue); not test
-    support (``libs/testing``, ``tests``).
+    Scope: every module under ``services/*/src`` and ``cli/src``. Not ``libs/common``,
+    which is the shared data layer itself (models and migrations, the outbox and the
+    embedded bus, the vector store, the vault, bulk load, operator ingest), with no
+    service or repository role to split; not test support (``libs/testing``, ``tests``).
 
     A repository is a module whose file is named ``repository.py`` (a resource
     package's, as ``docproc_upload/search/repository.py``, or a service's own, as
@@ -144,6 +150,7 @@ def test_only_repositories_run_sql() -> None:
     """
     modules = service_modules()
     assert "services/upload/src/docproc_upload/search/service.py" in modules
+    assert "cli/src/docproc_cli/operator.py" in modules
     offenders = {
         module: uses
         for module in modules
@@ -175,3 +182,77 @@ async def f(session, request):
         "line 8",
         "line 9",
     ]
+
+
+#: The workspace's import packages the CLI may import anywhere: the shared library, its own.
+CLI_IMPORTS_ANYWHERE = frozenset({"docproc_common", "docproc_cli"})
+#: The services' modules the CLI imports, and where: only ``docproc dev``'s embedded
+#: all-in-one builds the services, through each one's ``app`` (its ``build``, what ``python
+#: -m docproc_<svc>`` runs), and checks upload's development sign-in guard
+#: (``console.dev_sign_in_guard``) before it starts a database. Everything else the CLI
+#: does goes through ``docproc_common`` (operator ingest, the teardown reservation) or runs
+#: a service's own command (``docproc-sync rag-sync-gdrive``) as a process.
+CLI_SERVICE_IMPORTS = {
+    "cli/src/docproc_cli/embedded.py": frozenset(
+        {
+            "docproc_upload.app",
+            "docproc_upload.console",
+            "docproc_parser.app",
+            "docproc_embedder.app",
+            "docproc_sync.app",
+            "docproc_teardown.app",
+        }
+    ),
+}
+
+
+def imported_modules(source: str) -> set[str]:
+    """The absolute modules ``source`` imports: ``import a.b`` and ``from a.b import c`` both
+    name ``a.b`` (read from the AST, conditional and function-level imports included)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+    return found
+
+
+def test_the_cli_imports_only_what_it_may() -> None:
+    """``cli/src`` imports ``docproc_common`` and itself, never ``docproc_testing``, and of
+    the services only ``CLI_SERVICE_IMPORTS``, in the module named there: no service's
+    repository, service functions, engine or connectors (issue #26)."""
+    modules = sorted(ROOT.glob("cli/src/**/*.py"))
+    assert modules
+    breaches: dict[str, list[str]] = {}
+    used: set[tuple[str, str]] = set()
+    for path in modules:
+        name = path.relative_to(ROOT).as_posix()
+        allowed = CLI_SERVICE_IMPORTS.get(name, frozenset())
+        for module in sorted(imported_modules(path.read_text())):
+            root = module.split(".")[0]
+            if not root.startswith("docproc") or root in CLI_IMPORTS_ANYWHERE:
+                continue
+            if module in allowed:
+                used.add((name, module))
+            else:
+                breaches.setdefault(name, []).append(module)
+    assert not breaches, f"the CLI imports what it may not: {breaches}"
+    stale = {(n, m) for n, ms in CLI_SERVICE_IMPORTS.items() for m in ms} - used
+    assert not stale, f"allowed but no longer imported; remove them: {sorted(stale)}"
+
+
+def test_imported_modules_reads_every_form_of_import() -> None:
+    source = """
+import docproc_upload.knowledge_bases.repository
+from docproc_parser.engine.processor import extract_text
+from . import sibling
+
+def f():
+    from docproc_sync.connectors import gdrive
+"""
+    assert imported_modules(source) == {
+        "docproc_upload.knowledge_bases.repository",
+        "docproc_parser.engine.processor",
+        "docproc_sync.connectors",
+    }

@@ -1,4 +1,6 @@
-"""Operator commands from the server shell: rag-collections, rag-ingest, rag-drop through the teardown."""
+"""Operator commands from the server shell: rag-collections, rag-ingest through the pipeline
+(the in-process services of ``pipeline`` parse and embed what it queues), rag-drop through
+the teardown."""
 
 from __future__ import annotations
 
@@ -10,11 +12,11 @@ import numpy as np
 import pytest
 from docproc_cli import operator
 from docproc_common.db.models import EmbeddingEndpoint, SyncSource
-from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import Conflict, InvalidInput
 from docproc_common.ingestion import IngestionConfig
 from docproc_common.runtime import Runtime
 from docproc_common.splitters import SPLITTER_VERSION
+from docproc_embedder import repository as embedder_repository
 from docproc_testing.embedding_standin import running_standin, standin_vector
 from docproc_testing.rows import knowledge_base, tracking_row
 from sqlalchemy import text
@@ -85,11 +87,7 @@ async def test_rag_ingest_then_rag_drop_of_a_name_no_base_holds(
     (tmp_path / "skip.exe").write_bytes(b"MZ")
     seen: list[str] = []
     totals = await operator.rag_ingest(
-        runtime,
-        EmbeddingClients(runtime.settings),
-        sorted(tmp_path.iterdir()),
-        name,
-        lambda p, o: seen.append(f"{p.name}: {o}"),
+        runtime, sorted(tmp_path.iterdir()), name, lambda p, o: seen.append(f"{p.name}: {o}")
     )
     assert totals == operator.Totals(ingested=1)
     assert any("skip.exe: skipped" in s for s in seen)
@@ -106,6 +104,7 @@ async def test_rag_ingest_then_rag_drop_of_a_name_no_base_holds(
 
 async def test_rag_ingest_again_skips_an_unchanged_file_and_replaces_a_changed_one(
     runtime: Runtime,
+    pipeline: list[object],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
@@ -115,9 +114,7 @@ async def test_rag_ingest_again_skips_an_unchanged_file_and_replaces_a_changed_o
     seen: list[str] = []
 
     async def ingest() -> operator.Totals:
-        return await operator.rag_ingest(
-            runtime, EmbeddingClients(runtime.settings), [page], name, lambda _p, o: seen.append(o)
-        )
+        return await operator.rag_ingest(runtime, [page], name, lambda _p, o: seen.append(o))
 
     async def state() -> tuple[list[Any], set[str]]:
         async with runtime.sessionmaker() as s:
@@ -155,7 +152,7 @@ async def test_rag_ingest_again_skips_an_unchanged_file_and_replaces_a_changed_o
     async def failing(*_a: Any, **_k: Any) -> int:
         raise ConnectionError("db-internal.example:5432 went away")
 
-    monkeypatch.setattr(operator, "delete_documents", failing)
+    monkeypatch.setattr(embedder_repository, "delete_documents", failing)
     page.write_text("# Birds\n\nPenguins are birds that swim.")
     assert await ingest() == operator.Totals(ingested=1)
     rows, _ = await state()
@@ -165,7 +162,7 @@ async def test_rag_ingest_again_skips_an_unchanged_file_and_replaces_a_changed_o
 
 
 async def test_rag_ingest_again_rechunks_a_file_whose_settings_or_splitter_changed(
-    runtime: Runtime, tmp_path: Path
+    runtime: Runtime, pipeline: list[object], tmp_path: Path
 ) -> None:
     """Issue #28: unchanged bytes are skipped only when the effective ingestion settings and
     the splitter version are unchanged too; otherwise the file is re-chunked (a new chunk
@@ -176,9 +173,7 @@ async def test_rag_ingest_again_rechunks_a_file_whose_settings_or_splitter_chang
     seen: list[str] = []
 
     async def ingest() -> operator.Totals:
-        return await operator.rag_ingest(
-            runtime, EmbeddingClients(runtime.settings), [page], name, lambda _p, o: seen.append(o)
-        )
+        return await operator.rag_ingest(runtime, [page], name, lambda _p, o: seen.append(o))
 
     async def rows() -> list[Any]:
         async with runtime.sessionmaker() as s:
@@ -238,7 +233,6 @@ async def test_rag_ingest_refuses_a_reserved_name_before_parsing_or_embedding(
     name = uniq("resvops")
     (tmp_path / "a.md").write_text("# A\n\nOperator content nobody should pay for.")
     seen: list[str] = []
-    clients = EmbeddingClients(runtime.settings)
     try:
         with running_standin(dims=384) as ollama:
             async with runtime.sessionmaker() as s, s.begin():
@@ -269,7 +263,7 @@ async def test_rag_ingest_refuses_a_reserved_name_before_parsing_or_embedding(
                 )
             with pytest.raises(Conflict) as info:
                 await operator.rag_ingest(
-                    runtime, clients, [tmp_path / "a.md"], name, lambda _p, o: seen.append(o)
+                    runtime, [tmp_path / "a.md"], name, lambda _p, o: seen.append(o)
                 )
         assert "reserved by a pending deletion" in info.value.message
         assert [r for r in ollama.requests if r.path == "/v1/embeddings"] == []
@@ -283,7 +277,6 @@ async def test_rag_ingest_refuses_a_reserved_name_before_parsing_or_embedding(
             ).scalar_one()
         assert written == 0
     finally:
-        await clients.aclose()
         async with runtime.sessionmaker() as s, s.begin():
             await s.execute(
                 text("DELETE FROM collection_teardowns WHERE collection_name = :n"), {"n": name}
@@ -320,86 +313,78 @@ async def test_rag_ingest_never_embeds_with_a_knowledge_base_key(
     )
     assert keyed.status_code == 201, keyed.text
     (tmp_path / "a.md").write_text("# A\n\nOperator content.")
-    clients = EmbeddingClients(runtime.settings)
-    try:
-        with pytest.raises(InvalidInput) as info:
-            await operator.rag_ingest(runtime, clients, [tmp_path / "a.md"], name, print)
-        assert keyed.json()["id"] in info.value.message
-        assert info.value.fields[0].field == "collection"
-        async with runtime.sessionmaker() as s:
-            rows = (
-                await s.execute(
-                    text("SELECT count(*) FROM rag_documents WHERE collection_name = :n"),
-                    {"n": name},
-                )
-            ).scalar_one()
-        assert rows == 0
+    with pytest.raises(InvalidInput) as info:
+        await operator.rag_ingest(runtime, [tmp_path / "a.md"], name, print)
+    assert keyed.json()["id"] in info.value.message
+    assert info.value.fields[0].field == "collection"
+    async with runtime.sessionmaker() as s:
+        rows = (
+            await s.execute(
+                text("SELECT count(*) FROM rag_documents WHERE collection_name = :n"),
+                {"n": name},
+            )
+        ).scalar_one()
+    assert rows == 0
 
-        local = await create(alice, uniq("localkb"), "org")
-        totals = await operator.rag_ingest(
-            runtime, clients, [tmp_path / "a.md"], local["collection_name"], print
-        )
-        assert totals == operator.Totals(ingested=1)
-        async with runtime.sessionmaker() as s:
-            owners = (
-                await s.execute(
-                    text(
-                        "SELECT organization_id, knowledge_base_id, writer_kind FROM rag_documents"
-                        " WHERE collection_name = :n"
-                    ),
-                    {"n": local["collection_name"]},
-                )
-            ).all()
-        assert [(o, k, str(w)) for o, k, w in owners] == [(None, None, "operator")]
-    finally:
-        await clients.aclose()
+    local = await create(alice, uniq("localkb"), "org")
+    totals = await operator.rag_ingest(
+        runtime, [tmp_path / "a.md"], local["collection_name"], print
+    )
+    assert totals == operator.Totals(ingested=1)
+    async with runtime.sessionmaker() as s:
+        owners = (
+            await s.execute(
+                text(
+                    "SELECT organization_id, knowledge_base_id, writer_kind FROM rag_documents"
+                    " WHERE collection_name = :n"
+                ),
+                {"n": local["collection_name"]},
+            )
+        ).all()
+    assert [(o, k, str(w)) for o, k, w in owners] == [(None, None, "operator")]
 
 
 async def test_rag_ingest_embeds_as_the_app_base_on_a_deployment_endpoint(
-    runtime: Runtime, tmp_path: Path
+    runtime: Runtime, pipeline: list[object], tmp_path: Path
 ) -> None:
     """A name whose app-scoped base embeds on a deployment-wide Ollama resolves to that base
     (the seed's fallback for a writer of no organization): the operator's chunks are
     embedded by that service, at its width, instead of the ingest being refused."""
     name = uniq("appollama")
     (tmp_path / "a.md").write_text("# A\n\nOperator content for every organization.")
-    clients = EmbeddingClients(runtime.settings)
-    try:
-        with running_standin(dims=384) as ollama:
-            async with runtime.sessionmaker() as s, s.begin():
-                endpoint = EmbeddingEndpoint(
-                    organization_id=None, name="ollama", base_url=ollama.url, created_by="root"
+    with running_standin(dims=384) as ollama:
+        async with runtime.sessionmaker() as s, s.begin():
+            endpoint = EmbeddingEndpoint(
+                organization_id=None, name="ollama", base_url=ollama.url, created_by="root"
+            )
+            s.add(endpoint)
+            await s.flush()
+            s.add(
+                knowledge_base(
+                    name,
+                    scope="app",
+                    owner_id="root",
+                    organization_id=None,
+                    embedding_provider="ollama",
+                    embedding_model="all-minilm",
+                    embedding_dim=384,
+                    embedding_endpoint_id=endpoint.id,
                 )
-                s.add(endpoint)
-                await s.flush()
-                s.add(
-                    knowledge_base(
-                        name,
-                        scope="app",
-                        owner_id="root",
-                        organization_id=None,
-                        embedding_provider="ollama",
-                        embedding_model="all-minilm",
-                        embedding_dim=384,
-                        embedding_endpoint_id=endpoint.id,
-                    )
-                )
-            totals = await operator.rag_ingest(runtime, clients, [tmp_path / "a.md"], name, print)
-        assert totals == operator.Totals(ingested=1)
-        embedded = [r for r in ollama.requests if r.path == "/v1/embeddings"]
-        assert embedded and {r.body["model"] for r in embedded} == {"all-minilm"}
-        async with runtime.sessionmaker() as s:
-            chunks = (await s.execute(text(f"SELECT content, embedding FROM rag_{name}"))).all()
-        assert chunks
-        for content, vector in chunks:
-            assert np.allclose(vector.to_numpy(), standin_vector(content, 384), atol=1e-3)
-    finally:
-        await clients.aclose()
+            )
+        totals = await operator.rag_ingest(runtime, [tmp_path / "a.md"], name, print)
+    assert totals == operator.Totals(ingested=1)
+    embedded = [r for r in ollama.requests if r.path == "/v1/embeddings"]
+    assert embedded and {r.body["model"] for r in embedded} == {"all-minilm"}
+    async with runtime.sessionmaker() as s:
+        chunks = (await s.execute(text(f"SELECT content, embedding FROM rag_{name}"))).all()
+    assert chunks
+    for content, vector in chunks:
+        assert np.allclose(vector.to_numpy(), standin_vector(content, 384), atol=1e-3)
     await operator.rag_drop(runtime, name, None)
 
 
 async def test_rag_unfiled_provenance_counts_and_confirms_only_unknown_global_content(
-    runtime: Runtime, tmp_path: Path
+    runtime: Runtime, pipeline: list[object], tmp_path: Path
 ) -> None:
     """The audit reports counts by origin, never content; --confirm-operator marks the global
     unfiled content of unknown origin as the operator's, skips known document origin and
@@ -407,14 +392,8 @@ async def test_rag_unfiled_provenance_counts_and_confirms_only_unknown_global_co
     name = uniq("prov")
     for stem in ("a", "b", "c"):
         (tmp_path / f"{stem}.md").write_text(f"# {stem}\n\nOperator content {stem}.")
-    clients = EmbeddingClients(runtime.settings)
-    try:
-        files = sorted(tmp_path.glob("*.md"))
-        assert await operator.rag_ingest(runtime, clients, files, name, print) == operator.Totals(
-            ingested=3
-        )
-    finally:
-        await clients.aclose()
+    files = sorted(tmp_path.glob("*.md"))
+    assert await operator.rag_ingest(runtime, files, name, print) == operator.Totals(ingested=3)
     async with runtime.sessionmaker() as s, s.begin():
         ids = dict(
             (

@@ -13,7 +13,6 @@ from typing import Any
 import httpx
 import pytest
 from docproc_cli import operator
-from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.runtime import Runtime
 from sqlalchemy import text
 
@@ -24,15 +23,12 @@ pytestmark = pytest.mark.integration
 
 
 async def rag_ingest(runtime: Runtime, folder: Path, name: str, body: str) -> str:
-    """Operator-ingest one file into ``name``; its tracking row's id."""
+    """Operator-ingest one file into ``name`` (the module's ``pipeline`` running); its tracking
+    row's id."""
     page = folder / f"{name}.md"
     page.write_text(body)
-    clients = EmbeddingClients(runtime.settings)
-    try:
-        totals = await operator.rag_ingest(runtime, clients, [page], name, print)
-        assert totals == operator.Totals(ingested=1)
-    finally:
-        await clients.aclose()
+    totals = await operator.rag_ingest(runtime, [page], name, print)
+    assert totals == operator.Totals(ingested=1)
     async with runtime.sessionmaker() as s:
         row = await s.execute(
             text("SELECT id FROM rag_documents WHERE collection_name = :n AND source = 'cli'"),

@@ -252,20 +252,15 @@ async def test_unowned_content_is_refused_except_to_an_app_admin(
     world: dict[str, Any], runtime: Runtime
 ) -> None:
     from docproc_cli import operator
-    from docproc_common.embedding.client import EmbeddingClients
 
     name = uniq("ops")
-    clients = EmbeddingClients(runtime.settings)
     import tempfile
     from pathlib import Path
 
     with tempfile.TemporaryDirectory() as d:
         f = Path(d) / "runbook.md"
         f.write_text("# Runbook\n\nRestart the rocket skate factory at dawn.")
-        try:
-            totals = await operator.rag_ingest(runtime, clients, [f], name, lambda *_: None)
-        finally:
-            await clients.aclose()
+        totals = await operator.rag_ingest(runtime, [f], name, lambda *_: None)
     assert totals == operator.Totals(ingested=1)
     r = await world["users"]["bob"].post(
         "/kb", json={"name": name, "collection_name": name, **MODEL}
@@ -287,11 +282,11 @@ async def test_unowned_content_is_refused_except_to_an_app_admin(
 async def test_a_busy_name_waits_one_second_then_asks_to_retry(
     world: dict[str, Any], runtime: Runtime
 ) -> None:
-    from docproc_upload.knowledge_bases import repository
+    from docproc_common.names import lock_name
 
     name = uniq("busy")
     async with runtime.sessionmaker() as holder, holder.begin():
-        await repository.lock_name(holder, name)  # a KB-less chunk write in progress
+        await lock_name(holder, name)  # a KB-less chunk write in progress
         loop = asyncio.get_running_loop()
         started = loop.time()
         r = await world["users"]["alice"].post(

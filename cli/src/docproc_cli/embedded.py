@@ -2,7 +2,10 @@
 
 Embedded Postgres (unless ``DATABASE__URL`` is given), local storage under
 ``DOCPROC_HOME``, the built-in local model, no Kafka. The handlers are the same
-code that runs behind Kafka.
+code that runs behind Kafka. The one module of the CLI that imports the services: each
+one's ``app`` (its ``build``, what ``python -m docproc_<svc>`` runs), and upload's
+development sign-in guard, checked before the embedded database starts
+(``tests/test_layout.py``).
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ from docproc_parser.app import build as build_parser
 from docproc_sync.app import build as build_sync
 from docproc_teardown.app import build as build_teardown
 from docproc_upload.app import build as build_upload
-from docproc_upload.console import dev_sign_in_guard
+from docproc_upload.console import ExposedSignInError, dev_sign_in_guard
 
 from docproc_cli.postgres import start_embedded_postgres
 
+__all__ = ["BUILDERS", "ExposedSignInError", "dev_settings", "embedded_settings", "run_dev"]
 BUILDERS = (build_upload, build_parser, build_embedder, build_sync, build_teardown)
 
 

@@ -7,6 +7,7 @@ import json
 import logging
 import math
 import os
+import subprocess
 import sys
 import time
 import uuid
@@ -17,10 +18,10 @@ from typing import Annotated, Any, NoReturn, TypeVar
 import httpx
 import typer
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
-from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import AppError
 from docproc_common.formats import BUILTIN_FORMATS, PARSER_FORMATS
 from docproc_common.observability import configure_logging
+from docproc_common.operator_content import Totals
 from docproc_common.runtime import Runtime
 from docproc_common.settings import AuthSettings, MissingKeyError, get_settings
 from rich.console import Console
@@ -57,9 +58,7 @@ def dev(
     ] = True,
 ) -> None:
     """Run all five services in one process on embedded Postgres, local storage and the local model."""
-    from docproc_upload.console import ExposedSignInError
-
-    from docproc_cli.embedded import dev_settings, run_dev
+    from docproc_cli.embedded import ExposedSignInError, dev_settings, run_dev
 
     configure_logging()
     try:
@@ -321,10 +320,6 @@ def _runtime() -> Runtime:
     return Runtime.create(settings if settings.database.url else dev_settings())
 
 
-def _embedding_clients(runtime: Runtime) -> EmbeddingClients:
-    return EmbeddingClients(runtime.settings)
-
-
 def _operator(work: Callable[[Runtime], Awaitable[T]]) -> T:
     async def go() -> T:
         runtime = _runtime()
@@ -339,20 +334,10 @@ def _operator(work: Callable[[Runtime], Awaitable[T]]) -> T:
     return asyncio.run(go())
 
 
-def _operator_ingest(
-    collection: str, ingest: Callable[[Runtime, EmbeddingClients], Awaitable[operator.Totals]]
-) -> None:
-    """An operator ingest with the deployment's embedding clients: its totals (how many of the
-    files written were only re-chunked), and exit 2 when a file failed."""
-
-    async def work(rt: Runtime) -> operator.Totals:
-        clients = _embedding_clients(rt)
-        try:
-            return await ingest(rt, clients)
-        finally:
-            await clients.aclose()
-
-    totals = _operator(work)
+def _operator_ingest(collection: str, ingest: Callable[[Runtime], Awaitable[Totals]]) -> None:
+    """An operator ingest: its totals once every file is settled (how many of the files
+    indexed were only re-chunked), and exit 2 when a file failed."""
+    totals = _operator(ingest)
     console.print(
         f"{totals.ingested} ingested ({totals.rechunked} re-chunked), {totals.failed} failed "
         f"into [bold]{collection}[/bold]"
@@ -479,19 +464,19 @@ def rag_ingest(
 ) -> None:
     """Operator ingest from the server shell: chunks no knowledge base owns (writer_kind operator).
 
-    Run it again on the same files: a file whose bytes and ingestion settings (and the
-    splitter's version) are unchanged is skipped, one whose settings changed is re-chunked,
-    a changed one replaces its earlier ingest (matched by absolute path). A name reserved by
-    a pending deletion is refused before any file is parsed.
+    Through the deployment's own pipeline (its parser and embedder must be running:
+    `docproc dev`, or the services): each file is stored and queued, and the command waits
+    until every one is indexed or failed. Run it again on the same files: a file whose bytes
+    and ingestion settings (and the splitter's version) are unchanged is skipped, one whose
+    settings changed is re-chunked, a changed one replaces its earlier ingest (matched by
+    absolute path). A name reserved by a pending deletion is refused before any file is read.
     """
     files = _files(paths)
 
     def show(path: Path, outcome: str) -> None:
         console.print(f"{path}: {outcome}")
 
-    _operator_ingest(
-        collection, lambda rt, clients: operator.rag_ingest(rt, clients, files, collection, show)
-    )
+    _operator_ingest(collection, lambda rt: operator.rag_ingest(rt, files, collection, show))
 
 
 @app.command("rag-sync-gdrive")
@@ -516,13 +501,14 @@ def rag_sync_gdrive(
 ) -> None:
     """Operator ingest of a Drive folder with the deployment's service account (operator chunks).
 
-    The only user of GOOGLE_DRIVE_CREDENTIALS_FILE: a sync source authenticates with its own
-    vault secret and never with this file. Run it again: an unchanged file is skipped (its
-    bytes and settings), a changed one replaces its earlier ingest (matched by
-    gdrive://<id>); nothing is deleted.
+    The sync service's own command (`docproc-sync rag-sync-gdrive`, its Drive connector),
+    run here as a child process on this command's database; like rag-ingest, it needs the
+    deployment running and waits for the files. The only user of
+    GOOGLE_DRIVE_CREDENTIALS_FILE: a sync source authenticates with its own vault secret and
+    never with this file. Run it again: an unchanged file is skipped (its bytes and
+    settings), a changed one replaces its earlier ingest (matched by gdrive://<id>); nothing
+    is deleted.
     """
-    from docproc_common.connectors.errors import ConnectorError
-
     if credentials_file is None:
         console.print(
             "[red]refused[/red] rag-sync-gdrive reads the deployment's service account: pass "
@@ -537,29 +523,20 @@ def rag_sync_gdrive(
     if not isinstance(credentials, dict):
         console.print(f"[red]refused[/red] {credentials_file} is no service-account key file")
         raise typer.Exit(2)
-    config = {
-        "folder_id": folder_id,
-        "include_shared_drives": include_shared_drives,
-        "recursive": recursive,
-        "export_format": export_format,
-    }
+    env = {**os.environ, "GOOGLE_DRIVE_CREDENTIALS_FILE": str(credentials_file)}
+    if not get_settings().database.url:  # docproc dev's own, as the other operator commands
+        from docproc_cli.postgres import start_embedded_postgres
 
-    async def ingest(rt: Runtime, clients: EmbeddingClients) -> operator.Totals:
-        try:
-            return await operator.rag_sync_gdrive(
-                rt,
-                clients,
-                rt.settings.sync,
-                credentials,
-                config,
-                collection,
-                lambda address, outcome: console.print(f"{address}: {outcome}"),
-            )
-        except ConnectorError as exc:
-            console.print(f"[red]failed[/red] {exc.message}")
-            raise typer.Exit(1) from exc
-
-    _operator_ingest(collection, ingest)
+        env |= {"ENV": "dev", "DATABASE__URL": start_embedded_postgres()}
+    command = [sys.executable, "-m", "docproc_sync", "rag-sync-gdrive", folder_id]
+    command += ["--collection", collection, "--export-format", export_format]
+    command += ["--include-shared-drives"] if include_shared_drives else []
+    command += [] if recursive else ["--no-recursive"]
+    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True) as child:
+        assert child.stdout is not None
+        for line in child.stdout:
+            typer.echo(line, nl=False)
+    raise typer.Exit(child.returncode)
 
 
 @app.command("rag-drop")

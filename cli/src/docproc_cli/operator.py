@@ -1,22 +1,22 @@
-"""Operator commands run from the server shell: they talk to the database directly.
+"""Operator commands run from the server shell, on the deployment's database.
 
-``rag-ingest`` writes *operator* chunks no knowledge base owns (``writer_kind =
-operator``, no organization): an app-scoped knowledge base on the name reads
-them, nothing else does. It holds the name's lock until it commits, so a create
-on the name waits and then asks to retry, and a delete waits for it; a name reserved by a
-pending deletion is refused before a file is parsed or embedded. Ingesting a file again
-replaces its earlier ingest (matched by its absolute path): a file whose bytes, ingestion
-settings and splitter version are all unchanged is skipped, any other is written (re-chunked
-when only the settings or the splitter changed), then the earlier row and chunks go, in the
-same transaction.
-Operator chunks are embedded as the name's app-scoped base embeds (keyless: the built-in
-model or a deployment-wide service), else with the deployment's own built-in local model,
-never with an organization's provider or vault key: that key is billed to its organization.
-A name whose bases embed any other way is refused before anything is read, naming them.
-``rag-sync-gdrive`` does the same for a Drive folder, read with the deployment's
-``GOOGLE_DRIVE_CREDENTIALS_FILE`` (its only user: no sync source falls back to it).
-``rag-drop`` goes through the same teardown as the API, but empties a knowledge base
-instead of deleting it, and drops the last table whatever it holds.
+``rag-ingest`` ingests files as *operator* content no knowledge base owns (``writer_kind
+operator``, no organization): an app-scoped knowledge base on the name reads it, nothing
+else does. It goes through the product's one pipeline (``docproc_common.operator_content``):
+each original is stored as an upload's is, its row accepted with its ``DocumentAccepted``,
+parsed by the parser in its isolated child and embedded by the embedder, which writes the
+chunks under the name's lock and retires the file's earlier ingest (matched by its absolute
+path); the command waits for the rows to settle and prints the totals. So it needs a running
+deployment (``docproc dev``, or the services of a distributed one). A file whose bytes,
+ingestion settings and splitter version are all unchanged is skipped; one whose bytes are
+unchanged is counted as re-chunked. A name reserved by a pending deletion, or whose bases
+embed any other way than the operator may (``operator_content.operator_target``), is
+refused before a file is read.
+``rag-sync-gdrive`` is the sync service's own command (``docproc-sync rag-sync-gdrive``):
+its Drive connector lists and fetches the folder, and each file is ingested the same way.
+``rag-drop`` goes through the same teardown reservation as the API
+(``documents.Release``), but empties a knowledge base instead of deleting it, and drops the
+last table whatever it holds.
 ``rag-unfiled-provenance`` audits who wrote a name's unfiled content (aggregate counts,
 never content) and, once the operator has confirmed it, marks the global content of
 unknown origin as the operator's, so an app-scoped base adopts it.
@@ -24,66 +24,32 @@ unknown origin as the operator's, so an app-scoped base adopts it.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import shutil
-import tempfile
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from docproc_common import bulkload
-from docproc_common.auth import EDIT, VIEW, Principal
-from docproc_common.connectors.base import ConnectorOptions
-from docproc_common.connectors.config import check_config
-from docproc_common.connectors.errors import ConnectorError
-from docproc_common.connectors.remote_names import last_component
-from docproc_common.connectors.specs.gdrive import GoogleDriveConfig
-from docproc_common.db.models import (
-    DocumentStatus,
-    KnowledgeBase,
-    RagDocument,
-    Scope,
-    WriterKind,
-)
-from docproc_common.db.vector_tables import (
-    list_runtime_tables,
-    validate_collection_name,
-    vector_table_name,
-)
-from docproc_common.documents import CLI_SOURCE, reserve_teardown
-from docproc_common.embedding.catalog import catalog
-from docproc_common.embedding.client import EmbeddingClients, EmbeddingTarget
-from docproc_common.errors import Conflict, FieldError, InvalidInput
-from docproc_common.formats import Capabilities, check_supported, extension_of
-from docproc_common.ingestion import IngestionConfig
+from docproc_common.db.models import AuditLog, KnowledgeBase
+from docproc_common.db.vector_tables import list_runtime_tables, validate_collection_name
+from docproc_common.documents import Release, reserve_teardown
+from docproc_common.errors import Conflict, InvalidInput
+from docproc_common.names import is_reserved, kbs_named, lock_name
+from docproc_common.operator_content import OperatorFile, OperatorIngest, Totals
 from docproc_common.runtime import Runtime
-from docproc_common.settings import SyncSettings
-from docproc_common.splitters import SPLITTER_VERSION, split_text
 from docproc_common.vectorstore import (
     DEFAULT_TEXT_SEARCH_CONFIG,
-    DEFAULT_VECTOR_TYPE,
-    ChunkStamp,
     add_keyword_index,
-    delete_documents,
-    ensure_table,
     lock_for_writing,
     table_exists,
-    write_chunks,
 )
-from docproc_parser.citations import cite_document
-from docproc_parser.engine.processor import extract_text
-from docproc_sync.connectors.gdrive import GoogleDriveConnector
-from docproc_upload.knowledge_bases import repository
-from docproc_upload.knowledge_bases.service import tear_down
-from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from docproc_cli import repository
+from docproc_cli.repository import KNOWN_KINDS
+
 log = logging.getLogger(__name__)
-OPERATOR = Principal(user_id="operator", permissions=frozenset({VIEW, EDIT}), app_admin=True)
-LOCAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,255 +63,21 @@ class CollectionRow:
 async def rag_collections(runtime: Runtime) -> list[CollectionRow]:
     async with runtime.sessionmaker() as session:
         tables = set(await list_runtime_tables(session))
-        kb_counts = dict(
-            (
-                await session.execute(
-                    select(KnowledgeBase.collection_name, func.count()).group_by(
-                        KnowledgeBase.collection_name
-                    )
-                )
-            ).all()
-        )
-        doc_counts = dict(
-            (
-                await session.execute(
-                    select(RagDocument.collection_name, func.count()).group_by(
-                        RagDocument.collection_name
-                    )
-                )
-            ).all()
-        )
+        kb_counts = await repository.bases_by_name(session)
+        doc_counts = await repository.documents_by_name(session)
     names = sorted(tables | set(kb_counts) | set(doc_counts))
     return [CollectionRow(n, kb_counts.get(n, 0), doc_counts.get(n, 0), n in tables) for n in names]
 
 
-@dataclass(frozen=True, slots=True)
-class OperatorFile:
-    """A file to ingest as operator content: where its bytes are, its name and its address."""
-
-    path: Path
-    name: str
-    source_path: str  # an absolute path, gdrive://<id>: what a later ingest replaces by
-    source: str = CLI_SOURCE
-
-    @classmethod
-    def local(cls, path: Path) -> OperatorFile:
-        return cls(path, path.name, str(path.resolve()))
-
-
-@dataclass(frozen=True, slots=True)
-class Totals:
-    """What an operator ingest did: files written (those only re-chunked among them), and
-    files that failed."""
-
-    ingested: int = 0
-    rechunked: int = 0
-    failed: int = 0
-
-    def __add__(self, other: Totals) -> Totals:
-        return Totals(
-            self.ingested + other.ingested,
-            self.rechunked + other.rechunked,
-            self.failed + other.failed,
-        )
-
-
 async def rag_ingest(
-    runtime: Runtime,
-    clients: EmbeddingClients,
-    paths: list[Path],
-    collection: str,
-    progress: Callable[[Path, str], None],
+    runtime: Runtime, paths: list[Path], collection: str, progress: Callable[[Path, str], None]
 ) -> Totals:
-    """Ingest local files as operator chunks."""
-    return await ingest_operator_files(
-        runtime,
-        clients,
-        [OperatorFile.local(p) for p in paths],
-        collection,
-        lambda f, outcome: progress(f.path, outcome),
-    )
-
-
-async def ingest_operator_files(
-    runtime: Runtime,
-    clients: EmbeddingClients,
-    files: list[OperatorFile],
-    collection: str,
-    progress: Callable[[OperatorFile, str], None],
-) -> Totals:
-    """Ingest files as operator chunks, each replacing its address's earlier ingest.
-
-    A file is skipped only when an earlier ingest of it holds chunks cut from the same bytes
-    with the same effective settings (the ingestion configuration and the splitter version);
-    one whose bytes are the same but whose settings are not is re-chunked. The name's
-    reservation is checked before each file is parsed, so a pending deletion costs no parse
-    and no embedding; it is checked again under the name's lock before the write."""
-    validate_collection_name(collection)
-    async with runtime.sessionmaker() as session:
-        kbs = await repository.kbs_named(session, collection)
-        target = _operator_target(collection, kbs)
-    text_search_config = _text_search_config(kbs)
-    vector_type = kbs[0].vector_type if kbs else DEFAULT_VECTOR_TYPE
-    config = IngestionConfig()
-    settings = config.model_dump(mode="json")
-    capabilities = Capabilities.declared(runtime.settings.formats)
-    totals = Totals()
-    for file in files:
-        path = file.path
-        try:
-            check_supported(file.name, config.parser, capabilities)
-        except InvalidInput:
-            progress(file, "skipped: unsupported type")
-            continue
-        data = await runtime.pool.run(path.read_bytes)
-        source_path, content_hash = file.source_path, hashlib.sha256(data).hexdigest()
-        async with runtime.sessionmaker() as session:
-            if await repository.is_reserved(session, collection):
-                raise _reserved(collection)
-            previous = [
-                p
-                for p in await _operator_rows(session, collection, source_path)
-                if p.content_hash == content_hash and p.chunk_count
-            ]
-        if any(
-            p.ingestion_config == settings and p.splitter_version == SPLITTER_VERSION
-            for p in previous
-        ):
-            progress(file, "skipped: unchanged since it was ingested")
-            continue
-        try:
-            doc = await runtime.pool.run(extract_text, data, file.name, config.parser)
-        except InvalidInput as exc:
-            progress(file, f"failed: {exc.message}")
-            totals += Totals(failed=1)
-            continue
-        pieces = split_text(
-            doc.text,
-            chunk_size=config.chunk_size,
-            chunk_overlap=config.chunk_overlap,
-            strategy=config.chunking_strategy,
-        )
-        chunks = [c.text for c in pieces]
-        citations = cite_document(doc, pieces, config.chunking_strategy)
-        async with runtime.sessionmaker() as session:
-            client = await clients.for_collection(target, session)
-        embeddings = await client.embed(chunks)
-        async with runtime.sessionmaker() as session, session.begin():
-            await repository.lock_name(session, collection)
-            if await repository.is_reserved(session, collection):
-                raise _reserved(collection)
-            vdid = uuid.uuid4()
-            row = RagDocument(
-                collection_name=collection,
-                filename=file.name[:1024],
-                filesize=len(data),
-                filetype=extension_of(file.name),
-                status=DocumentStatus.DONE,
-                source=file.source,
-                source_path=source_path,
-                content_hash=content_hash,
-                writer_kind=WriterKind.OPERATOR,
-                ingestion_config=settings,
-                splitter_version=SPLITTER_VERSION,
-                vector_document_id=vdid,
-                chunk_count=len(chunks),
-                document_date=doc.document_date,
-                completed_at=func.now(),
-            )
-            session.add(row)
-            await session.flush()
-            await ensure_table(
-                session, collection, target.dimensions, text_search_config, vector_type
-            )
-            stamp = ChunkStamp(
-                knowledge_base_id=None,
-                organization_id=None,
-                tracking_id=row.id,
-                source=file.source,
-                document_type=row.filetype,
-                organizational_unit=None,
-                document_date=doc.document_date,
-                source_path=row.source_path,
-                filename=row.filename,
-                content_hash=row.content_hash,
-                writer_kind=WriterKind.OPERATOR,
-            )
-            await write_chunks(session, collection, vdid, chunks, embeddings, stamp, citations)
-            replaced = await _retire(session, collection, source_path, keep=row.id)
-        if previous:
-            totals += Totals(ingested=1, rechunked=1)
-            progress(file, f"re-chunked (new settings or splitter): {len(chunks)} chunks")
-        else:
-            totals += Totals(ingested=1)
-            progress(
-                file, f"{len(chunks)} chunks" + (f", replacing {replaced}" if replaced else "")
-            )
-    return totals
-
-
-def _reserved(collection: str) -> Conflict:
-    return Conflict(f"The collection name '{collection}' is reserved by a pending deletion")
-
-
-async def rag_sync_gdrive(
-    runtime: Runtime,
-    clients: EmbeddingClients,
-    settings: SyncSettings,
-    credentials: dict[str, Any],
-    config: dict[str, Any],
-    collection: str,
-    progress: Callable[[str, str], None],
-) -> Totals:
-    """A Drive folder as operator content, read with the deployment's own service account.
-
-    The one user of ``GOOGLE_DRIVE_CREDENTIALS_FILE``: an operator runs it from their own
-    shell; no sync source ever falls back to that file. The listing and the downloads are
-    the ``google_drive`` connector's (its refusals, its landing rule); each file is then
-    ingested like ``rag-ingest`` does, addressed ``gdrive://<id>``, so a run again skips an
-    unchanged file (its bytes and settings), re-chunks one whose settings changed and
-    replaces a changed one. Nothing is deleted.
-    """
-    options = ConnectorOptions.of(settings, pool=runtime.pool)
-    checked = check_config(GoogleDriveConnector.NAME, config, options, root="")
-    assert isinstance(checked, GoogleDriveConfig)
-    connector = GoogleDriveConnector(checked, credentials, options)
-    totals = Totals()
-    parser = IngestionConfig().parser
-    capabilities = Capabilities.declared(runtime.settings.formats)
-    try:
-        listing = await connector.list_files()
-        if not listing.complete:
-            progress(checked.folder_id, f"listing incomplete: {listing.note}")
-        with tempfile.TemporaryDirectory(prefix="docproc-gdrive-") as tmp:
-            for n, remote in enumerate(sorted(listing.files, key=lambda f: f.address)):
-                try:
-                    name = last_component(remote.name)
-                    check_supported(name, parser, capabilities)
-                except (ConnectorError, InvalidInput) as exc:
-                    reason = exc.message if isinstance(exc, ConnectorError) else "unsupported type"
-                    progress(remote.address, f"skipped: {reason}")
-                    continue
-                landing = Path(tmp) / f"f{n}"
-                landing.mkdir()
-                try:
-                    path = await connector.fetch(remote, landing)
-                except ConnectorError as exc:
-                    progress(remote.address, f"failed: {exc.message}")
-                    totals += Totals(failed=1)
-                    continue
-                file = OperatorFile(path, name, remote.address, GoogleDriveConnector.NAME)
-                totals += await ingest_operator_files(
-                    runtime,
-                    clients,
-                    [file],
-                    collection,
-                    lambda f, outcome: progress(f"{f.source_path} ({f.name})", outcome),
-                )
-                await runtime.pool.run(shutil.rmtree, landing, True)
-    finally:
-        await connector.aclose()
-    return totals
+    """Ingest local files as operator content, then wait until each is indexed or failed."""
+    ingest = OperatorIngest(runtime, collection, lambda f, outcome: progress(f.path, outcome))
+    await ingest.check()
+    for path in paths:
+        await ingest.queue(OperatorFile.local(path))
+    return await ingest.settle()
 
 
 def _text_search_config(kbs: list[KnowledgeBase]) -> str:
@@ -361,7 +93,7 @@ async def rag_bulk(runtime: Runtime, collection: str, finish: bool) -> str:
         build = bulkload.IndexBuild.of(runtime.settings.embedder)
         return await bulkload.fold(runtime.engine, collection, build)
     async with runtime.sessionmaker() as session, session.begin():
-        kbs = await repository.kbs_named(session, collection)
+        kbs = await kbs_named(session, collection)
         if not kbs:
             raise InvalidInput(f"No knowledge base holds '{collection}'")
         kb = kbs[0]
@@ -381,7 +113,7 @@ async def rag_keyword_index(
         validate_collection_name(name, field="collection")
     async with runtime.sessionmaker() as session:
         names = collections or sorted(await list_runtime_tables(session))
-        configs = {n: _text_search_config(await repository.kbs_named(session, n)) for n in names}
+        configs = {n: _text_search_config(await kbs_named(session, n)) for n in names}
     changed = 0
     for name in names:
         if await add_keyword_index(runtime.engine, name, configs[name]):
@@ -392,89 +124,16 @@ async def rag_keyword_index(
     return changed
 
 
-def _operator_target(collection: str, kbs: list[KnowledgeBase]) -> EmbeddingTarget:
-    """What operator ingestion embeds with, as the seed resolves a name for a writer of no
-    organization: the name's app-scoped base (keyless, on the built-in model or a
-    deployment-wide service), else the deployment's keyless built-in model.
-
-    Without an app-scoped base, the bases on the name must embed with that built-in model,
-    so the table stays one space; a base on any other provider is refused, since
-    embedding with it would spend its organization's key."""
-    app = next((kb for kb in kbs if kb.scope == Scope.APP), None)
-    if app is not None:
-        return EmbeddingTarget.of(app)
-    others = [
-        kb for kb in kbs if (kb.embedding_provider, kb.embedding_model) != ("local", LOCAL_MODEL)
-    ]
-    if others:
-        named = ", ".join(
-            f"{kb.id} ({kb.embedding_provider}/{kb.embedding_model})" for kb in others
-        )
-        raise InvalidInput(
-            f"Operator ingestion embeds as an app-scoped base on the name does, else with "
-            f"the deployment's built-in model ({LOCAL_MODEL}); '{collection}' has no "
-            f"app-scoped base and is held by knowledge bases that embed otherwise: {named}. "
-            "Upload through those knowledge bases instead",
-            fields=[FieldError("collection", "held by knowledge bases on another provider")],
-        )
-    return EmbeddingTarget(
-        collection_name=collection,
-        organization_id=None,
-        provider="local",
-        model=LOCAL_MODEL,
-        dimensions=catalog()["local"].models[LOCAL_MODEL].dimensions,
-    )
-
-
-async def _operator_rows(
-    session: AsyncSession, collection: str, source_path: str
-) -> list[RagDocument]:
-    """The operator's earlier ingests of this file (by its address) into this name."""
-    return list(
-        (
-            await session.execute(
-                select(RagDocument).where(
-                    RagDocument.collection_name == collection,
-                    RagDocument.source_path == source_path,
-                    RagDocument.knowledge_base_id.is_(None),
-                    RagDocument.organization_id.is_(None),
-                    RagDocument.writer_kind == WriterKind.OPERATOR,
-                )
-            )
-        ).scalars()
-    )
-
-
-async def _retire(session: AsyncSession, collection: str, source_path: str, keep: uuid.UUID) -> int:
-    """After the new chunk set is written (same transaction): the earlier ingests of the file
-    and their chunks go. A failed delete of the old chunks is logged, not a failed ingest:
-    the new document is in, and a duplicate someone can see and delete is no failure."""
-    old = [r for r in await _operator_rows(session, collection, source_path) if r.id != keep]
-    if not old:
-        return 0
-    try:
-        async with session.begin_nested():
-            await delete_documents(
-                session, collection, [r.vector_document_id for r in old if r.vector_document_id]
-            )
-            await session.execute(
-                delete(RagDocument).where(RagDocument.id.in_([r.id for r in old]))
-            )
-    except Exception:  # noqa: BLE001 - see the docstring
-        log.exception("the earlier ingest of %s in %s was not removed", source_path, collection)
-        return 0
-    return len(old)
-
-
 async def rag_drop(runtime: Runtime, collection: str, knowledge_base_id: uuid.UUID | None) -> str:
     """Empty the one base on the name (``--knowledge-base`` picks one of several), or remove a
-    name no base holds. The base's row stays; its documents, and the unfiled ones it takes, go.
-    The last base's table is dropped whatever it holds: the operator asked, and the content a
-    console delete would respect is the operator's own. A base left on the name keeps it."""
+    name no base holds. The base's row stays; its documents, and the unfiled ones it takes, go
+    (``documents.Release``, the API's teardown). The last base's table is dropped whatever it
+    holds: the operator asked, and the content a console delete would respect is the
+    operator's own. A base left on the name keeps it."""
     validate_collection_name(collection)
     async with runtime.sessionmaker() as session, session.begin():
-        await repository.lock_name(session, collection)
-        kbs = await repository.kbs_named(session, collection)
+        await lock_name(session, collection)
+        kbs = await kbs_named(session, collection)
         if knowledge_base_id is not None:
             kbs = [kb for kb in kbs if kb.id == knowledge_base_id]
             if not kbs:
@@ -486,23 +145,28 @@ async def rag_drop(runtime: Runtime, collection: str, knowledge_base_id: uuid.UU
             )
         if not kbs:
             return await _drop_unowned(session, collection)
-        out = await tear_down(session, OPERATOR, collection, kbs, by_operator=True)
+        (kb,) = kbs
+        release = await Release.plan(session, collection, kbs)
+        dropped = not release.siblings
+        await release.reserve(session, drop_table=dropped, emptied={kb.id})
+        session.add(
+            AuditLog(
+                actor="operator",
+                action="knowledge_base.emptied",
+                organization_id=kb.organization_id,
+                target=str(kb.id),
+                details={"collection_name": collection, "documents": len(release.own)},
+            )
+        )
         return (
-            f"emptied knowledge base {kbs[0].id} ({out.documents_deleted} documents); "
-            f"table dropped: {out.table_dropped}"
+            f"emptied knowledge base {kb.id} ({len(release.docs)} documents); "
+            f"table dropped: {dropped}"
         )
 
 
 async def _drop_unowned(session: AsyncSession, collection: str) -> str:
     """A name no knowledge base holds (filled by rag-ingest): its rows and its table."""
-    rows = list(
-        (
-            await session.execute(
-                select(RagDocument).where(RagDocument.collection_name == collection)
-            )
-        ).scalars()
-    )
-    await session.execute(delete(RagDocument).where(RagDocument.collection_name == collection))
+    rows = await repository.remove_rows_named(session, collection)
     await reserve_teardown(session, collection, rows, drop_table=True)
     return f"removed {len(rows)} document rows; the table is dropped by the teardown service"
 
@@ -510,13 +174,6 @@ async def _drop_unowned(session: AsyncSession, collection: str) -> str:
 # -- unfiled provenance -------------------------------------------------------------------
 
 UNKNOWN = "unknown"
-KNOWN_KINDS = (WriterKind.DOCUMENT.value, WriterKind.OPERATOR.value)
-# A chunk's origin: its own writer_kind when known, else its tracking row's when that is a
-# document (a known document origin is never re-labelled), else unknown.
-_CHUNK_KIND = (
-    "CASE WHEN c.writer_kind IN ('document', 'operator') THEN c.writer_kind "
-    "WHEN d.writer_kind = 'document' THEN 'document' ELSE 'unknown' END"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -543,18 +200,10 @@ def _kind(value: str | None) -> str:
 async def unfiled_provenance(runtime: Runtime, collection: str) -> Provenance:
     validate_collection_name(collection)
     async with runtime.sessionmaker() as session:
-        kbs = await repository.kbs_named(session, collection)
+        kbs = await kbs_named(session, collection)
         global_rows: dict[str, int] = {}
         org_rows = 0
-        rows = await session.execute(
-            select(RagDocument.organization_id.is_(None), RagDocument.writer_kind, func.count())
-            .where(
-                RagDocument.collection_name == collection,
-                RagDocument.knowledge_base_id.is_(None),
-            )
-            .group_by(RagDocument.organization_id.is_(None), RagDocument.writer_kind)
-        )
-        for is_global, kind, n in rows.all():
+        for is_global, kind, n in await repository.unfiled_rows_by_kind(session, collection):
             if is_global:
                 global_rows[_kind(kind)] = global_rows.get(_kind(kind), 0) + n
             else:
@@ -563,15 +212,7 @@ async def unfiled_provenance(runtime: Runtime, collection: str) -> Provenance:
         global_chunks: dict[str, int] = {}
         org_chunks = 0
         if has_table:
-            chunks = await session.execute(
-                text(
-                    f"SELECT c.organization_id IS NULL, {_CHUNK_KIND}, count(*) "
-                    f"FROM {vector_table_name(collection)} c "
-                    "LEFT JOIN rag_documents d ON d.id = c.tracking_id "
-                    "WHERE c.knowledge_base_id IS NULL GROUP BY 1, 2"
-                )
-            )
-            for is_global, kind, n in chunks.all():
+            for is_global, kind, n in await repository.unfiled_chunks_by_kind(session, collection):
                 if is_global:
                     global_chunks[kind] = n
                 else:
@@ -596,32 +237,13 @@ async def confirm_operator(runtime: Runtime, collection: str) -> tuple[int, int]
     """
     validate_collection_name(collection)
     async with runtime.sessionmaker() as session, session.begin():
-        await repository.lock_name(session, collection)
-        if await repository.is_reserved(session, collection):
+        await lock_name(session, collection)
+        if await is_reserved(session, collection):
             raise Conflict(f"The collection name '{collection}' is reserved by a pending deletion")
         chunks = 0
         if await table_exists(session, collection):
-            table = vector_table_name(collection)
             await lock_for_writing(session, collection)  # no fold moves a row meanwhile
-            result = await session.execute(
-                text(
-                    f"UPDATE {table} SET writer_kind = 'operator' WHERE id IN ("
-                    f"SELECT c.id FROM {table} c LEFT JOIN rag_documents d ON d.id = c.tracking_id "
-                    "WHERE c.knowledge_base_id IS NULL AND c.organization_id IS NULL "
-                    f"AND {_CHUNK_KIND} = 'unknown')"
-                )
-            )
-            chunks = int(getattr(result, "rowcount", 0) or 0)
-        result = await session.execute(
-            update(RagDocument)
-            .where(
-                RagDocument.collection_name == collection,
-                RagDocument.knowledge_base_id.is_(None),
-                RagDocument.organization_id.is_(None),
-                RagDocument.writer_kind.not_in(KNOWN_KINDS),
-            )
-            .values(writer_kind=WriterKind.OPERATOR)
-        )
-        rows = int(getattr(result, "rowcount", 0) or 0)
+            chunks = await repository.confirm_operator_chunks(session, collection)
+        rows = await repository.confirm_operator_rows(session, collection)
     log.info("rag-unfiled-provenance %s: %d chunks and %d rows confirmed", collection, chunks, rows)
     return chunks, rows

@@ -1,9 +1,11 @@
-"""Tracking-row transitions shared by the pipeline stages (``rag_documents``)."""
+"""Tracking-row transitions shared by the pipeline stages (``rag_documents``), and what
+leaves a name with the bases removed from it (``Release``)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 
 from sqlalchemy import ColumnElement, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -12,6 +14,7 @@ from docproc_common.bus.outbox import enqueue
 from docproc_common.db.models import (
     CollectionTeardown,
     DocumentStatus,
+    KnowledgeBase,
     RagDocument,
     RagDocumentClaim,
 )
@@ -22,6 +25,8 @@ from docproc_common.events import (
     DocumentFailed,
 )
 from docproc_common.failures import Stage, failure_message
+from docproc_common.names import kbs_named
+from docproc_common.unfiled import Unfiled
 
 #: A document's ``source`` (stamped on its row and chunks, and what ``filters.source``
 #: takes) is an API upload's, the operator CLI's (``rag-ingest``), or the name of the sync
@@ -242,3 +247,70 @@ async def reserve_teardown(
     session.add(reservation)
     await session.flush()
     await enqueue(session, CollectionDeleted(teardown_id=reservation.id, collection_name=name))
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """What removing or emptying ``kbs`` takes off their name: their own rows, and the unfiled
+    rows they take (``unfiled.Unfiled``) that no base left on the name (``siblings``) takes.
+    Every path that removes bases (upload's deletes, ``rag-drop``) plans with it, under the
+    name's lock, and ``reserve`` hands the rest to the teardown service."""
+
+    name: str
+    kbs: Sequence[KnowledgeBase]
+    siblings: list[KnowledgeBase]
+    taken: Unfiled
+    own: list[RagDocument]
+    unfiled: list[RagDocument]
+
+    @property
+    def docs(self) -> list[RagDocument]:
+        return [*self.own, *self.unfiled]
+
+    @classmethod
+    async def plan(cls, session: AsyncSession, name: str, kbs: Sequence[KnowledgeBase]) -> Release:
+        gone = [kb.id for kb in kbs]
+        siblings = [kb for kb in await kbs_named(session, name) if kb.id not in gone]
+        taken, kept = Unfiled.taken_by(kbs), Unfiled.taken_by(siblings)
+        own = await session.execute(
+            select(RagDocument).where(RagDocument.knowledge_base_id.in_(gone))
+        )
+        unfiled = await session.execute(
+            select(RagDocument).where(
+                RagDocument.collection_name == name, RagDocument.knowledge_base_id.is_(None)
+            )
+        )
+        return cls(
+            name,
+            kbs,
+            siblings,
+            taken,
+            list(own.scalars()),
+            [d for d in unfiled.scalars() if taken.takes(d) and not kept.takes(d)],
+        )
+
+    async def reserve(
+        self, session: AsyncSession, *, drop_table: bool, emptied: Collection[uuid.UUID]
+    ) -> None:
+        """Delete the rows and reserve the name for their teardown: the table dropped with
+        every file, or, where it stays, each base's documents' chunks (a deleted base's
+        every chunk; an ``emptied`` one, which stays on the name, only its deleted
+        documents', keeping a chunk no row describes) and the unfiled rows' chunks."""
+        docs = self.docs
+        if docs:
+            await session.execute(
+                delete(RagDocument).where(RagDocument.id.in_([d.id for d in docs]))
+            )
+        if drop_table:
+            await reserve_teardown(session, self.name, docs, drop_table=True)
+            return
+        for kb in self.kbs:
+            await reserve_teardown(
+                session,
+                self.name,
+                [d for d in self.own if d.knowledge_base_id == kb.id],
+                drop_table=False,
+                knowledge_base_id=None if kb.id in emptied else kb.id,
+            )
+        if self.unfiled:
+            await reserve_teardown(session, self.name, self.unfiled, drop_table=False)

@@ -452,7 +452,7 @@ OPERATOR_CHUNKS = (
 
 #: The unfiled chunks of the organizations of the bases ``:kbs`` (every base but an
 #: app-scoped one, and none outside an organization): legacy content filed under no base,
-#: which the bases of its tenant list, search and take (``knowledge_bases.repository.tenants``).
+#: which the bases of its tenant list, search and take (``unfiled.tenants``).
 TENANT_UNFILED_CHUNKS = (
     "(knowledge_base_id IS NULL AND organization_id = ANY(ARRAY("
     "SELECT organization_id FROM knowledge_bases WHERE id = ANY(:kbs) "

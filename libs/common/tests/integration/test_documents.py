@@ -115,6 +115,9 @@ class Probe:
         if self._meanwhile is not None:
             await self._meanwhile()
 
+    async def lock(self, _s: AsyncSession, _e: Attempt) -> None:
+        pass
+
     async def write(self, _s: AsyncSession, locked: RagDocument, _e: Attempt, _c: None) -> None:
         self.writes.append(locked.id)
         locked.chunk_count = len(self.writes)

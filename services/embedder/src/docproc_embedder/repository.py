@@ -5,9 +5,12 @@ from __future__ import annotations
 import logging
 import uuid
 
-from docproc_common.db.models import CollectionTeardown, DocumentStatus, KnowledgeBase, RagDocument
-from docproc_common.documents import delete_unclaimed, not_addressed_elsewhere
-from sqlalchemy import func, select, update
+from docproc_common.bus.outbox import enqueue
+from docproc_common.db.models import DocumentStatus, KnowledgeBase, RagDocument, WriterKind
+from docproc_common.documents import delete_unclaimed, document_files, not_addressed_elsewhere
+from docproc_common.events import DocumentDeleted
+from docproc_common.vectorstore import delete_documents
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 log = logging.getLogger(__name__)
@@ -24,15 +27,6 @@ async def share_lock_kb(session: AsyncSession, kb_id: uuid.UUID) -> KnowledgeBas
 
 async def kb_of(session: AsyncSession, kb_id: uuid.UUID) -> KnowledgeBase | None:
     return await session.get(KnowledgeBase, kb_id)
-
-
-async def reserved(session: AsyncSession, collection_name: str) -> bool:
-    row = await session.execute(
-        select(func.count())
-        .select_from(CollectionTeardown)
-        .where(CollectionTeardown.collection_name == collection_name)
-    )
-    return bool(row.scalar())
 
 
 async def complete(
@@ -87,3 +81,52 @@ async def retire_replaced(session: AsyncSession, doc: RagDocument) -> int:
     except Exception:  # noqa: BLE001 - see the docstring
         log.exception("the documents %s replaces in its base were not retired", doc.id)
         return 0
+
+
+async def retire_earlier_ingests(session: AsyncSession, doc: RagDocument) -> int:
+    """Operator content has just been completed (its chunks written in this transaction): the
+    earlier ingests of its address on its name go, their rows and chunks in this
+    transaction, their files after commit (``DocumentDeleted``), so a search finds one set
+    or the other. Earlier means created before it, whatever their status (one still
+    indexing then finds its row gone and writes nothing). A failed retirement is logged,
+    not a failed ingest: the new document is in, and a duplicate someone can see and
+    delete is no failure."""
+    try:
+        async with session.begin_nested():
+            rows = await session.execute(
+                select(RagDocument).where(
+                    RagDocument.collection_name == doc.collection_name,
+                    RagDocument.source_path == doc.source_path,
+                    RagDocument.knowledge_base_id.is_(None),
+                    RagDocument.organization_id.is_(None),
+                    RagDocument.writer_kind == WriterKind.OPERATOR,
+                    RagDocument.id != doc.id,
+                    RagDocument.created_at <= doc.created_at,
+                )
+            )
+            old = list(rows.scalars())
+            if not old:
+                return 0
+            await delete_documents(
+                session,
+                doc.collection_name,
+                [r.vector_document_id for r in old if r.vector_document_id],
+            )
+            await session.execute(
+                delete(RagDocument).where(RagDocument.id.in_([r.id for r in old]))
+            )
+            if files := document_files(old):
+                await enqueue(
+                    session,
+                    DocumentDeleted(
+                        collection_name=doc.collection_name,
+                        vector_document_ids=[],
+                        storage_paths=files,
+                    ),
+                )
+    except Exception:  # noqa: BLE001 - see the docstring
+        log.exception(
+            "the earlier ingest of %s in %s was not removed", doc.source_path, doc.collection_name
+        )
+        return 0
+    return len(old)

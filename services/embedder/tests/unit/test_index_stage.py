@@ -16,32 +16,43 @@ import pytest
 from docproc_common.bus.delivery import Delivery
 from docproc_common.bus.stage import Outcome, give_up, run
 from docproc_common.citations import Citation, citations_key, dump_citations
-from docproc_common.db.models import DocumentStatus, KnowledgeBase, RagDocument
-from docproc_common.embedding.client import EmbeddingClient
+from docproc_common.db.models import DocumentStatus, KnowledgeBase, RagDocument, Scope, WriterKind
+from docproc_common.embedding.client import EmbeddingClient, EmbeddingTarget
 from docproc_common.errors import InvalidInput
 from docproc_common.events import DocumentFailed, DocumentIndexed, DocumentParsed
+from docproc_common.operator_content import LOCAL_MODEL
 from docproc_common.storage import AsyncStorage
 from docproc_common.vectorstore import ChunkStamp
-from docproc_embedder.handler import IndexStage, vector_document_id
+from docproc_embedder.handler import Destination, IndexStage, vector_document_id
 from docproc_testing.memory import Memory, MemoryStorage, memory_storage
-from docproc_testing.rows import tracking_row
+from docproc_testing.rows import knowledge_base, tracking_row
 
 CHUNKS = ["capybaras swim", "capybaras graze"]
 
 
 @dataclass
 class MemoryIndex:
-    """``handler.Index`` in dicts: bases, reserved names, chunk sets by (collection, id)."""
+    """``handler.Index`` in dicts: bases, reserved names, chunk sets by (collection, id), and
+    what the writes were told: their stamps, the table shape, the names they locked."""
 
     bases: dict[uuid.UUID, KnowledgeBase] = field(default_factory=dict)
     reserved_names: set[str] = field(default_factory=set)
     sets: dict[tuple[str, uuid.UUID], list[str]] = field(default_factory=dict)
     citations: dict[tuple[str, uuid.UUID], list[Citation] | None] = field(default_factory=dict)
+    stamps: list[ChunkStamp] = field(default_factory=list)
+    shapes: list[tuple[int, str, str]] = field(default_factory=list)
+    locked_names: list[str] = field(default_factory=list)
     bulk_checks: list[str] = field(default_factory=list)
     committed: int = 0
 
     async def base(self, _session: Memory, kb_id: uuid.UUID) -> KnowledgeBase | None:
         return self.bases.get(kb_id)
+
+    async def bases_named(self, _session: Memory, collection: str) -> list[KnowledgeBase]:
+        return [kb for kb in self.bases.values() if kb.collection_name == collection]
+
+    async def lock_name(self, _session: Memory, collection: str) -> None:
+        self.locked_names.append(collection)
 
     async def lock_base(self, _session: Memory, kb_id: uuid.UUID) -> KnowledgeBase | None:
         return self.bases.get(kb_id)
@@ -56,15 +67,19 @@ class MemoryIndex:
         self,
         _session: Memory,
         collection: str,
-        _kb: KnowledgeBase,
+        destination: Destination,
         vector_document_id: uuid.UUID,
         chunks: list[str],
         _embeddings: npt.NDArray[np.float32],
-        _stamp: ChunkStamp,
+        stamp: ChunkStamp,
         citations: list[Citation] | None,
     ) -> int:
         self.sets[collection, vector_document_id] = list(chunks)
         self.citations[collection, vector_document_id] = citations
+        self.stamps.append(stamp)
+        self.shapes.append(
+            (destination.target.dimensions, destination.text_search_config, destination.vector_type)
+        )
         return len(chunks)
 
     async def drop(
@@ -112,26 +127,40 @@ class Setup:
             id=uuid.uuid4(), organization_id="acme", embedding_provider="local", embedding_dim=4
         )
         self.index.bases[self.kb.id] = self.kb
+        self.targets: list[EmbeddingTarget] = []
 
-        async def client_for(_kb: KnowledgeBase) -> EmbeddingClient:
+        async def client_for(target: EmbeddingTarget) -> EmbeddingClient:
+            self.targets.append(target)
             return self.client
 
         self.stage = IndexStage(storage, client_for, self.index)
 
     def parsed(self, **columns: Any) -> tuple[RagDocument, DocumentParsed]:
         row = self.memory.add(tracking_row("c", self.kb.id, "notes.txt", **columns))
+        return row, self.event_of(row)
+
+    def operator_content(self) -> tuple[RagDocument, DocumentParsed]:
+        """A row ``rag-ingest`` accepted on "c": no base, no organization."""
+        row = self.memory.add(
+            tracking_row(
+                "c", None, "runbook.md", organization_id=None, writer_kind=WriterKind.OPERATOR
+            )
+        )
+        return row, self.event_of(row)
+
+    def event_of(self, row: RagDocument) -> DocumentParsed:
         assert row.attempt_id is not None
         event = DocumentParsed(
             document_id=row.id,
             attempt_id=row.attempt_id,
             collection_name="c",
-            knowledge_base_id=self.kb.id,
+            knowledge_base_id=row.knowledge_base_id,
             chunks_path=f"rag/c/chunks/{row.id}/{row.attempt_id}.json",
             parsed_path=f"rag/c/parsed/{row.id}.txt",
             chunk_count=len(CHUNKS),
         )
         self.store.put(event.chunks_path, json.dumps(CHUNKS).encode())
-        return row, event
+        return event
 
     async def run(self, event: DocumentParsed, delivery: Delivery) -> Outcome:
         return await run(self.memory.unit(delivery), self.stage, event)
@@ -159,6 +188,8 @@ async def test_an_index_writes_the_set_and_the_row_done_with_the_claim(setup: Se
     assert ("embedder", d.event_id) in setup.memory.processed
     assert setup.index.bulk_checks == ["c"] and setup.index.committed == 1
     assert not setup.store.exists(event.chunks_path)  # the spent chunk set goes
+    assert setup.index.locked_names == []  # a base's write takes no name lock
+    assert setup.index.stamps[0].knowledge_base_id == setup.kb.id
 
 
 CITED = [Citation(1, 1, 0, 14, ("Capybaras",)), Citation(1, 2, 16, 40, ("Capybaras",))]
@@ -289,3 +320,75 @@ async def test_giving_up_says_how_often_the_index_failed(setup: Setup) -> None:
         "The document could not be indexed (TimeoutError) - it failed 5 times"
     )
     assert not setup.store.exists(event.chunks_path)
+
+
+def kb_on_c(scope: Scope, provider: str, model: str, dims: int, **columns: Any) -> KnowledgeBase:
+    return knowledge_base(
+        "c",
+        id=uuid.uuid4(),
+        scope=scope,
+        embedding_provider=provider,
+        embedding_model=model,
+        embedding_dim=dims,
+        **columns,
+    )
+
+
+async def test_operator_content_embeds_as_the_names_app_base_under_the_names_lock(
+    setup: Setup,
+) -> None:
+    """A row no base owns (``rag-ingest``) embeds as the name's app-scoped base does, into its
+    table's shape; its write holds the name's lock and stamps no base and no organization."""
+    del setup.index.bases[setup.kb.id]
+    app = kb_on_c(
+        Scope.APP, "ollama", "all-minilm", 384, organization_id=None, text_search_config="english"
+    )
+    setup.index.bases[app.id] = app
+    row, event = setup.operator_content()
+    assert await setup.run(event, delivery()) is Outcome.WRITTEN
+    assert [(t.provider, t.model) for t in setup.targets] == [("ollama", "all-minilm")]
+    assert setup.index.locked_names == ["c"]
+    assert setup.index.shapes[0][:2] == (384, "english")
+    (stamp,) = setup.index.stamps
+    assert (stamp.knowledge_base_id, stamp.organization_id, stamp.writer_kind) == (
+        None,
+        None,
+        WriterKind.OPERATOR,
+    )
+    assert row.status == DocumentStatus.DONE
+    assert setup.index.bulk_checks == []  # only a base's load enters bulk mode
+
+
+async def test_operator_content_without_an_app_base_embeds_with_the_builtin_model(
+    setup: Setup,
+) -> None:
+    del setup.index.bases[setup.kb.id]
+    local = kb_on_c(Scope.ORG, "local", LOCAL_MODEL, 384)
+    setup.index.bases[local.id] = local
+    _, event = setup.operator_content()
+    assert await setup.run(event, delivery()) is Outcome.WRITTEN
+    assert [(t.provider, t.model, t.organization_id) for t in setup.targets] == [
+        ("local", LOCAL_MODEL, None)
+    ]
+
+
+async def test_operator_content_never_embeds_with_an_organizations_key(setup: Setup) -> None:
+    """A name held by a base on a keyed provider (and no app-scoped one) refuses operator
+    content: the row says which base, and nothing is embedded or written."""
+    del setup.index.bases[setup.kb.id]
+    keyed = kb_on_c(Scope.ORG, "openai", "text-embedding-3-small", 1536)
+    setup.index.bases[keyed.id] = keyed
+    row, event = setup.operator_content()
+    assert await setup.run(event, delivery()) is Outcome.FAILED
+    assert row.error_message is not None and str(keyed.id) in row.error_message
+    assert setup.client.calls == 0 and setup.index.sets == {}
+
+
+async def test_operator_content_on_a_reserved_name_gets_no_chunks(setup: Setup) -> None:
+    setup.index.reserved_names.add("c")
+    row, event = setup.operator_content()
+    assert await setup.run(event, delivery()) is Outcome.FAILED
+    assert setup.index.sets == {} and setup.index.locked_names == ["c"]
+    assert row.error_message == (
+        "The collection is being deleted; upload the document again once it is recreated"
+    )

@@ -188,6 +188,9 @@ class ParseStage:
             )
         return parsed
 
+    async def lock(self, _session: object, _event: DocumentAccepted) -> None:
+        """The parse's write locks nothing before its row."""
+
     async def write(
         self, _session: object, row: RagDocument, event: DocumentAccepted, parsed: ParsedChunks
     ) -> DocumentParsed:

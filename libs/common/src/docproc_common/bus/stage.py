@@ -1,6 +1,7 @@
 """A stage is a declaration the runner executes: one claim discipline for every consumer.
 
-A stage declares four plain functions and nothing about transactions:
+A stage declares four plain functions (and what its write locks first), nothing about
+transactions:
 
 * ``read(session, row, event) -> R``: what the slow part needs, in the unit's read session
   (it commits nothing and is closed before the slow part);
@@ -8,7 +9,10 @@ A stage declares four plain functions and nothing about transactions:
 * ``write(session, row, event, C) -> Event | None``: the writes, inside the unit's
   transaction; the event it returns goes to the outbox in that transaction;
 * ``settled(event, outcome)``: cleanup and metrics once the unit has committed (or found
-  nothing to do).
+  nothing to do);
+* and ``lock(session, event)``: what the write locks before the attempt's row, so that
+  every writer on a name locks in one order, the name before its rows (the embedder's
+  write of content no base owns takes the name's lock; the other stages take none).
 
 The runner (``run``) owns the rest, the same for every stage: it checks the claim
 (``Unit.processed``), reads the row only while it waits for the event's attempt
@@ -139,6 +143,10 @@ class AttemptStage(Protocol[S_contra, E_contra, R, C]):
 
     async def read(self, session: S_contra, row: RagDocument, event: E_contra) -> R: ...
     async def compute(self, event: E_contra, read: R) -> C: ...
+    async def lock(self, session: S_contra, event: E_contra) -> None:
+        """In the write's transaction, before the row is locked (module docstring)."""
+        ...
+
     async def write(
         self, session: S_contra, row: RagDocument, event: E_contra, computed: C
     ) -> Event | None: ...
@@ -236,6 +244,7 @@ async def _write(
     async with unit.writing() as session:
         if not await unit.claim(session):
             return Outcome.OVERTAKEN
+        await stage.lock(session, event)
         row = await unit.current(session, event.document_id, event.attempt_id)
         if row is None:
             return Outcome.ABANDONED  # only the claim commits: a redelivery has nothing to do

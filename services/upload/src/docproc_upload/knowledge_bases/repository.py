@@ -10,16 +10,13 @@ from typing import TYPE_CHECKING
 
 from docproc_common.db.models import (
     CollectionGrant,
-    CollectionTeardown,
     KnowledgeBase,
     RagDocument,
     Scope,
 )
 from docproc_common.db.vector_tables import vector_table_name
-from docproc_common.errors import Conflict
 from docproc_common.vectorstore import OPERATOR_CHUNKS, table_exists
 from sqlalchemy import ColumnElement, and_, delete, false, func, or_, select, text
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 if TYPE_CHECKING:
@@ -90,50 +87,6 @@ async def all_reachable(session: AsyncSession, reach: Reach) -> list[KnowledgeBa
     return list(rows.scalars())
 
 
-async def kbs_named(session: AsyncSession, collection_name: str) -> list[KnowledgeBase]:
-    rows = await session.execute(
-        select(KnowledgeBase)
-        .where(KnowledgeBase.collection_name == collection_name)
-        .order_by(KnowledgeBase.created_at, KnowledgeBase.id)
-    )
-    return list(rows.scalars())
-
-
-async def is_reserved(session: AsyncSession, collection_name: str) -> bool:
-    row = await session.execute(
-        select(func.count())
-        .select_from(CollectionTeardown)
-        .where(CollectionTeardown.collection_name == collection_name)
-    )
-    return bool(row.scalar())
-
-
-async def lock_name(
-    session: AsyncSession, collection_name: str, *, wait_s: float | None = None
-) -> None:
-    """Serialize work on one name for the rest of the transaction.
-
-    A KB-less chunk write (``docproc rag-ingest``) holds this lock until it
-    commits. A create waits ``wait_s`` and then answers 409 asking to retry,
-    because every waiting request holds a database connection; a delete waits.
-    """
-    if wait_s is not None:
-        await session.execute(text(f"SET LOCAL lock_timeout = '{int(wait_s * 1000)}ms'"))
-    try:
-        await session.execute(
-            text("SELECT pg_advisory_xact_lock(hashtextextended(:n, 7))"),
-            {"n": f"claim:{collection_name}"},
-        )
-    except DBAPIError as exc:
-        if "lock timeout" in str(exc.orig) or "LockNotAvailable" in type(exc.orig).__name__:
-            raise Conflict(
-                f"The collection name '{collection_name}' is busy with a write; retry in a moment"
-            ) from exc
-        raise
-    if wait_s is not None:
-        await session.execute(text("SET LOCAL lock_timeout = 0"))
-
-
 async def unowned_content(session: AsyncSession, collection_name: str) -> bool:
     """Does the name hold content no knowledge base owns (operator ingests, orphaned rows or chunks)?"""
     rows = await session.execute(
@@ -153,22 +106,6 @@ async def unowned_content(session: AsyncSession, collection_name: str) -> bool:
         return False
     chunks = await session.execute(text(f"SELECT EXISTS (SELECT 1 FROM rag_{collection_name})"))
     return bool(chunks.scalar())
-
-
-def adopts_operator(kbs: Sequence[KnowledgeBase]) -> bool:
-    """An app-scoped base adopts the operator's unfiled content on its name (``rag-ingest``):
-    its search reads those chunks, so it lists, counts and deletes their rows too."""
-    return any(kb.scope == Scope.APP for kb in kbs)
-
-
-def tenants(kbs: Sequence[KnowledgeBase]) -> frozenset[str]:
-    """The organizations whose unfiled content on their name these bases list, search, count
-    and take with them: each base's own, but an app-scoped base's (it adopts the operator's
-    instead) and a base outside an organization (none). ``vectorstore.TENANT_UNFILED_CHUNKS``
-    says the same of chunks."""
-    return frozenset(
-        kb.organization_id for kb in kbs if kb.scope != Scope.APP and kb.organization_id
-    )
 
 
 async def delete_kbs(session: AsyncSession, ids: Sequence[uuid.UUID]) -> None:

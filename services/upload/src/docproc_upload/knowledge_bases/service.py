@@ -13,7 +13,6 @@ from __future__ import annotations
 import secrets
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from docproc_common.auth import EDIT, Principal
 from docproc_common.bulkload import index_state
@@ -21,11 +20,10 @@ from docproc_common.db.models import (
     CollectionGrant,
     DocumentStatus,
     KnowledgeBase,
-    RagDocument,
     Scope,
 )
 from docproc_common.db.vector_tables import validate_collection_name
-from docproc_common.documents import accept_document, reserve_teardown
+from docproc_common.documents import Release, accept_document
 from docproc_common.errors import (
     CollectionNotFound,
     Conflict,
@@ -36,7 +34,9 @@ from docproc_common.errors import (
 )
 from docproc_common.formats import Capabilities, check_supported
 from docproc_common.ingestion import IngestionConfig
+from docproc_common.names import is_reserved, kbs_named, lock_name
 from docproc_common.settings import Settings
+from docproc_common.unfiled import adopts_operator
 from docproc_common.vectorstore import (
     DEFAULT_TEXT_SEARCH_CONFIG,
     DEFAULT_VECTOR_TYPE,
@@ -165,13 +165,13 @@ async def create_kb(
         name = validate_collection_name(body.collection_name)
     else:
         name = _derive_name(body.name)
-    await repository.lock_name(session, name, wait_s=1.0)
-    if await repository.is_reserved(session, name):
+    await lock_name(session, name, wait_s=1.0)
+    if await is_reserved(session, name):
         raise Conflict(
             f"The collection name '{name}' is being torn down; try again later",
             fields=[FieldError("collection_name", "reserved by a pending deletion")],
         )
-    existing = await repository.kbs_named(session, name)
+    existing = await kbs_named(session, name)
     if not existing and not principal.app_admin and await repository.unowned_content(session, name):
         raise Conflict(
             f"The collection name '{name}' is already taken",
@@ -328,7 +328,7 @@ async def status_for(
     """The documents' counts (``status_of``) and the vector index's state, for these bases."""
     status = status_of(await documents.status_counts(session, list(kbs)))
     state, pending = await index_state(
-        session, name, [kb.id for kb in kbs], include_operator=repository.adopts_operator(kbs)
+        session, name, [kb.id for kb in kbs], include_operator=adopts_operator(kbs)
     )
     return status.model_copy(update={"vector_index": state, "vector_rows_pending": pending})
 
@@ -340,92 +340,36 @@ async def ingestion_status(
     return await status_for(session, kb.collection_name, [kb])
 
 
-@dataclass(frozen=True, slots=True)
-class Unfiled:
-    """The unfiled content (rows and chunks no knowledge base owns) some bases take with them.
-
-    An app-scoped base takes the operator's (what it adopts); any other base in an
-    organization takes its organization's; a personal base outside one takes none.
-    """
-
-    operator: bool
-    organization_ids: frozenset[str]
-
-    @classmethod
-    def taken_by(cls, kbs: Sequence[KnowledgeBase]) -> Unfiled:
-        """What these bases take: exactly what they list and search."""
-        return cls(
-            operator=repository.adopts_operator(kbs), organization_ids=repository.tenants(kbs)
-        )
-
-    def takes(self, doc: RagDocument) -> bool:
-        if doc.knowledge_base_id is not None:
-            return False
-        if doc.organization_id is None:
-            return self.operator and documents.is_operator_row(doc)
-        return doc.organization_id in self.organization_ids
-
-
 async def tear_down(
     session: AsyncSession,
     principal: Principal,
     name: str,
     kbs: Sequence[KnowledgeBase],
-    *,
-    by_operator: bool = False,
 ) -> CollectionDeletedOut:
     """Remove ``kbs`` and reserve the name for the teardown.
 
-    A default base is emptied instead of deleted, and so is every base the operator's
-    ``rag-drop`` names. Their own rows go, and the unfiled rows they take (``Unfiled``)
-    that no base left on the name takes too. Where the table stays, an emptied base loses
-    only the chunks of those rows, and a chunk with no row stays with it. The last bases on a name drop its table,
-    unless it holds an unfiled chunk they do not take (an operator ingest under an
-    organization's base, another tenant's): a caller has no authority over that, so only
-    what the bases take is purged. ``rag-drop`` drops the last table whatever it holds.
+    A default base is emptied instead of deleted. Their own rows go, and the unfiled rows
+    they take that no base left on the name takes too (``documents.Release``). Where the
+    table stays, an emptied base loses only the chunks of those rows, and a chunk with no
+    row stays with it. The last bases on a name drop its table, unless it holds an unfiled
+    chunk they do not take (an operator ingest under an organization's base, another
+    tenant's): a caller has no authority over that, so only what the bases take is purged.
     The rows a dropped table leaves behind are marked failed by the teardown service.
     """
-    gone = {kb.id for kb in kbs}
-    siblings = [kb for kb in await repository.kbs_named(session, name) if kb.id not in gone]
-    taken, kept = Unfiled.taken_by(kbs), Unfiled.taken_by(siblings)
-    own = await documents.documents_of(session, list(gone))
-    unfiled = [
-        d
-        for d in await documents.unfiled_documents(session, name)
-        if taken.takes(d) and not kept.takes(d)
-    ]
-    docs = [*own, *unfiled]
-    await documents.delete_documents(session, [d.id for d in docs])
-    emptied = {kb.id for kb in kbs if by_operator or kb.is_default}
+    release = await Release.plan(session, name, kbs)
+    emptied = {kb.id for kb in kbs if kb.is_default}
+    drops_table = not release.siblings and not await repository.holds_unfiled_beyond(
+        session,
+        name,
+        operator=release.taken.operator,
+        organization_ids=sorted(release.taken.organization_ids),
+    )
+    await release.reserve(session, drop_table=drops_table, emptied=emptied)
     for kb in kbs:
         if kb.id not in emptied:  # its sources keep their config, unlinked and inactive
             await deactivate_sources_for_kb(session, kb.id)
     await repository.delete_kbs(session, [kb.id for kb in kbs if kb.id not in emptied])
-    drops_table = not siblings and (
-        by_operator
-        or not await repository.holds_unfiled_beyond(
-            session,
-            name,
-            operator=taken.operator,
-            organization_ids=sorted(taken.organization_ids),
-        )
-    )
-    if drops_table:
-        await reserve_teardown(session, name, docs, drop_table=True)
-    else:  # the table stays: each base's documents and chunks go, and the unfiled ones taken
-        for kb in kbs:
-            kb_docs = [d for d in own if d.knowledge_base_id == kb.id]
-            # a deleted base's every chunk goes; an emptied one, which stays on the name,
-            # loses only its deleted documents' and keeps a chunk no row describes
-            await reserve_teardown(
-                session,
-                name,
-                kb_docs,
-                drop_table=False,
-                knowledge_base_id=None if kb.id in emptied else kb.id,
-            )
-        if unfiled:
-            await reserve_teardown(session, name, unfiled, drop_table=False)
+    docs = release.docs
     for kb in kbs:
         await record(
             session,
@@ -451,7 +395,7 @@ async def delete_kb(
 ) -> CollectionDeletedOut:
     """``DELETE /kb/{id}``: this knowledge base; a sibling on the same name keeps the table."""
     kb = await resolve_kb(session, principal, kb_id, Access.EDIT)
-    await repository.lock_name(session, kb.collection_name)
+    await lock_name(session, kb.collection_name)
     kb = await resolve_kb(session, principal, kb_id, Access.EDIT)
     return await tear_down(session, principal, kb.collection_name, [kb])
 
@@ -482,8 +426,8 @@ async def tear_down_owned(
     session: AsyncSession, principal: Principal, name: str, ids: Sequence[uuid.UUID]
 ) -> CollectionDeletedOut | None:
     """Tear down the gone owner's bases ``ids`` on ``name``; None when none is left."""
-    await repository.lock_name(session, name)
-    rows = [kb for kb in await repository.kbs_named(session, name) if kb.id in set(ids)]
+    await lock_name(session, name)
+    rows = [kb for kb in await kbs_named(session, name) if kb.id in set(ids)]
     for kb in rows:
         kb.is_default = False  # the owner is gone: nothing to keep a default for
     return await tear_down(session, principal, name, rows) if rows else None
@@ -502,7 +446,7 @@ async def reindex_kb(
     are counted, not queued.
     """
     kb = await resolve_kb(session, principal, kb_id, Access.EDIT)
-    if await repository.is_reserved(session, kb.collection_name):
+    if await is_reserved(session, kb.collection_name):
         raise Conflict("The collection is being deleted; nothing was queued")
     config = IngestionConfig.model_validate(kb.ingestion_config)
     stored = config.model_dump(mode="json")

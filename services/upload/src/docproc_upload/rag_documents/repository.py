@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Sequence
 from datetime import datetime
 
+from docproc_common import unfiled
 from docproc_common.db.models import (
     DocumentStatus,
     KnowledgeBase,
@@ -16,11 +17,10 @@ from docproc_common.db.models import (
     WriterKind,
 )
 from docproc_common.db.vector_tables import vector_table_name
+from docproc_common.unfiled import is_operator_row
 from docproc_common.vectorstore import table_exists
-from sqlalchemy import ColumnElement, and_, delete, func, literal, or_, select, text
+from sqlalchemy import ColumnElement, and_, func, literal, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
-
-from docproc_upload.knowledge_bases import repository as knowledge_bases
 
 
 async def document(
@@ -39,15 +39,6 @@ def operator_rows(collection_name: str) -> ColumnElement[bool]:
     )
 
 
-def is_operator_row(doc: RagDocument) -> bool:
-    """``operator_rows`` for one loaded row."""
-    return (
-        doc.knowledge_base_id is None
-        and doc.organization_id is None
-        and doc.writer_kind == WriterKind.OPERATOR
-    )
-
-
 def tenant_rows(collection_name: str, organization_id: str) -> ColumnElement[bool]:
     """An organization's unfiled rows on a name (legacy uploads filed under no base), as
     ``vectorstore.TENANT_UNFILED_CHUNKS`` for chunks."""
@@ -63,9 +54,7 @@ def listed_by(kbs: Sequence[KnowledgeBase]) -> ColumnElement[bool]:
     read (the operator's for an app-scoped base, their organization's for any other)."""
     own = RagDocument.knowledge_base_id.in_([kb.id for kb in kbs])
     names = sorted({kb.collection_name for kb in kbs if kb.scope == Scope.APP})
-    tenants = sorted(
-        {(kb.collection_name, org) for kb in kbs for org in knowledge_bases.tenants([kb])}
-    )
+    tenants = sorted({(kb.collection_name, org) for kb in kbs for org in unfiled.tenants([kb])})
     return or_(
         own,
         *(operator_rows(name) for name in names),
@@ -79,8 +68,8 @@ def is_listed_by(kbs: Sequence[KnowledgeBase], doc: RagDocument) -> bool:
         return doc.knowledge_base_id in {kb.id for kb in kbs}
     on_name = [kb for kb in kbs if kb.collection_name == doc.collection_name]
     if doc.organization_id is None:
-        return is_operator_row(doc) and knowledge_bases.adopts_operator(on_name)
-    return doc.organization_id in knowledge_bases.tenants(on_name)
+        return is_operator_row(doc) and unfiled.adopts_operator(on_name)
+    return doc.organization_id in unfiled.tenants(on_name)
 
 
 async def listed_document(
@@ -108,22 +97,6 @@ async def documents_of(
         query = query.order_by(RagDocument.id).with_for_update()
     rows = await session.execute(query)
     return list(rows.scalars())
-
-
-async def unfiled_documents(session: AsyncSession, collection_name: str) -> list[RagDocument]:
-    """The rows on a name that no knowledge base owns (``rag-ingest``, legacy rows)."""
-    rows = await session.execute(
-        select(RagDocument).where(
-            RagDocument.collection_name == collection_name,
-            RagDocument.knowledge_base_id.is_(None),
-        )
-    )
-    return list(rows.scalars())
-
-
-async def delete_documents(session: AsyncSession, ids: Sequence[uuid.UUID]) -> None:
-    if ids:
-        await session.execute(delete(RagDocument).where(RagDocument.id.in_(list(ids))))
 
 
 async def count_stuck(session: AsyncSession, minutes: int) -> int:

@@ -53,6 +53,7 @@ from docproc_common.formats import (
 )
 from docproc_common.http import database_unreachable
 from docproc_common.ingestion import IngestionConfig
+from docproc_common.names import is_reserved
 from docproc_common.runtime import Runtime
 from docproc_common.settings import Settings
 from docproc_common.storage import AsyncStorage
@@ -61,7 +62,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from docproc_upload.access import Access, resolve_collection, resolve_kb
 from docproc_upload.ingestion_config import check_secret_bindings, merge_config
 from docproc_upload.inputs import column_length
-from docproc_upload.knowledge_bases import repository as knowledge_bases
 from docproc_upload.metrics import DOCUMENTS, REJECTIONS, UPLOAD_BYTES
 from docproc_upload.rag_documents import repository
 from docproc_upload.rag_documents.schemas import (
@@ -209,7 +209,7 @@ async def check_upload(
     except InvalidInput:
         REJECTIONS.labels("unsupported_type").inc()
         raise
-    if await knowledge_bases.is_reserved(session, kb.collection_name):
+    if await is_reserved(session, kb.collection_name):
         raise Conflict("The collection is being deleted; the upload was not accepted")
     return Intake(kb.id, kb.collection_name, kb.organization_id, ext, config, unit, own_date)
 
@@ -300,8 +300,8 @@ async def document_for(
 
     A filed document is reached through its own base. An unfiled one through a base on its
     name whose search reads its chunks: an operator's (``rag-ingest``) through an app-scoped
-    base, an organization's through a base of that organization (``knowledge_bases.tenants``);
-    no other unfiled row is reached by id.
+    base, an organization's through a base of that organization (``unfiled.tenants``); no
+    other unfiled row is reached by id.
     """
     doc = await repository.document(session, document_id, lock=access is Access.EDIT)
     try:
@@ -405,7 +405,7 @@ async def retry_document(
             "This document has no stored original to retry from; upload it again "
             "(a synced document is retried by running its sync again)"
         )
-    if await knowledge_bases.is_reserved(session, doc.collection_name):
+    if await is_reserved(session, doc.collection_name):
         raise Conflict("The collection is being deleted; the retry was not queued")
     await accept_document(session, doc)
     return document_out(doc)

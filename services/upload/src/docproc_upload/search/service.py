@@ -28,12 +28,12 @@ from docproc_common.documents import CLI_SOURCE, UPLOAD_SOURCE
 from docproc_common.embedding.client import EmbeddingClient, EmbeddingClients
 from docproc_common.errors import Conflict, FieldError, InvalidInput
 from docproc_common.runtime import Runtime
+from docproc_common.unfiled import adopts_operator
 from docproc_common.vectorstore import DEFAULT_TEXT_SEARCH_CONFIG
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from docproc_upload.access import Access, resolve_collection, resolve_kbs
-from docproc_upload.knowledge_bases import repository as knowledge_bases
 from docproc_upload.search import repository
 from docproc_upload.search.hits import search_hit
 from docproc_upload.search.repository import Estimates, Hit, Reader, SearchFilters
@@ -461,7 +461,7 @@ async def search_plan(
                 knowledge_base_ids=[kb.id for kb in kbs],
                 top_k=req.top_k,
                 filters=plan.filters,
-                include_operator=knowledge_bases.adopts_operator(kbs),
+                include_operator=adopts_operator(kbs),
                 mode=req.mode,
                 text_query=req.query,
                 text_search_config=billed.text_search_config,

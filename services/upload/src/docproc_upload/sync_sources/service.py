@@ -21,6 +21,7 @@ from docproc_common.connectors.runs import queue_run
 from docproc_common.db.models import KnowledgeBase, Scope, Secret, SyncLog, SyncSource
 from docproc_common.db.vector_tables import validate_collection_name
 from docproc_common.errors import Conflict, FieldError, Forbidden, InvalidInput, NotFound
+from docproc_common.names import is_reserved
 from docproc_common.settings import SyncSettings
 from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -29,7 +30,6 @@ from docproc_upload.access import Access, resolve_collection, resolve_kb
 from docproc_upload.audit import record
 from docproc_upload.credentials.repository import visible_secret
 from docproc_upload.credentials.service import may_repoint
-from docproc_upload.knowledge_bases import repository as knowledge_bases
 from docproc_upload.sync_sources import repository
 from docproc_upload.sync_sources.schemas import (
     CloneRequest,
@@ -252,7 +252,7 @@ async def _takes_sources(session: AsyncSession, kb: KnowledgeBase, field: str) -
 
 
 async def _not_reserved(session: AsyncSession, kb: KnowledgeBase) -> None:
-    if await knowledge_bases.is_reserved(session, kb.collection_name):
+    if await is_reserved(session, kb.collection_name):
         raise Conflict("The collection is being deleted")
 
 
