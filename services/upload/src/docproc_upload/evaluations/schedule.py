@@ -83,7 +83,10 @@ async def refresh_gauge(runtime: Runtime) -> None:
 async def run_due(
     runtime: Runtime, clients: EmbeddingClients, plans: PlanCache | None, interval_s: float
 ) -> int:
-    """Every set due now run (``run_scheduled``), then the gauge refreshed; how many ran."""
+    """The gauge refreshed from the runs kept (a replica just started exports the figures
+    at once, not after its first runs), every set due now run (``run_scheduled``), then the
+    gauge refreshed again; how many ran."""
+    await refresh_gauge(runtime)
     before = datetime.now(UTC) - timedelta(seconds=interval_s)
     async with runtime.sessionmaker() as session:
         due = await repository.due_evaluations(session, before)
