@@ -5,8 +5,10 @@ created with its ingestion settings refused on the input the API names, files dr
 anywhere on the page (the overlay with the size limit; a drag of text left alone), a long
 paste that becomes ``pasted-<date>.txt``, a refused file with its reason, a document going
 from processing to indexed, a search, the sync wizard's field errors and its audience
-sentence, chat attachment cards, an evaluation set run beside the settings. Accessibility basics are checked on every screen: axe-core
-(WCAG 2 A/AA: labels, contrast, names) injected into the page, and keyboard focus.
+sentence, chat attachment cards, an evaluation set run beside the settings, and each
+screen's first load failing (said, with a button that tries again). Accessibility basics
+are checked on every screen: axe-core (WCAG 2 A/AA: labels, contrast, names) injected into
+the page, and keyboard focus.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -29,6 +33,8 @@ pytestmark = pytest.mark.integration
 OTTERS = "# Otters\n\nSea otters hold hands while they sleep so that they do not drift apart.\n"
 #: A paste the console turns into a file: more than 2,000 characters.
 LONG_TEXT = "The return window is thirty days from delivery. " * 60
+#: What a route answers while it is made to fail.
+DOWN = {"error": {"code": "UNAVAILABLE", "message": "The database is down", "details": {}}}
 
 
 def api(dev: Dev) -> httpx.Client:
@@ -390,3 +396,123 @@ def test_evaluations_beside_the_settings_run_and_their_history(page: Page, dev: 
     page.unroute(pattern)
     section.get_by_role("button", name="Try again").click()
     expect(evaluation.get_by_test_id("runs").locator("tbody tr")).to_have_count(1)
+
+
+@pytest.fixture(scope="module")
+def kb_id(dev: Dev) -> Iterator[str]:
+    """A base of dev's organization (acme), made through the API."""
+    with api(dev) as client:
+        made = client.post(
+            "/kb",
+            json={
+                "name": f"loads_{uuid.uuid4().hex[:6]}",
+                "scope": "org",
+                "embedding_provider": "local",
+                "embedding_model": "sentence-transformers/all-MiniLM-L6-v2",
+            },
+        )
+        assert made.status_code == 201, made.text
+        yield made.json()["id"]
+
+
+@dataclass(frozen=True)
+class FirstLoad:
+    #: The screen's hash, ``{kb}`` standing for the base's id.
+    screen: str
+    #: The requests made to fail (globs, or regular expressions where a query follows).
+    fail: tuple[str | re.Pattern[str], ...]
+    #: What the screen says for each, in its order on the page.
+    said: tuple[str, ...]
+    #: A heading the screen shows once it has loaded.
+    loaded: str
+
+
+FIRST_LOADS = {
+    "bases": FirstLoad(
+        "#/",
+        ("**/api/v1/kb", "**/api/v1/rag/embedding-models"),
+        (
+            "The knowledge bases could not be loaded: The database is down",
+            "The embedding models could not be loaded: The database is down",
+        ),
+        "Create a knowledge base",
+    ),
+    "documents": FirstLoad(
+        "#/kb/{kb}",
+        ("**/api/v1/kb/*",),
+        ("The knowledge base could not be loaded: The database is down",),
+        "How the next uploads are read and filed",
+    ),
+    "settings": FirstLoad(
+        "#/kb/{kb}/settings",
+        ("**/api/v1/kb/*",),
+        ("The knowledge base could not be loaded: The database is down",),
+        "Evaluations",
+    ),
+    "sync base": FirstLoad(
+        "#/kb/{kb}/sync",
+        ("**/api/v1/kb/*",),
+        ("The knowledge base could not be loaded: The database is down",),
+        "Add a source: 1. choose a connector",
+    ),
+    "sync lists": FirstLoad(
+        "#/kb/{kb}/sync",
+        (re.compile(r"/api/v1/kb/[^/]+/sync-sources$"), "**/api/v1/rag/sync/connectors"),
+        (
+            "The sources could not be loaded: The database is down",
+            "The connectors could not be loaded: The database is down",
+        ),
+        "Add a source: 1. choose a connector",
+    ),
+}
+
+
+@pytest.mark.parametrize("load", FIRST_LOADS.values(), ids=FIRST_LOADS.keys())
+def test_a_first_load_that_fails_says_why_and_tries_again(
+    page: Page, dev: Dev, kb_id: str, load: FirstLoad
+) -> None:
+    for pattern in load.fail:
+        page.route(pattern, lambda route: route.fulfill(status=503, json=DOWN))
+    page.goto(f"{dev.url}/console/{load.screen.format(kb=kb_id)}")
+    page.reload()  # the screen drawn anew, whatever was shown before
+    alerts = page.get_by_role("alert")
+    expect(alerts).to_have_text(list(load.said))
+    retry = page.get_by_role("button", name="Try again")
+    expect(retry).to_have_count(len(load.said))
+    assert_accessible(page)
+    retry.first.click()  # still failing: said again, the focus kept on the button
+    expect(retry.first).to_be_focused()
+    expect(alerts).to_have_text(list(load.said))
+    for pattern in load.fail:
+        page.unroute(pattern)
+    for left in range(len(load.said), 0, -1):
+        expect(retry).to_have_count(left)
+        retry.first.click()
+    expect(page.get_by_role("heading", name=load.loaded, exact=True)).to_be_visible()
+    expect(alerts).to_have_count(0)
+
+
+def test_the_documents_poll_says_it_failed_until_it_succeeds(
+    page: Page, dev: Dev, kb_id: str
+) -> None:
+    documents = re.compile(r"/api/v1/kb/[^/]+/documents\?")
+    page.route(documents, lambda route: route.fulfill(status=503, json=DOWN))
+    page.goto(f"{dev.url}/console/#/kb/{kb_id}")
+    expect(page.get_by_role("alert")).to_have_text(
+        "The documents could not be loaded: The database is down. Trying again every few seconds."
+    )
+    page.unroute(documents)  # the next poll is the retry
+    expect(page.get_by_test_id("documents")).to_contain_text("No documents yet.")
+    expect(page.get_by_role("alert")).to_have_count(0)
+
+
+def test_the_console_says_when_its_settings_cannot_be_loaded(page: Page, dev: Dev) -> None:
+    page.route("**/console/config.json", lambda route: route.abort())
+    page.reload()
+    expect(page.get_by_role("alert")).to_have_text(
+        "The console's settings could not be loaded: The server could not be reached"
+    )
+    assert_accessible(page)
+    page.unroute("**/console/config.json")
+    page.get_by_role("button", name="Try again").click()
+    expect(page.get_by_role("heading", name="Knowledge bases")).to_be_visible()

@@ -2,7 +2,7 @@
 
 import "./style.css";
 import { claims, consoleConfig, token, type ConsoleConfig } from "./api";
-import { h } from "./dom";
+import { h, loadInto } from "./dom";
 import { installDropzone } from "./dropzone";
 import { basesScreen } from "./screens/bases";
 import { chatScreen } from "./screens/chat";
@@ -71,13 +71,13 @@ function route(config: ConsoleConfig): void {
   main.append(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the knowledge bases")));
 }
 
-async function start(): Promise<void> {
-  installDropzone();
-  const config = await consoleConfig();
+function start(config: ConsoleConfig): Node[] {
   window.addEventListener("hashchange", () => route(config));
   window.addEventListener("docproc:signed-out", () => route(config));
   window.addEventListener("docproc:signed-in", () => route(config));
-  route(config);
+  route(config); // it draws #app itself, again on each navigation
+  return [];
 }
 
-void start();
+installDropzone();
+void loadInto(document.getElementById("app")!, "The console's settings", consoleConfig, start, "docproc");
