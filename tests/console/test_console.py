@@ -5,7 +5,9 @@ created with its ingestion settings refused on the input the API names, files dr
 anywhere on the page (the overlay with the size limit; a drag of text left alone), a long
 paste that becomes ``pasted-<date>.txt``, a refused file with its reason, a document going
 from processing to indexed, a search, the sync wizard's field errors and its audience
-sentence, chat attachment cards, an evaluation set run beside the settings, and each
+sentence, chat attachment cards, an evaluation set run beside the settings, the vault
+(secrets listed, created with their value's fields, deleted; the knowledge-base form and
+the sync wizard linking to it when no secret of the kind they need exists), and each
 screen's first load failing (said, with a button that tries again). Accessibility basics
 are checked on every screen: axe-core (WCAG 2 A/AA: labels, contrast, names) injected into
 the page, and keyboard focus.
@@ -23,6 +25,7 @@ from typing import Any
 import httpx
 import pytest
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
+from docproc_common.vault import VALUE_MODELS, SecretKind
 from docproc_testing.auth import DEV_AUTH
 from playwright.sync_api import FileChooser, Page, expect
 
@@ -516,3 +519,109 @@ def test_the_console_says_when_its_settings_cannot_be_loaded(page: Page, dev: De
     page.unroute("**/console/config.json")
     page.get_by_role("button", name="Try again").click()
     expect(page.get_by_role("heading", name="Knowledge bases")).to_be_visible()
+
+
+def test_the_vault_form_takes_each_kinds_value_as_the_vault_does(page: Page) -> None:
+    """Each kind's inputs are its value model's fields (``value.<field>``, as a refusal names
+    them); a service account's key file is pasted whole."""
+    page.get_by_role("link", name="Vault").click()
+    kind = page.get_by_label("Kind")
+    assert sorted(kind.locator("option").evaluate_all("os => os.map(o => o.value)")) == sorted(
+        SecretKind
+    )
+    for each in SecretKind:
+        kind.select_option(each.value)
+        inputs = page.locator("#secret-value").locator("input, textarea")
+        named = set(inputs.evaluate_all("els => els.map(e => e.dataset.field)"))
+        expected = (
+            {"value"}
+            if each is SecretKind.GCP_SERVICE_ACCOUNT
+            else {f"value.{name}" for name in VALUE_MODELS[each].model_fields}
+        )
+        assert named == expected, each
+
+
+def test_vault_lists_creates_and_deletes_secrets(page: Page, dev: Dev) -> None:
+    name = f"parser key {uuid.uuid4().hex[:6]}"
+    value = f"llx-{uuid.uuid4().hex}"
+    page.get_by_role("link", name="Vault").click()
+    expect(page.get_by_role("heading", name="Vault", exact=True)).to_be_visible()
+    expect(page.get_by_label("Provider")).to_be_visible()  # api_key first: it names its provider
+    page.get_by_label("Name", exact=True).fill(name)
+    page.get_by_label("Kind").select_option("llamaparse")
+    expect(page.get_by_label("Provider")).to_be_hidden()
+    key = page.get_by_label("API key")
+    expect(key).to_have_attribute("type", "password")
+    page.get_by_role("button", name="Save secret").click()  # no value: refused on its input
+    expect(key).to_have_attribute("aria-invalid", "true")
+    expect(page.locator(f"#{key.get_attribute('id')}-error")).to_have_text("Field required")
+    expect(page.locator(".form-error")).to_contain_text("The value is not a valid llamaparse")
+    assert_accessible(page)
+    screenshot(page, "vault-errors")
+
+    key.fill(value)
+    page.get_by_label("Shared with").select_option("org")
+    page.get_by_role("button", name="Save secret").click()
+    expect(page.get_by_role("status").filter(has_text=f"Saved {name}.")).to_contain_text(
+        "is not shown again"
+    )
+    row = page.locator(f'tr[data-secret="{name}"]')
+    expect(row).to_contain_text("LlamaParse key")
+    expect(row).to_contain_text("the organization")
+    expect(page.get_by_label("API key")).to_have_value("")  # the value went with its inputs
+    assert value not in page.content()
+    with api(dev) as client:
+        listed = client.get("/secrets", params={"kind": "llamaparse"}).json()
+        assert [s["name"] for s in listed if s["name"] == name] == [name]
+        assert value not in str(listed)
+    assert_accessible(page)
+    screenshot(page, "vault")
+
+    row.get_by_role("button", name=f"Delete {name}").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("nothing falls back to another key")
+    dialog.get_by_role("button", name="Delete").click()
+    expect(row).to_have_count(0)
+    with api(dev) as client:
+        assert name not in {s["name"] for s in client.get("/secrets").json()}
+
+    # without secrets:view: only one's own secrets, and nothing to share with the organization
+    mine = mint_token(DEV_AUTH, user_id="dev", organization_id="acme", permissions=[VIEW, EDIT])
+    page.evaluate("t => sessionStorage.setItem('docproc.token', t)", mine)
+    page.reload()
+    expect(page.get_by_text("Your token does not grant secrets:view")).to_be_visible()
+    sharing = page.get_by_label("Shared with").locator("option")
+    assert sharing.evaluate_all("os => os.map(o => o.value)") == ["private"]
+
+
+def test_the_knowledge_base_form_links_to_the_vault_when_no_key_exists(page: Page) -> None:
+    page.get_by_label("Embedding provider").select_option(label="OpenAI")
+    keys = page.get_by_label("API key (vault secret)")
+    expect(keys).to_contain_text("No openai api_key in the vault")
+    link = page.get_by_role("link", name="Add a key for OpenAI to the vault")
+    assert_accessible(page)
+    link.click()
+    expect(page.get_by_label("Kind")).to_have_value("api_key")
+    expect(page.get_by_label("Provider")).to_have_value("openai")
+    page.get_by_label("Name", exact=True).fill("openai embeddings")
+    page.get_by_label("API key").fill("sk-example")
+    page.get_by_role("button", name="Save secret").click()
+    page.get_by_role("link", name="Back to where you were").click()
+    page.get_by_label("Embedding provider").select_option(label="OpenAI")
+    expect(keys).to_contain_text("openai embeddings")
+    expect(page.get_by_test_id("vault-link")).to_have_count(0)
+
+
+def test_the_sync_wizard_links_to_the_vault_when_no_secret_of_its_kind_exists(
+    page: Page, dev: Dev, kb_id: str
+) -> None:
+    page.goto(f"{dev.url}/console/#/kb/{kb_id}/sync")
+    page.get_by_role("button", name=re.compile("^Git")).click()
+    expect(page.get_by_label("Credential (git_token secret)")).to_contain_text(
+        "No git_token secret in the vault"
+    )
+    assert_accessible(page)
+    page.get_by_role("link", name="Add a git_token secret to the vault").click()
+    expect(page.get_by_role("heading", name="Vault", exact=True)).to_be_visible()
+    expect(page.get_by_label("Kind")).to_have_value("git_token")
+    expect(page.get_by_label("Token", exact=True)).to_be_visible()

@@ -4,6 +4,7 @@
 import { ApiError, api, claims, type EmbeddingCatalog, type EmbeddingProvider, type KnowledgeBase, type Secret } from "../api";
 import { clearFieldErrors, field, formError, h, loadInto, select, showFieldErrors } from "../dom";
 import { ingestionInputs } from "../ingestion";
+import { vaultLink } from "./vault";
 
 export function basesScreen(main: HTMLElement): void {
   const list = h("div");
@@ -129,7 +130,7 @@ function createForm(providers: EmbeddingProvider[]): HTMLElement {
         h("option", { value: "" }, mine.length ? "Choose a key" : `No ${chosen.name} api_key in the vault`),
         ...mine.map((k) => h("option", { value: k.id }, k.name)),
       );
-      return [];
+      return mine.length ? [] : vaultLink("api_key", chosen.name, `Add a key for ${chosen.label} to the vault`);
     });
   const fillModels = (): void => {
     const chosen = providers.find((p) => p.name === provider.input.value);

@@ -6,6 +6,7 @@ import { clearFieldErrors, field, formError, h, loadInto, select, showFieldError
 import { numberOrText } from "../ingestion";
 import { schemaForm, type JsonSchema } from "../schemaform";
 import { kbHeader, kbScreen } from "./documents";
+import { vaultLink } from "./vault";
 
 export function syncScreen(main: HTMLElement, _config: unknown, [kbId]: string[]): void {
   kbScreen(main, kbId, "Sync sources", (kb) => {
@@ -142,7 +143,7 @@ function configure(
         h("option", { value: "" }, found.length ? "Choose a secret" : `No ${kind} secret in the vault`),
         ...found.map((s) => h("option", { value: s.id }, `${s.name} (${s.visibility})`)),
       );
-      return [];
+      return found.length ? [] : vaultLink(kind, null, `Add a ${kind} secret to the vault`);
     });
   }
   const schedule = field(
