@@ -6,7 +6,7 @@ export UV
 PORT ?= 8000
 export UV_LINK_MODE ?= copy
 
-.PHONY: help ensure-uv sync check bench-quality system-packages console console-screenshots fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint chart-consumers images deploy-smoke smoke-journey dev demo bench dev-k8s
+.PHONY: help ensure-uv sync check bench-quality system-packages console console-screenshots api-types fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint chart-consumers images deploy-smoke smoke-journey dev demo bench dev-k8s
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -19,6 +19,10 @@ sync: ensure-uv ## install every workspace package from the lock
 
 console: ## build the web console (services/upload/console: npm ci from the lockfile, tsc, vite) served at /console
 	cd services/upload/console && npm ci --no-audit --no-fund --loglevel=error && npm run build
+
+api-types: ## regenerate clients/typescript/src/api.d.ts (the console's API types) from the upload app's OpenAPI
+	$(UV) run python -m docproc_upload.openapi_document > clients/typescript/openapi.json
+	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && npm run -s generate
 
 console-screenshots: sync console ## the console's journeys in Chromium, saving each screen under docs/console/
 	CONSOLE_SCREENSHOTS=docs/console $(UV) run pytest -q tests/console

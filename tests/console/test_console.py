@@ -5,8 +5,12 @@ created with its ingestion settings refused on the input the API names, files dr
 anywhere on the page (the overlay with the size limit; a drag of text left alone), a long
 paste that becomes ``pasted-<date>.txt``, a refused file with its reason, a document going
 from processing to indexed, a search, the sync wizard's field errors and its audience
-sentence, chat attachment cards, an evaluation set run beside the settings. Accessibility basics are checked on every screen: axe-core
-(WCAG 2 A/AA: labels, contrast, names) injected into the page, and keyboard focus.
+sentence, chat attachment cards, an evaluation set run beside the settings, the vault
+(secrets listed, created with their value's fields, deleted; the knowledge-base form and
+the sync wizard linking to it when no secret of the kind they need exists), and each
+screen's first load failing (said, with a button that tries again). Accessibility basics
+are checked on every screen: axe-core (WCAG 2 A/AA: labels, contrast, names) injected into
+the page, and keyboard focus.
 """
 
 from __future__ import annotations
@@ -14,11 +18,14 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
+from docproc_common.vault import VALUE_MODELS, SecretKind
 from docproc_testing.auth import DEV_AUTH
 from playwright.sync_api import FileChooser, Page, expect
 
@@ -29,6 +36,8 @@ pytestmark = pytest.mark.integration
 OTTERS = "# Otters\n\nSea otters hold hands while they sleep so that they do not drift apart.\n"
 #: A paste the console turns into a file: more than 2,000 characters.
 LONG_TEXT = "The return window is thirty days from delivery. " * 60
+#: What a route answers while it is made to fail.
+DOWN = {"error": {"code": "UNAVAILABLE", "message": "The database is down", "details": {}}}
 
 
 def api(dev: Dev) -> httpx.Client:
@@ -390,3 +399,229 @@ def test_evaluations_beside_the_settings_run_and_their_history(page: Page, dev: 
     page.unroute(pattern)
     section.get_by_role("button", name="Try again").click()
     expect(evaluation.get_by_test_id("runs").locator("tbody tr")).to_have_count(1)
+
+
+@pytest.fixture(scope="module")
+def kb_id(dev: Dev) -> Iterator[str]:
+    """A base of dev's organization (acme), made through the API."""
+    with api(dev) as client:
+        made = client.post(
+            "/kb",
+            json={
+                "name": f"loads_{uuid.uuid4().hex[:6]}",
+                "scope": "org",
+                "embedding_provider": "local",
+                "embedding_model": "sentence-transformers/all-MiniLM-L6-v2",
+            },
+        )
+        assert made.status_code == 201, made.text
+        yield made.json()["id"]
+
+
+@dataclass(frozen=True)
+class FirstLoad:
+    #: The screen's hash, ``{kb}`` standing for the base's id.
+    screen: str
+    #: The requests made to fail (globs, or regular expressions where a query follows).
+    fail: tuple[str | re.Pattern[str], ...]
+    #: What the screen says for each, in its order on the page.
+    said: tuple[str, ...]
+    #: A heading the screen shows once it has loaded.
+    loaded: str
+
+
+FIRST_LOADS = {
+    "bases": FirstLoad(
+        "#/",
+        ("**/api/v1/kb", "**/api/v1/rag/embedding-models"),
+        (
+            "The knowledge bases could not be loaded: The database is down",
+            "The embedding models could not be loaded: The database is down",
+        ),
+        "Create a knowledge base",
+    ),
+    "documents": FirstLoad(
+        "#/kb/{kb}",
+        ("**/api/v1/kb/*",),
+        ("The knowledge base could not be loaded: The database is down",),
+        "How the next uploads are read and filed",
+    ),
+    "settings": FirstLoad(
+        "#/kb/{kb}/settings",
+        ("**/api/v1/kb/*",),
+        ("The knowledge base could not be loaded: The database is down",),
+        "Evaluations",
+    ),
+    "sync base": FirstLoad(
+        "#/kb/{kb}/sync",
+        ("**/api/v1/kb/*",),
+        ("The knowledge base could not be loaded: The database is down",),
+        "Add a source: 1. choose a connector",
+    ),
+    "sync lists": FirstLoad(
+        "#/kb/{kb}/sync",
+        (re.compile(r"/api/v1/kb/[^/]+/sync-sources$"), "**/api/v1/rag/sync/connectors"),
+        (
+            "The sources could not be loaded: The database is down",
+            "The connectors could not be loaded: The database is down",
+        ),
+        "Add a source: 1. choose a connector",
+    ),
+}
+
+
+@pytest.mark.parametrize("load", FIRST_LOADS.values(), ids=FIRST_LOADS.keys())
+def test_a_first_load_that_fails_says_why_and_tries_again(
+    page: Page, dev: Dev, kb_id: str, load: FirstLoad
+) -> None:
+    for pattern in load.fail:
+        page.route(pattern, lambda route: route.fulfill(status=503, json=DOWN))
+    page.goto(f"{dev.url}/console/{load.screen.format(kb=kb_id)}")
+    page.reload()  # the screen drawn anew, whatever was shown before
+    alerts = page.get_by_role("alert")
+    expect(alerts).to_have_text(list(load.said))
+    retry = page.get_by_role("button", name="Try again")
+    expect(retry).to_have_count(len(load.said))
+    assert_accessible(page)
+    retry.first.click()  # still failing: said again, the focus kept on the button
+    expect(retry.first).to_be_focused()
+    expect(alerts).to_have_text(list(load.said))
+    for pattern in load.fail:
+        page.unroute(pattern)
+    for left in range(len(load.said), 0, -1):
+        expect(retry).to_have_count(left)
+        retry.first.click()
+    expect(page.get_by_role("heading", name=load.loaded, exact=True)).to_be_visible()
+    expect(alerts).to_have_count(0)
+
+
+def test_the_documents_poll_says_it_failed_until_it_succeeds(
+    page: Page, dev: Dev, kb_id: str
+) -> None:
+    documents = re.compile(r"/api/v1/kb/[^/]+/documents\?")
+    page.route(documents, lambda route: route.fulfill(status=503, json=DOWN))
+    page.goto(f"{dev.url}/console/#/kb/{kb_id}")
+    expect(page.get_by_role("alert")).to_have_text(
+        "The documents could not be loaded: The database is down. Trying again every few seconds."
+    )
+    page.unroute(documents)  # the next poll is the retry
+    expect(page.get_by_test_id("documents")).to_contain_text("No documents yet.")
+    expect(page.get_by_role("alert")).to_have_count(0)
+
+
+def test_the_console_says_when_its_settings_cannot_be_loaded(page: Page, dev: Dev) -> None:
+    page.route("**/console/config.json", lambda route: route.abort())
+    page.reload()
+    expect(page.get_by_role("alert")).to_have_text(
+        "The console's settings could not be loaded: The server could not be reached"
+    )
+    assert_accessible(page)
+    page.unroute("**/console/config.json")
+    page.get_by_role("button", name="Try again").click()
+    expect(page.get_by_role("heading", name="Knowledge bases")).to_be_visible()
+
+
+def test_the_vault_form_takes_each_kinds_value_as_the_vault_does(page: Page) -> None:
+    """Each kind's inputs are its value model's fields (``value.<field>``, as a refusal names
+    them); a service account's key file is pasted whole."""
+    page.get_by_role("link", name="Vault").click()
+    kind = page.get_by_label("Kind")
+    assert sorted(kind.locator("option").evaluate_all("os => os.map(o => o.value)")) == sorted(
+        SecretKind
+    )
+    for each in SecretKind:
+        kind.select_option(each.value)
+        inputs = page.locator("#secret-value").locator("input, textarea")
+        named = set(inputs.evaluate_all("els => els.map(e => e.dataset.field)"))
+        expected = (
+            {"value"}
+            if each is SecretKind.GCP_SERVICE_ACCOUNT
+            else {f"value.{name}" for name in VALUE_MODELS[each].model_fields}
+        )
+        assert named == expected, each
+
+
+def test_vault_lists_creates_and_deletes_secrets(page: Page, dev: Dev) -> None:
+    name = f"parser key {uuid.uuid4().hex[:6]}"
+    value = f"llx-{uuid.uuid4().hex}"
+    page.get_by_role("link", name="Vault").click()
+    expect(page.get_by_role("heading", name="Vault", exact=True)).to_be_visible()
+    expect(page.get_by_label("Provider")).to_be_visible()  # api_key first: it names its provider
+    page.get_by_label("Name", exact=True).fill(name)
+    page.get_by_label("Kind").select_option("llamaparse")
+    expect(page.get_by_label("Provider")).to_be_hidden()
+    key = page.get_by_label("API key")
+    expect(key).to_have_attribute("type", "password")
+    page.get_by_role("button", name="Save secret").click()  # no value: refused on its input
+    expect(key).to_have_attribute("aria-invalid", "true")
+    expect(page.locator(f"#{key.get_attribute('id')}-error")).to_have_text("Field required")
+    expect(page.locator(".form-error")).to_contain_text("The value is not a valid llamaparse")
+    assert_accessible(page)
+    screenshot(page, "vault-errors")
+
+    key.fill(value)
+    page.get_by_label("Shared with").select_option("org")
+    page.get_by_role("button", name="Save secret").click()
+    expect(page.get_by_role("status").filter(has_text=f"Saved {name}.")).to_contain_text(
+        "is not shown again"
+    )
+    row = page.locator(f'tr[data-secret="{name}"]')
+    expect(row).to_contain_text("LlamaParse key")
+    expect(row).to_contain_text("the organization")
+    expect(page.get_by_label("API key")).to_have_value("")  # the value went with its inputs
+    assert value not in page.content()
+    with api(dev) as client:
+        listed = client.get("/secrets", params={"kind": "llamaparse"}).json()
+        assert [s["name"] for s in listed if s["name"] == name] == [name]
+        assert value not in str(listed)
+    assert_accessible(page)
+    screenshot(page, "vault")
+
+    row.get_by_role("button", name=f"Delete {name}").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("nothing falls back to another key")
+    dialog.get_by_role("button", name="Delete").click()
+    expect(row).to_have_count(0)
+    with api(dev) as client:
+        assert name not in {s["name"] for s in client.get("/secrets").json()}
+
+    # without secrets:view: only one's own secrets, and nothing to share with the organization
+    mine = mint_token(DEV_AUTH, user_id="dev", organization_id="acme", permissions=[VIEW, EDIT])
+    page.evaluate("t => sessionStorage.setItem('docproc.token', t)", mine)
+    page.reload()
+    expect(page.get_by_text("Your token does not grant secrets:view")).to_be_visible()
+    sharing = page.get_by_label("Shared with").locator("option")
+    assert sharing.evaluate_all("os => os.map(o => o.value)") == ["private"]
+
+
+def test_the_knowledge_base_form_links_to_the_vault_when_no_key_exists(page: Page) -> None:
+    page.get_by_label("Embedding provider").select_option(label="OpenAI")
+    keys = page.get_by_label("API key (vault secret)")
+    expect(keys).to_contain_text("No openai api_key in the vault")
+    link = page.get_by_role("link", name="Add a key for OpenAI to the vault")
+    assert_accessible(page)
+    link.click()
+    expect(page.get_by_label("Kind")).to_have_value("api_key")
+    expect(page.get_by_label("Provider")).to_have_value("openai")
+    page.get_by_label("Name", exact=True).fill("openai embeddings")
+    page.get_by_label("API key").fill("sk-example")
+    page.get_by_role("button", name="Save secret").click()
+    page.get_by_role("link", name="Back to where you were").click()
+    page.get_by_label("Embedding provider").select_option(label="OpenAI")
+    expect(keys).to_contain_text("openai embeddings")
+    expect(page.get_by_test_id("vault-link")).to_have_count(0)
+
+
+def test_the_sync_wizard_links_to_the_vault_when_no_secret_of_its_kind_exists(
+    page: Page, dev: Dev, kb_id: str
+) -> None:
+    page.goto(f"{dev.url}/console/#/kb/{kb_id}/sync")
+    page.get_by_role("button", name=re.compile("^Git")).click()
+    expect(page.get_by_label("Credential (git_token secret)")).to_contain_text(
+        "No git_token secret in the vault"
+    )
+    assert_accessible(page)
+    page.get_by_role("link", name="Add a git_token secret to the vault").click()
+    expect(page.get_by_role("heading", name="Vault", exact=True)).to_be_visible()
+    expect(page.get_by_label("Kind")).to_have_value("git_token")
+    expect(page.get_by_label("Token", exact=True)).to_be_visible()

@@ -1,13 +1,20 @@
-// The public API (/api/v1) with the caller's bearer token; refusals as ApiError.
+// The public API (/api/v1) with the caller's bearer token; refusals as ApiError. Its shapes
+// are the types generated from the API's OpenAPI document (clients/typescript/src/api.d.ts,
+// `make api-types`), so an answer the console reads that the API no longer gives fails
+// the build.
+
+import type { components } from "docproc-api";
 
 const TOKEN_KEY = "docproc.token";
 
-export interface FieldProblem {
-  field: string;
-  message: string;
-}
+type Schemas = components["schemas"];
 
-/** The error envelope: `{"error": {"code", "message", "details": {"fields": [...]}}}`. */
+export type FieldProblem = Schemas["FieldProblem"];
+
+/**
+ * The error envelope (`{"error": {"code", "message", "details": {"fields": [...]}}}`), or a
+ * server that could not be reached (status 0).
+ */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -48,6 +55,15 @@ export function claims(): Claims | null {
   }
 }
 
+/** `fetch`, with a network failure as an ApiError like any refusal. */
+async function send(url: string, init?: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch {
+    throw new ApiError(0, "UNREACHABLE", "The server could not be reached");
+  }
+}
+
 async function fail(response: Response): Promise<never> {
   let body: unknown = null;
   try {
@@ -55,7 +71,7 @@ async function fail(response: Response): Promise<never> {
   } catch {
     // not JSON: fall through to the status line
   }
-  const error = (body as { error?: { code: string; message: string; details?: { fields?: FieldProblem[] } } })?.error;
+  const error = (body as Partial<Schemas["ErrorEnvelope"]> | null)?.error;
   if (response.status === 401) {
     setToken(null);
     window.dispatchEvent(new Event("docproc:signed-out"));
@@ -74,12 +90,13 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     headers["Content-Type"] = "application/json";
     payload = JSON.stringify(body);
   }
-  const response = await fetch(`/api/v1${path}`, { method, headers, body: payload });
+  const response = await send(`/api/v1${path}`, { method, headers, body: payload });
   if (!response.ok) return fail(response);
   if (response.status === 204) return undefined as T;
   return (await response.json()) as T;
 }
 
+/** The console's own settings (`/console/config.json`, docproc_upload.console: not the API's). */
 export interface ConsoleConfig {
   dev_sign_in: boolean;
   max_upload_size_mb: number;
@@ -87,13 +104,13 @@ export interface ConsoleConfig {
 }
 
 export async function consoleConfig(): Promise<ConsoleConfig> {
-  const response = await fetch("/console/config.json");
+  const response = await send("/console/config.json");
   if (!response.ok) return fail(response);
   return (await response.json()) as ConsoleConfig;
 }
 
 export async function mintDevToken(userId: string, organizationId: string, appAdmin: boolean): Promise<string> {
-  const response = await fetch("/console/dev-token", {
+  const response = await send("/console/dev-token", {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ user_id: userId, organization_id: organizationId || null, app_admin: appAdmin }),
@@ -104,165 +121,21 @@ export async function mintDevToken(userId: string, organizationId: string, appAd
 
 // -- the API's shapes the console reads ------------------------------------------------------
 
-export interface KnowledgeBase {
-  id: string;
-  name: string;
-  collection_name: string;
-  scope: string;
-  is_default: boolean;
-  organization_id: string | null;
-  embedding_provider: string;
-  embedding_model: string;
-  embedding_dim: number;
-  ingestion_config: Record<string, unknown>;
-  created_at: string;
-}
-
-export interface EmbeddingProvider {
-  name: string;
-  label: string;
-  credential: "secret" | "endpoint" | "none";
-  models: { model: string; dimensions: number; max_input_tokens: number }[];
-}
-
-export interface DocumentRow {
-  id: string;
-  filename: string;
-  filesize: number;
-  filetype: string;
-  status: string;
-  error_message: string | null;
-  chunk_count: number;
-  source: string;
-  organizational_unit: string | null;
-  created_at: string;
-}
-
-export interface IngestionStatus {
-  indexing_status: "indexing" | "complete";
-  processing_count: number;
-  indexed_count: number;
-  failed_count: number;
-  document_count: number;
-}
-
-export interface SearchHit {
-  collection_name: string;
-  document_id: string | null;
-  chunk_no: number;
-  filename: string | null;
-  content: string;
-  score: number;
-  metadata: Record<string, unknown>;
-}
-
-export interface Connector {
-  name: string;
-  title: string;
-  description: string;
-  config_schema: JsonSchema;
-  secret_kind: string | null;
-  secret_required: boolean;
-}
-
-export interface JsonSchema {
-  type?: string;
-  title?: string;
-  description?: string;
-  default?: unknown;
-  enum?: unknown[];
-  anyOf?: JsonSchema[];
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  items?: JsonSchema;
-  minimum?: number;
-  maximum?: number;
-  maxLength?: number;
-  $ref?: string;
-  $defs?: Record<string, JsonSchema>;
-}
-
-export interface Secret {
-  id: string;
-  name: string;
-  kind: string;
-  visibility: string;
-}
-
-export interface SyncSource {
-  id: string;
-  name: string | null;
-  connector: string;
-  config: Record<string, unknown>;
-  secret_id: string | null;
-  active: boolean;
-  last_run_at: string | null;
-  audience: string | null;
-}
-
-export interface SyncLog {
-  id: string;
-  status: string;
-  mode: string;
-  total_files: number;
-  ingested: number;
-  updated: number;
-  skipped: number;
-  failed: number;
-  deleted: number;
-  error_message: string | null;
-  started_at: string;
-  finished_at: string | null;
-}
-
-export interface ChatFile {
-  id: string;
-  filename: string;
-  mime_type: string;
-  size: number;
-  /** The specification's eight types; `file_kind` is finer (adds tiff, doc, archive). */
-  file_type: "image" | "pdf" | "docx" | "spreadsheet" | "document" | "presentation" | "email" | "text";
-  file_kind: string;
-  preview: string | null;
-}
-
-export interface ModeScores {
-  ndcg_at_10: number;
-  recall_at_10: number;
-  recall_at_100: number;
-  mrr_at_10: number;
-}
-
-export interface EvaluationRun {
-  id: string;
-  evaluation_id: string;
-  trigger: "manual" | "scheduled";
-  status: "ok" | "failed";
-  error: string | null;
-  started_by: string | null;
-  started_at: string;
-  finished_at: string;
-  query_count: number;
-  missing_documents: number;
-  scores: Partial<Record<"vector" | "keyword" | "hybrid", ModeScores>>;
-  skipped: Partial<Record<"vector" | "keyword" | "hybrid", string>>;
-  settings: {
-    embedding_provider: string;
-    embedding_model: string;
-    search_default_mode: string;
-    text_search_config: string;
-    splitter_version: number;
-    ingestion_config: Record<string, unknown>;
-  };
-}
-
-export interface Evaluation {
-  id: string;
-  knowledge_base_id: string;
-  name: string;
-  query_count: number;
-  judgment_count: number;
-  created_by: string;
-  created_at: string;
-  latest_run: EvaluationRun | null;
-}
+export type KnowledgeBase = Schemas["KnowledgeBaseOut"];
+export type EmbeddingCatalog = Schemas["EmbeddingCatalogOut"];
+export type EmbeddingProvider = Schemas["EmbeddingProviderOut"];
+export type DocumentPage = Schemas["DocumentPage"];
+export type DocumentRow = Schemas["DocumentOut"];
+export type IngestionStatus = Schemas["IngestionStatus"];
+export type ReindexOut = Schemas["ReindexOut"];
+export type SearchResponse = Schemas["SearchResponse"];
+export type SearchHit = Schemas["SearchHit"];
+export type Connector = Schemas["ConnectorOut"];
+export type Secret = Schemas["SecretOut"];
+export type SecretKind = Schemas["SecretKind"];
+export type SyncSource = Schemas["SourceOut"];
+export type SyncLogPage = Schemas["SyncLogPage"];
+export type SyncLog = Schemas["SyncLogOut"];
+export type ChatFile = Schemas["ChatFileOut"];
+export type Evaluation = Schemas["EvaluationOut"];
+export type EvaluationRun = Schemas["EvaluationRunOut"];

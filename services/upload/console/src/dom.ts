@@ -1,6 +1,7 @@
-// A few DOM helpers: elements, labelled inputs, and the error envelope shown on them.
+// A few DOM helpers: elements, labelled inputs, the error envelope shown on them, and a load
+// that says why it failed.
 
-import type { ApiError } from "./api";
+import { ApiError } from "./api";
 
 type Child = Node | string | null | undefined | false;
 type Attrs = Record<string, string | boolean | number | EventListener | undefined>;
@@ -126,4 +127,40 @@ export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/**
+ * What `load` brings, drawn into `place` (emptied, then given what `draw` returns); or, when
+ * it fails, why, said in `place` with a button that tries again (every screen's first load
+ * goes through it). `title` heads the failure where the screen's own heading comes with what
+ * failed to load.
+ */
+export async function loadInto<T>(
+  place: HTMLElement,
+  what: string,
+  load: () => Promise<T>,
+  draw: (value: T) => Node | Node[],
+  title?: string,
+): Promise<void> {
+  let value: T;
+  try {
+    value = await load();
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    const retrying = place.contains(document.activeElement);
+    const retry = h(
+      "button",
+      { type: "button", class: "secondary", onclick: () => void loadInto(place, what, load, draw, title) },
+      "Try again",
+    );
+    place.replaceChildren(
+      ...(title ? [h("h1", {}, title)] : []),
+      h("p", { class: "form-error", role: "alert" }, `${what} could not be loaded: ${error.message}`),
+      retry,
+    );
+    if (retrying) retry.focus();
+    return;
+  }
+  place.replaceChildren();
+  place.append(...[draw(value)].flat());
 }

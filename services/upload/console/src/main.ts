@@ -2,7 +2,7 @@
 
 import "./style.css";
 import { claims, consoleConfig, token, type ConsoleConfig } from "./api";
-import { h } from "./dom";
+import { h, loadInto } from "./dom";
 import { installDropzone } from "./dropzone";
 import { basesScreen } from "./screens/bases";
 import { chatScreen } from "./screens/chat";
@@ -10,15 +10,25 @@ import { documentsScreen } from "./screens/documents";
 import { settingsScreen } from "./screens/settings";
 import { signInScreen, signOut } from "./screens/signin";
 import { syncScreen } from "./screens/sync";
+import { vaultScreen } from "./screens/vault";
 
-/** A screen draws into `main` and returns what stops it (polling, its drop target). */
-export type Screen = (main: HTMLElement, config: ConsoleConfig, params: string[]) => (() => void) | void;
+/**
+ * A screen draws into `main` and returns what stops it (polling, its drop target). `params`
+ * are its path's, `query` what follows a `?` in the hash (`#/vault?kind=api_key`).
+ */
+export type Screen = (
+  main: HTMLElement,
+  config: ConsoleConfig,
+  params: string[],
+  query: URLSearchParams,
+) => (() => void) | void;
 
 const ROUTES: [RegExp, Screen, string][] = [
   [/^\/$/, basesScreen, "Knowledge bases"],
   [/^\/kb\/([0-9a-f-]{36})$/, documentsScreen, "Documents"],
   [/^\/kb\/([0-9a-f-]{36})\/settings$/, settingsScreen, "Settings"],
   [/^\/kb\/([0-9a-f-]{36})\/sync$/, syncScreen, "Sync sources"],
+  [/^\/vault$/, vaultScreen, "Vault"],
   [/^\/chat$/, chatScreen, "Try a chat upload"],
 ];
 
@@ -34,6 +44,7 @@ function navigation(): HTMLElement {
       "nav",
       { "aria-label": "Main" },
       h("a", { href: "#/" }, "Knowledge bases"),
+      h("a", { href: "#/vault" }, "Vault"),
       h("a", { href: "#/chat" }, "Try a chat upload"),
     ),
     who
@@ -52,7 +63,7 @@ function route(config: ConsoleConfig): void {
   stop = undefined;
   const app = document.getElementById("app")!;
   const main = h("main", { id: "main", tabindex: "-1" });
-  const path = location.hash.replace(/^#/, "") || "/";
+  const [path = "", query = ""] = location.hash.replace(/^#/, "").split("?", 2);
   if (!token()) {
     app.replaceChildren(navigation(), main);
     document.title = "Sign in · docproc";
@@ -61,23 +72,23 @@ function route(config: ConsoleConfig): void {
   }
   app.replaceChildren(navigation(), main);
   for (const [pattern, screen, title] of ROUTES) {
-    const match = pattern.exec(path);
+    const match = pattern.exec(path || "/");
     if (match) {
       document.title = `${title} · docproc`;
-      stop = screen(main, config, match.slice(1));
+      stop = screen(main, config, match.slice(1), new URLSearchParams(query));
       return;
     }
   }
   main.append(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the knowledge bases")));
 }
 
-async function start(): Promise<void> {
-  installDropzone();
-  const config = await consoleConfig();
+function start(config: ConsoleConfig): Node[] {
   window.addEventListener("hashchange", () => route(config));
   window.addEventListener("docproc:signed-out", () => route(config));
   window.addEventListener("docproc:signed-in", () => route(config));
-  route(config);
+  route(config); // it draws #app itself, again on each navigation
+  return [];
 }
 
-void start();
+installDropzone();
+void loadInto(document.getElementById("app")!, "The console's settings", consoleConfig, start, "docproc");

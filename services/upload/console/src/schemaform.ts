@@ -1,9 +1,26 @@
 // A connector's configuration form drawn from its CONFIG_MODEL's JSON schema: one labelled
 // input per property, named `config.<property>` as the API names a refusal.
 
-import type { JsonSchema } from "./api";
 import { field, h, select, type Field } from "./dom";
 import { numberOrText } from "./ingestion";
+
+/** The JSON Schema vocabulary a connector's `config_schema` (pydantic's) is drawn with. */
+export interface JsonSchema {
+  type?: string;
+  title?: string;
+  description?: string;
+  default?: unknown;
+  enum?: unknown[];
+  anyOf?: JsonSchema[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  minimum?: number;
+  maximum?: number;
+  maxLength?: number;
+  $ref?: string;
+  $defs?: Record<string, JsonSchema>;
+}
 
 interface Property {
   name: string;

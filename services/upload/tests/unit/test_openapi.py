@@ -4,29 +4,17 @@ route, and a collection name's rule declared wherever one is taken."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from docproc_common.runtime import Runtime, build_app
-from docproc_common.settings import DatabaseSettings, Settings
-from docproc_upload.app import build
+from docproc_upload.openapi_document import openapi_document
 
 ENVELOPE = {"$ref": "#/components/schemas/ErrorEnvelope"}
 
 
 @pytest.fixture
-async def schema() -> AsyncIterator[dict[str, Any]]:
-    # building the app opens no connection; the URL only has to parse
-    settings = Settings(database=DatabaseSettings(url="postgresql+asyncpg://u:p@127.0.0.1:1/db"))
-    runtime = Runtime.create(settings)
-    spec = build(runtime)
-    try:
-        yield build_app(runtime, [spec], [], "docproc").openapi()
-    finally:
-        for close in spec.on_shutdown:
-            await close()
-        await runtime.close()
+async def schema() -> dict[str, Any]:
+    return await openapi_document()
 
 
 def _operations(schema: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:

@@ -1,24 +1,27 @@
 // Knowledge bases: the list, a base's creation (the embedding catalog, scope, ingestion), and
 // deletion with what happens to its name.
 
-import { ApiError, api, claims, type EmbeddingProvider, type KnowledgeBase, type Secret } from "../api";
-import { clearFieldErrors, field, formError, h, select, showFieldErrors } from "../dom";
+import { ApiError, api, claims, type EmbeddingCatalog, type EmbeddingProvider, type KnowledgeBase, type Secret } from "../api";
+import { clearFieldErrors, field, formError, h, loadInto, select, showFieldErrors } from "../dom";
 import { ingestionInputs } from "../ingestion";
+import { vaultLink } from "./vault";
 
 export function basesScreen(main: HTMLElement): void {
-  const list = h("section", { "aria-labelledby": "bases-title" }, h("h1", { id: "bases-title" }, "Knowledge bases"));
-  main.append(list);
+  const list = h("div");
+  const create = h("div");
+  main.append(h("section", { "aria-labelledby": "bases-title" }, h("h1", { id: "bases-title" }, "Knowledge bases"), list), create);
   void refresh(list);
-  void createForm().then((form) => main.append(form));
+  void loadInto(create, "The embedding models", () => api<EmbeddingCatalog>("GET", "/rag/embedding-models"), (catalog) =>
+    createForm(catalog.providers),
+  );
 }
 
-async function refresh(section: HTMLElement): Promise<void> {
-  const bases = await api<KnowledgeBase[]>("GET", "/kb");
-  section.querySelector("table, .empty")?.remove();
-  if (!bases.length) {
-    section.append(h("p", { class: "empty" }, "No knowledge base yet: create one below."));
-    return;
-  }
+function refresh(list: HTMLElement): Promise<void> {
+  return loadInto(list, "The knowledge bases", () => api<KnowledgeBase[]>("GET", "/kb"), (bases) => table(bases, list));
+}
+
+function table(bases: KnowledgeBase[], list: HTMLElement): HTMLElement {
+  if (!bases.length) return h("p", { class: "empty" }, "No knowledge base yet: create one below.");
   const rows = bases.map((kb) =>
     h(
       "tr",
@@ -32,26 +35,24 @@ async function refresh(section: HTMLElement): Promise<void> {
         { class: "actions" },
         h("a", { href: `#/kb/${kb.id}/settings` }, "Settings"),
         h("a", { href: `#/kb/${kb.id}/sync` }, "Sync sources"),
-        h("button", { type: "button", class: "danger", onclick: () => confirmDelete(kb, section) }, "Delete"),
+        h("button", { type: "button", class: "danger", onclick: () => confirmDelete(kb, list) }, "Delete"),
       ),
     ),
   );
-  section.append(
+  return h(
+    "table",
+    {},
+    h("caption", { class: "visually-hidden" }, "Knowledge bases you can read"),
     h(
-      "table",
+      "thead",
       {},
-      h("caption", { class: "visually-hidden" }, "Knowledge bases you can read"),
-      h(
-        "thead",
-        {},
-        h("tr", {}, ...["Name", "Collection", "Scope", "Embedding model", "Actions"].map((t) => h("th", { scope: "col" }, t))),
-      ),
-      h("tbody", {}, rows),
+      h("tr", {}, ...["Name", "Collection", "Scope", "Embedding model", "Actions"].map((t) => h("th", { scope: "col" }, t))),
     ),
+    h("tbody", {}, rows),
   );
 }
 
-function confirmDelete(kb: KnowledgeBase, section: HTMLElement): void {
+function confirmDelete(kb: KnowledgeBase, list: HTMLElement): void {
   const result = h("p", { role: "status" });
   const dialog = h(
     "dialog",
@@ -80,7 +81,7 @@ function confirmDelete(kb: KnowledgeBase, section: HTMLElement): void {
             try {
               await api("DELETE", `/kb/${kb.id}`);
               dialog.close();
-              void refresh(section);
+              void refresh(list);
             } catch (error) {
               if (!(error instanceof ApiError)) throw error;
               result.textContent = error.message;
@@ -96,9 +97,7 @@ function confirmDelete(kb: KnowledgeBase, section: HTMLElement): void {
   dialog.showModal();
 }
 
-async function createForm(): Promise<HTMLElement> {
-  const catalog = await api<{ providers: EmbeddingProvider[] }>("GET", "/rag/embedding-models");
-  const providers = catalog.providers;
+function createForm(providers: EmbeddingProvider[]): HTMLElement {
   const who = claims();
   const name = field("Name", "name", h("input", { required: true }));
   const collection = field(
@@ -118,25 +117,31 @@ async function createForm(): Promise<HTMLElement> {
   );
   const model = field("Embedding model", "embedding_model", h("select"));
   const secret = field("API key (vault secret)", "embedding_secret_id", h("select"));
+  const keys = h("div");
+  secret.row.append(keys);
   const ingestion = ingestionInputs();
   const banner = formError();
 
-  const fillModels = async (): Promise<void> => {
+  // An api_key is bound to the provider it names: only those of the chosen provider are offered.
+  const fillKeys = (chosen: EmbeddingProvider): Promise<void> =>
+    loadInto(keys, "The vault's api_key secrets", () => api<Secret[]>("GET", "/secrets?kind=api_key"), (all) => {
+      const mine = all.filter((k) => k.provider === chosen.name);
+      secret.input.replaceChildren(
+        h("option", { value: "" }, mine.length ? "Choose a key" : `No ${chosen.name} api_key in the vault`),
+        ...mine.map((k) => h("option", { value: k.id }, k.name)),
+      );
+      return mine.length ? [] : vaultLink("api_key", chosen.name, `Add a key for ${chosen.label} to the vault`);
+    });
+  const fillModels = (): void => {
     const chosen = providers.find((p) => p.name === provider.input.value);
     model.input.replaceChildren(
       ...(chosen?.models ?? []).map((m) => h("option", { value: m.model }, `${m.model} (${m.dimensions} dimensions)`)),
     );
     secret.row.hidden = chosen?.credential !== "secret";
-    if (chosen?.credential === "secret") {
-      const keys = await api<Secret[]>("GET", "/secrets?kind=api_key");
-      secret.input.replaceChildren(
-        h("option", { value: "" }, keys.length ? "Choose a key" : "No api_key secret in the vault"),
-        ...keys.map((k) => h("option", { value: k.id }, k.name)),
-      );
-    }
+    if (chosen?.credential === "secret") void fillKeys(chosen);
   };
-  provider.input.addEventListener("change", () => void fillModels());
-  await fillModels();
+  provider.input.addEventListener("change", fillModels);
+  fillModels();
 
   const form = h(
     "form",

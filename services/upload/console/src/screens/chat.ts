@@ -5,6 +5,11 @@ import { ApiError, api, type ChatFile, type ConsoleConfig } from "../api";
 import { field, formatBytes, h } from "../dom";
 import { onLongPaste, setDropTarget } from "../dropzone";
 
+/** The specification's type, and the finer kind where it says more (a TIFF image, an archive). */
+function kindOf(file: ChatFile): string {
+  return file.file_kind === file.file_type ? file.file_type : `${file.file_type} (${file.file_kind})`;
+}
+
 export function chatScreen(main: HTMLElement, config: ConsoleConfig): () => void {
   const cards = h("ul", { class: "cards", "aria-label": "Attachments", "data-testid": "attachments" });
   const upload = async (file: File): Promise<void> => {
@@ -16,7 +21,7 @@ export function chatScreen(main: HTMLElement, config: ConsoleConfig): () => void
       const out = await api<ChatFile>("POST", "/files/upload", form);
       card.replaceChildren(
         h("p", { class: "att-name" }, out.filename),
-        h("p", { class: "att-meta" }, `${out.file_type} · ${out.mime_type} · ${formatBytes(out.size)}`),
+        h("p", { class: "att-meta" }, `${kindOf(out)} · ${out.mime_type} · ${formatBytes(out.size)}`),
         out.preview ? h("pre", { class: "att-preview" }, out.preview) : h("p", { class: "att-preview none" }, "No text preview"),
       );
     } catch (error) {

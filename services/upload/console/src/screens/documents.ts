@@ -1,8 +1,19 @@
 // A knowledge base's documents: drop anywhere (or choose, or paste) to upload, the table
 // with live status, the collection's honest status, and the search playground.
 
-import { ApiError, api, claims, type ConsoleConfig, type DocumentRow, type IngestionStatus, type KnowledgeBase, type SearchHit } from "../api";
-import { field, formatBytes, h, select } from "../dom";
+import {
+  ApiError,
+  api,
+  claims,
+  type ConsoleConfig,
+  type DocumentPage,
+  type DocumentRow,
+  type IngestionStatus,
+  type KnowledgeBase,
+  type SearchHit,
+  type SearchResponse,
+} from "../api";
+import { field, formatBytes, h, loadInto, select } from "../dom";
 import { onLongPaste, setDropTarget } from "../dropzone";
 
 const POLL_MS = 1500;
@@ -30,13 +41,21 @@ export function canEdit(): boolean {
   return claims()?.permissions.includes("collections:edit") ?? false;
 }
 
+/** A knowledge base's screen (documents, settings, sync): the base loaded, then `draw`n. */
+export function kbScreen(main: HTMLElement, kbId: string, title: string, draw: (kb: KnowledgeBase) => Node | Node[]): void {
+  const place = h("div");
+  main.append(place);
+  void loadInto(place, "The knowledge base", () => api<KnowledgeBase>("GET", `/kb/${kbId}`), draw, title);
+}
+
 export function documentsScreen(main: HTMLElement, config: ConsoleConfig, [kbId]: string[]): () => void {
   let stopped = false;
   let timer = 0;
-  void api<KnowledgeBase>("GET", `/kb/${kbId}`).then((kb) => {
-    if (stopped) return;
-    const screen = new DocumentsScreen(main, config, kb);
+  kbScreen(main, kbId, "Documents", (kb) => {
+    const screen = new DocumentsScreen(config, kb);
+    // Each poll is also the retry of the one before: a failed one is said until one succeeds.
     const tick = async (): Promise<void> => {
+      if (stopped) return;
       try {
         await screen.refresh();
       } finally {
@@ -44,6 +63,7 @@ export function documentsScreen(main: HTMLElement, config: ConsoleConfig, [kbId]
       }
     };
     void tick();
+    return screen.nodes;
   });
   return () => {
     stopped = true;
@@ -54,6 +74,7 @@ export function documentsScreen(main: HTMLElement, config: ConsoleConfig, [kbId]
 
 class DocumentsScreen {
   private readonly status = h("p", { class: "collection-status", role: "status", "data-testid": "collection-status" });
+  private readonly failed = h("p", { class: "form-error", role: "alert", hidden: true });
   private readonly uploads = h("ul", { class: "uploads", "aria-label": "Uploads", "data-testid": "uploads" });
   private readonly tbody = h("tbody");
   private readonly unit = field(
@@ -63,8 +84,10 @@ class DocumentsScreen {
     "Filed on every file added from here until it is cleared",
   );
 
+  /** What the screen draws. */
+  readonly nodes: HTMLElement[];
+
   constructor(
-    main: HTMLElement,
     private readonly config: ConsoleConfig,
     private readonly kb: KnowledgeBase,
   ) {
@@ -93,8 +116,9 @@ class DocumentsScreen {
       label: `Drop files to add them to ${kb.name}`,
       accept: (files) => this.accept(files),
     });
-    main.append(
+    this.nodes = [
       kbHeader(kb, "documents"),
+      this.failed,
       this.status,
       h(
         "section",
@@ -130,7 +154,7 @@ class DocumentsScreen {
         ),
       ),
       searchPanel(kb),
-    );
+    ];
   }
 
   accept(files: File[]): void {
@@ -168,10 +192,20 @@ class DocumentsScreen {
   }
 
   async refresh(): Promise<void> {
-    const [page, ingestion] = await Promise.all([
-      api<{ items: DocumentRow[]; total: number }>("GET", `/kb/${this.kb.id}/documents?limit=100`),
-      api<IngestionStatus>("GET", `/kb/${this.kb.id}/ingestion`),
-    ]);
+    let page: DocumentPage;
+    let ingestion: IngestionStatus;
+    try {
+      [page, ingestion] = await Promise.all([
+        api<DocumentPage>("GET", `/kb/${this.kb.id}/documents?limit=100`),
+        api<IngestionStatus>("GET", `/kb/${this.kb.id}/ingestion`),
+      ]);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      this.failed.textContent = `The documents could not be loaded: ${error.message}. Trying again every few seconds.`;
+      this.failed.hidden = false;
+      return;
+    }
+    this.failed.hidden = true;
     this.status.textContent =
       ingestion.indexing_status === "indexing"
         ? `Indexing: ${ingestion.processing_count} processing, ${ingestion.indexed_count} indexed, ${ingestion.failed_count} failed of ${ingestion.document_count}`
@@ -212,6 +246,12 @@ class DocumentsScreen {
       h("td", {}, retry),
     );
   }
+}
+
+/** Where a hit is in its document: its pages, else the headings above it (null before citations). */
+function where(hit: SearchHit): string {
+  if (hit.page_start !== null) return hit.crosses_pages ? `pp. ${hit.page_start}-${hit.page_end}` : `p. ${hit.page_start}`;
+  return (hit.heading_path ?? []).join(" > ");
 }
 
 function commaList(value: string): string[] | undefined {
@@ -265,14 +305,19 @@ function searchPanel(kb: KnowledgeBase): HTMLElement {
       filters: Object.values(filters).some((v) => v !== undefined) ? filters : undefined,
     };
     try {
-      const { results: hits } = await api<{ results: SearchHit[] }>("POST", "/rag/search", body);
+      const { results: hits } = await api<SearchResponse>("POST", "/rag/search", body);
       note.textContent = hits.length ? `${hits.length} result(s)` : "No result.";
       results.replaceChildren(
         ...hits.map((hit) =>
           h(
             "li",
             {},
-            h("p", { class: "hit-head" }, h("strong", {}, hit.filename ?? "(no file)"), ` · chunk ${hit.chunk_no} · score ${hit.score.toFixed(3)}`),
+            h(
+              "p",
+              { class: "hit-head" },
+              h("strong", {}, hit.filename ?? "(no file)"),
+              [where(hit), `chunk ${hit.chunk_no}`, `score ${hit.score.toFixed(3)}`].map((part) => (part ? ` · ${part}` : "")).join(""),
+            ),
             h("p", { class: "hit-text" }, hit.content),
           ),
         ),

@@ -3,7 +3,7 @@
 // chunking or mode change did. Sets are made through the API (docs/search.md, "Evaluations").
 
 import { ApiError, api, type Evaluation, type EvaluationRun, type KnowledgeBase } from "../api";
-import { h } from "../dom";
+import { h, loadInto } from "../dom";
 import { canEdit } from "./documents";
 
 const MODES = ["vector", "keyword", "hybrid"] as const;
@@ -29,23 +29,10 @@ export function evaluationsSection(kb: KnowledgeBase): HTMLElement {
   return section;
 }
 
-async function load(kb: KnowledgeBase, body: HTMLElement): Promise<void> {
-  let sets: Evaluation[];
-  try {
-    sets = await api<Evaluation[]>("GET", `/kb/${kb.id}/evaluations`);
-  } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    body.replaceChildren(
-      h("p", { class: "form-error", role: "alert" }, `The evaluation sets could not be loaded: ${error.message}`),
-      h("button", { type: "button", class: "secondary", onclick: () => void load(kb, body) }, "Try again"),
-    );
-    return;
-  }
-  if (!sets.length) {
-    body.replaceChildren(h("p", { class: "empty" }, "No evaluation set yet."));
-    return;
-  }
-  body.replaceChildren(...sets.map((set) => evaluation(kb, set)));
+function load(kb: KnowledgeBase, body: HTMLElement): Promise<void> {
+  return loadInto(body, "The evaluation sets", () => api<Evaluation[]>("GET", `/kb/${kb.id}/evaluations`), (sets) =>
+    sets.length ? sets.map((set) => evaluation(kb, set)) : h("p", { class: "empty" }, "No evaluation set yet."),
+  );
 }
 
 function evaluation(kb: KnowledgeBase, set: Evaluation): HTMLElement {
@@ -89,35 +76,25 @@ function evaluation(kb: KnowledgeBase, set: Evaluation): HTMLElement {
   return article;
 }
 
-async function runs(kb: KnowledgeBase, set: Evaluation, into: HTMLElement): Promise<void> {
-  let list: EvaluationRun[];
-  try {
-    list = await api<EvaluationRun[]>("GET", `/kb/${kb.id}/evaluations/${set.id}/runs`);
-  } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    into.replaceChildren(h("p", { class: "form-error", role: "alert" }, `The runs could not be loaded: ${error.message}`));
-    return;
-  }
-  if (!list.length) {
-    into.replaceChildren(h("p", { class: "empty" }, "Not run yet."));
-    return;
-  }
-  into.replaceChildren(
-    h(
-      "table",
-      { "data-testid": "runs" },
-      h("caption", { class: "visually-hidden" }, `Runs of ${set.name}, newest first`),
-      h(
-        "thead",
-        {},
-        h(
-          "tr",
-          {},
-          ...["When", "Run", ...MODES.map((m) => `${m} nDCG@10`), "Settings"].map((t) => h("th", { scope: "col" }, t)),
-        ),
-      ),
-      h("tbody", {}, list.map(row)),
-    ),
+function runs(kb: KnowledgeBase, set: Evaluation, into: HTMLElement): Promise<void> {
+  return loadInto(into, "The runs", () => api<EvaluationRun[]>("GET", `/kb/${kb.id}/evaluations/${set.id}/runs`), (list) =>
+    list.length
+      ? h(
+          "table",
+          { "data-testid": "runs" },
+          h("caption", { class: "visually-hidden" }, `Runs of ${set.name}, newest first`),
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              ...["When", "Run", ...MODES.map((m) => `${m} nDCG@10`), "Settings"].map((t) => h("th", { scope: "col" }, t)),
+            ),
+          ),
+          h("tbody", {}, list.map(row)),
+        )
+      : h("p", { class: "empty" }, "Not run yet."),
   );
 }
 

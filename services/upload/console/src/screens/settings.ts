@@ -1,27 +1,17 @@
 // A knowledge base's settings: how its next uploads are read (PATCH only what changed), a
 // reindex of what it holds with them, and beside them its evaluation sets and their history.
 
-import { ApiError, api, type KnowledgeBase } from "../api";
+import { ApiError, api, type KnowledgeBase, type ReindexOut } from "../api";
 import { clearFieldErrors, formError, h, showFieldErrors } from "../dom";
 import { ingestionInputs } from "../ingestion";
-import { kbHeader } from "./documents";
+import { kbHeader, kbScreen } from "./documents";
 import { evaluationsSection } from "./evaluations";
 
 export function settingsScreen(main: HTMLElement, _config: unknown, [kbId]: string[]): void {
-  api<KnowledgeBase>("GET", `/kb/${kbId}`).then(
-    (kb) => draw(main, kb),
-    (error: unknown) => {
-      if (!(error instanceof ApiError)) throw error;
-      main.append(
-        h("h1", {}, "Settings"),
-        h("p", { class: "form-error", role: "alert" }, `The knowledge base could not be loaded: ${error.message}`),
-        h("p", {}, h("a", { href: "#/" }, "Back to the knowledge bases")),
-      );
-    },
-  );
+  kbScreen(main, kbId, "Settings", draw);
 }
 
-function draw(main: HTMLElement, kb: KnowledgeBase): void {
+function draw(kb: KnowledgeBase): HTMLElement[] {
   const ingestion = ingestionInputs(kb.ingestion_config);
   const banner = formError();
   const status = h("p", { role: "status" });
@@ -47,7 +37,7 @@ function draw(main: HTMLElement, kb: KnowledgeBase): void {
           type: "button",
           class: "secondary",
           onclick: async () => {
-            const out = await api<{ queued: number }>("POST", `/kb/${kb.id}/reindex`);
+            const out = await api<ReindexOut>("POST", `/kb/${kb.id}/reindex`);
             status.textContent = `Reindexing ${out.queued} document(s) with the saved settings.`;
           },
         },
@@ -72,5 +62,5 @@ function draw(main: HTMLElement, kb: KnowledgeBase): void {
       showFieldErrors(form, error);
     }
   });
-  main.append(kbHeader(kb, "settings"), form, evaluationsSection(kb));
+  return [kbHeader(kb, "settings"), form, evaluationsSection(kb)];
 }

@@ -1,70 +1,70 @@
 // A knowledge base's sync sources: the list with runs and logs, and a wizard per connector
 // (its configuration form, the vault secrets of its kind, the audience sentence before saving).
 
-import { ApiError, api, type Connector, type KnowledgeBase, type Secret, type SyncLog, type SyncSource } from "../api";
-import { clearFieldErrors, field, formError, h, select, showFieldErrors } from "../dom";
+import { ApiError, api, type Connector, type KnowledgeBase, type Secret, type SyncLogPage, type SyncSource } from "../api";
+import { clearFieldErrors, field, formError, h, loadInto, select, showFieldErrors } from "../dom";
 import { numberOrText } from "../ingestion";
-import { schemaForm } from "../schemaform";
-import { kbHeader } from "./documents";
+import { schemaForm, type JsonSchema } from "../schemaform";
+import { kbHeader, kbScreen } from "./documents";
+import { vaultLink } from "./vault";
 
 export function syncScreen(main: HTMLElement, _config: unknown, [kbId]: string[]): void {
-  void Promise.all([
-    api<KnowledgeBase>("GET", `/kb/${kbId}`),
-    api<Connector[]>("GET", "/rag/sync/connectors"),
-  ]).then(([kb, connectors]) => {
-    const sources = h("section", { "aria-labelledby": "sources-title" }, h("h2", { id: "sources-title" }, "Sources"));
+  kbScreen(main, kbId, "Sync sources", (kb) => {
+    const list = h("div");
+    const sources = h("section", { "aria-labelledby": "sources-title" }, h("h2", { id: "sources-title" }, "Sources"), list);
     const logs = h("section", { "aria-labelledby": "logs-title", hidden: true });
     const wizard = h("section", { class: "card", "aria-labelledby": "wizard-title" });
-    main.append(kbHeader(kb, "sync"), sources, logs, wizard);
-    const reload = (): Promise<void> => listSources(kb, sources, logs);
+    const reload = (): Promise<void> => listSources(kb, list, logs);
     void reload();
-    chooseConnector(kb, connectors, wizard, reload);
+    void loadInto(wizard, "The connectors", () => api<Connector[]>("GET", "/rag/sync/connectors"), (connectors) => {
+      chooseConnector(kb, connectors, wizard, reload);
+      return [];
+    });
+    return [kbHeader(kb, "sync"), sources, logs, wizard];
   });
 }
 
-async function listSources(kb: KnowledgeBase, section: HTMLElement, logs: HTMLElement): Promise<void> {
-  const sources = await api<SyncSource[]>("GET", `/kb/${kb.id}/sync-sources`);
-  section.querySelector("table, .empty")?.remove();
-  if (!sources.length) {
-    section.append(h("p", { class: "empty" }, "No source yet: add one with the wizard below."));
-    return;
-  }
-  section.append(
+function listSources(kb: KnowledgeBase, list: HTMLElement, logs: HTMLElement): Promise<void> {
+  return loadInto(list, "The sources", () => api<SyncSource[]>("GET", `/kb/${kb.id}/sync-sources`), (sources) =>
+    sources.length ? sourcesTable(kb, sources, logs) : h("p", { class: "empty" }, "No source yet: add one with the wizard below."),
+  );
+}
+
+function sourcesTable(kb: KnowledgeBase, sources: SyncSource[], logs: HTMLElement): HTMLElement {
+  return h(
+    "table",
+    { "data-testid": "sources" },
+    h("thead", {}, h("tr", {}, ...["Name", "Connector", "Last run", ""].map((t) => h("th", { scope: "col" }, t)))),
     h(
-      "table",
-      { "data-testid": "sources" },
-      h("thead", {}, h("tr", {}, ...["Name", "Connector", "Last run", ""].map((t) => h("th", { scope: "col" }, t)))),
-      h(
-        "tbody",
-        {},
-        sources.map((src) =>
+      "tbody",
+      {},
+      sources.map((src) =>
+        h(
+          "tr",
+          { "data-source": src.name ?? src.id },
+          h("td", {}, src.name ?? "(unnamed)"),
+          h("td", {}, src.connector),
+          h("td", {}, src.last_run_at ? new Date(src.last_run_at).toLocaleString() : "never"),
           h(
-            "tr",
-            { "data-source": src.name ?? src.id },
-            h("td", {}, src.name ?? "(unnamed)"),
-            h("td", {}, src.connector),
-            h("td", {}, src.last_run_at ? new Date(src.last_run_at).toLocaleString() : "never"),
+            "td",
+            { class: "actions" },
             h(
-              "td",
-              { class: "actions" },
-              h(
-                "button",
-                {
-                  type: "button",
-                  onclick: async () => {
-                    try {
-                      await api("POST", `/kb/${kb.id}/sync-sources/${src.id}/run`);
-                    } catch (error) {
-                      if (!(error instanceof ApiError)) throw error;
-                      window.alert(error.message);
-                    }
-                    await showLogs(kb, src, logs);
-                  },
+              "button",
+              {
+                type: "button",
+                onclick: async () => {
+                  try {
+                    await api("POST", `/kb/${kb.id}/sync-sources/${src.id}/run`);
+                  } catch (error) {
+                    if (!(error instanceof ApiError)) throw error;
+                    window.alert(error.message);
+                  }
+                  await showLogs(kb, src, logs);
                 },
-                "Run now",
-              ),
-              h("button", { type: "button", class: "secondary", onclick: () => showLogs(kb, src, logs) }, "Runs and logs"),
+              },
+              "Run now",
             ),
+            h("button", { type: "button", class: "secondary", onclick: () => showLogs(kb, src, logs) }, "Runs and logs"),
           ),
         ),
       ),
@@ -73,7 +73,7 @@ async function listSources(kb: KnowledgeBase, section: HTMLElement, logs: HTMLEl
 }
 
 async function showLogs(kb: KnowledgeBase, src: SyncSource, section: HTMLElement): Promise<void> {
-  const page = await api<{ items: SyncLog[]; total: number }>("GET", `/kb/${kb.id}/sync-sources/${src.id}/logs?limit=20`);
+  const page = await api<SyncLogPage>("GET", `/kb/${kb.id}/sync-sources/${src.id}/logs?limit=20`);
   const rows = page.items.map((run) =>
     h(
       "tr",
@@ -105,7 +105,7 @@ function chooseConnector(kb: KnowledgeBase, connectors: Connector[], wizard: HTM
       {},
       h(
         "button",
-        { type: "button", class: "connector", "data-connector": c.name, onclick: () => void configure(kb, c, wizard, saved, connectors) },
+        { type: "button", class: "connector", "data-connector": c.name, onclick: () => configure(kb, c, wizard, saved, connectors) },
         h("strong", {}, c.title),
         h("span", {}, c.description),
       ),
@@ -117,14 +117,14 @@ function chooseConnector(kb: KnowledgeBase, connectors: Connector[], wizard: HTM
   );
 }
 
-async function configure(
+function configure(
   kb: KnowledgeBase,
   connector: Connector,
   wizard: HTMLElement,
   saved: () => Promise<void>,
   connectors: Connector[],
-): Promise<void> {
-  const config = schemaForm(connector.config_schema, `${connector.title} configuration`);
+): void {
+  const config = schemaForm(connector.config_schema as JsonSchema, `${connector.title} configuration`);
   const name = field("Source name", "name", h("input", { placeholder: connector.title }));
   const secret = field(
     connector.secret_kind ? `Credential (${connector.secret_kind} secret)` : "Credential",
@@ -134,14 +134,17 @@ async function configure(
       ? `The vault's ${connector.secret_kind} secrets of this organization. A credential never goes in the configuration.`
       : undefined,
   );
-  if (connector.secret_kind) {
-    const secrets = (await api<Secret[]>("GET", `/secrets?kind=${connector.secret_kind}`)).filter(
-      (s) => s.kind === connector.secret_kind,
-    );
-    secret.input.replaceChildren(
-      h("option", { value: "" }, secrets.length ? "Choose a secret" : `No ${connector.secret_kind} secret in the vault`),
-      ...secrets.map((s) => h("option", { value: s.id }, `${s.name} (${s.visibility})`)),
-    );
+  const kind = connector.secret_kind;
+  if (kind) {
+    const secrets = h("div");
+    secret.row.append(secrets);
+    void loadInto(secrets, `The vault's ${kind} secrets`, () => api<Secret[]>("GET", `/secrets?kind=${kind}`), (found) => {
+      secret.input.replaceChildren(
+        h("option", { value: "" }, found.length ? "Choose a secret" : `No ${kind} secret in the vault`),
+        ...found.map((s) => h("option", { value: s.id }, `${s.name} (${s.visibility})`)),
+      );
+      return found.length ? [] : vaultLink(kind, null, `Add a ${kind} secret to the vault`);
+    });
   }
   const schedule = field(
     "Run every (seconds)",
