@@ -1,7 +1,7 @@
 // A few DOM helpers: elements, labelled inputs, the error envelope shown on them, and a load
 // that says why it failed.
 
-import { ApiError } from "./api";
+import { ApiError, api } from "./api";
 
 type Child = Node | string | null | undefined | false;
 type Attrs = Record<string, string | boolean | number | EventListener | undefined>;
@@ -163,4 +163,45 @@ export async function loadInto<T>(
   }
   place.replaceChildren();
   place.append(...[draw(value)].flat());
+}
+
+/**
+ * A modal asking to delete `what`, saying what follows (`consequences`): `DELETE path` on
+ * confirm, then `done`; a refusal is shown in the dialog, which stays open.
+ */
+export function confirmDeletion(what: string, consequences: Child[], path: string, done: () => void): void {
+  const result = h("p", { role: "status" });
+  const dialog = h(
+    "dialog",
+    { "aria-labelledby": "delete-title" },
+    h("h2", { id: "delete-title" }, `Delete ${what}?`),
+    h("p", {}, ...consequences),
+    result,
+    h(
+      "div",
+      { class: "buttons" },
+      h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, "Cancel"),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "danger",
+          onclick: async () => {
+            try {
+              await api("DELETE", path);
+              dialog.close();
+              done();
+            } catch (error) {
+              if (!(error instanceof ApiError)) throw error;
+              result.textContent = error.message;
+            }
+          },
+        },
+        "Delete",
+      ),
+    ),
+  );
+  dialog.addEventListener("close", () => dialog.remove());
+  document.body.append(dialog);
+  dialog.showModal();
 }

@@ -2,7 +2,7 @@
 // deletion with what happens to its name.
 
 import { ApiError, api, claims, type EmbeddingCatalog, type EmbeddingProvider, type KnowledgeBase, type Secret } from "../api";
-import { clearFieldErrors, field, formError, h, loadInto, select, showFieldErrors } from "../dom";
+import { clearFieldErrors, confirmDeletion, field, formError, h, loadInto, select, showFieldErrors } from "../dom";
 import { ingestionInputs } from "../ingestion";
 import { vaultLink } from "./vault";
 
@@ -53,48 +53,18 @@ function table(bases: KnowledgeBase[], list: HTMLElement): HTMLElement {
 }
 
 function confirmDelete(kb: KnowledgeBase, list: HTMLElement): void {
-  const result = h("p", { role: "status" });
-  const dialog = h(
-    "dialog",
-    { "aria-labelledby": "delete-title" },
-    h("h2", { id: "delete-title" }, `Delete ${kb.name}?`),
-    h(
-      "p",
-      {},
+  confirmDeletion(
+    kb.name,
+    [
       `Its documents go now, and its chunks, table and files shortly after, in the teardown service. `,
       `Until that is done the name `,
       h("code", {}, kb.collection_name),
       ` stays reserved: nothing can create a base on it or write into it. `,
       kb.is_default ? "This is the organization's default base: it is emptied, not deleted." : "",
-    ),
-    result,
-    h(
-      "div",
-      { class: "buttons" },
-      h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, "Cancel"),
-      h(
-        "button",
-        {
-          type: "button",
-          class: "danger",
-          onclick: async () => {
-            try {
-              await api("DELETE", `/kb/${kb.id}`);
-              dialog.close();
-              void refresh(list);
-            } catch (error) {
-              if (!(error instanceof ApiError)) throw error;
-              result.textContent = error.message;
-            }
-          },
-        },
-        "Delete",
-      ),
-    ),
+    ],
+    `/kb/${kb.id}`,
+    () => void refresh(list),
   );
-  dialog.addEventListener("close", () => dialog.remove());
-  document.body.append(dialog);
-  dialog.showModal();
 }
 
 function createForm(providers: EmbeddingProvider[]): HTMLElement {

@@ -4,7 +4,7 @@
 // they need exists (`vaultLink`), naming the kind, and the way back.
 
 import { ApiError, api, claims, type Secret, type SecretKind } from "../api";
-import { clearFieldErrors, field, formError, h, loadInto, select, showFieldErrors, type Field } from "../dom";
+import { clearFieldErrors, confirmDeletion, field, formError, h, loadInto, select, showFieldErrors, type Field } from "../dom";
 
 interface ValueField {
   name: string;
@@ -189,45 +189,15 @@ function table(secrets: Secret[], list: HTMLElement): HTMLElement {
 }
 
 function confirmDelete(secret: Secret, list: HTMLElement): void {
-  const result = h("p", { role: "status" });
-  const dialog = h(
-    "dialog",
-    { "aria-labelledby": "delete-secret-title" },
-    h("h2", { id: "delete-secret-title" }, `Delete ${secret.name}?`),
-    h(
-      "p",
-      {},
+  confirmDeletion(
+    secret.name,
+    [
       "Its value is gone for good. Knowledge bases and sync sources that use it stop embedding or syncing, ",
       "with a message saying so; nothing falls back to another key.",
-    ),
-    result,
-    h(
-      "div",
-      { class: "buttons" },
-      h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, "Cancel"),
-      h(
-        "button",
-        {
-          type: "button",
-          class: "danger",
-          onclick: async () => {
-            try {
-              await api("DELETE", `/secrets/${secret.id}`);
-              dialog.close();
-              void refresh(list);
-            } catch (error) {
-              if (!(error instanceof ApiError)) throw error;
-              result.textContent = error.message;
-            }
-          },
-        },
-        "Delete",
-      ),
-    ),
+    ],
+    `/secrets/${secret.id}`,
+    () => void refresh(list),
   );
-  dialog.addEventListener("close", () => dialog.remove());
-  document.body.append(dialog);
-  dialog.showModal();
 }
 
 interface ValueInputs {
