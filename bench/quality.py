@@ -48,8 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from docproc_common.auth import EDIT, VIEW, mint_token  # noqa: E402
-from docproc_common.settings import AuthSettings  # noqa: E402
 from docproc_testing.api import wait_for  # noqa: E402
+from docproc_testing.auth import DEV_AUTH  # noqa: E402
 from docproc_testing.dev import running_dev  # noqa: E402
 from docproc_testing.runtime import LOCAL_MODEL  # noqa: E402
 
@@ -115,18 +115,53 @@ def bootstrap(values: list[float], rounds: int, seed: int = 7) -> tuple[float, f
     return float(low), float(high)
 
 
-def report(name: str, qrels: Qrels, run: Run, rounds: int, extra: str = "") -> dict[str, float]:
+Interval = tuple[float, float, float]  # a mean and its 95% interval
+
+
+def report(name: str, qrels: Qrels, run: Run, rounds: int, extra: str = "") -> dict[str, Interval]:
+    """One row of the table: each measure's mean and interval, which it also returns."""
     values = per_query(qrels, run)
-    cells, means = [], {}
+    cells, figures = [], {}
     for measure in MEASURES:
         column = list(values[measure].values())
         mean = statistics.fmean(column)
         low, high = bootstrap(column, rounds)
-        means[measure] = mean
+        figures[measure] = (mean, low, high)
         cells.append(f"{mean:.3f} [{low:.3f}, {high:.3f}]")
     empty = sum(1 for q in qrels if not run.get(q))
     print(f"| {name} | " + " | ".join(cells) + f" | {empty} | {extra} |", flush=True)
-    return means
+    return figures
+
+
+def write_baseline(path: Path, data: Path, ndcg: dict[str, Interval]) -> None:
+    modes = {
+        m: {"ndcg_at_10": round(v, 4), "low": round(lo, 4), "high": round(hi, 4)}
+        for m, (v, lo, hi) in ndcg.items()
+    }
+    path.write_text(
+        json.dumps({"data": data.name, "measure": "nDCG@10", "modes": modes}, indent=2) + "\n"
+    )
+    print(f"baseline written: {path}")
+
+
+def regressions(path: Path, ndcg: dict[str, Interval]) -> list[str]:
+    """The quality gate: each mode of the baseline whose nDCG@10 now falls below the low end
+    of the baseline's interval (a mode the baseline lacks, or this run did not score, is
+    not judged)."""
+    failed = []
+    for mode, was in json.loads(path.read_text())["modes"].items():
+        if mode not in ndcg:
+            continue
+        now = ndcg[mode][0]
+        verdict = "ok" if now >= was["low"] else "REGRESSED"
+        print(
+            f"gate: {mode} nDCG@10 {now:.4f}, baseline {was['ndcg_at_10']:.4f} "
+            f"[{was['low']:.4f}, {was['high']:.4f}]: {verdict}",
+            flush=True,
+        )
+        if verdict != "ok":
+            failed.append(mode)
+    return failed
 
 
 def header() -> None:
@@ -146,9 +181,7 @@ class FreshToken(httpx.Auth):
     """An app admin's token minted per request: an ingestion outlasts one token's hour."""
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        token = mint_token(
-            AuthSettings(), user_id="bench", permissions=[VIEW, EDIT], app_admin=True
-        )
+        token = mint_token(DEV_AUTH, user_id="bench", permissions=[VIEW, EDIT], app_admin=True)
         request.headers["Authorization"] = f"Bearer {token}"
         yield request
 
@@ -365,6 +398,12 @@ def main() -> None:
     ap.add_argument(
         "--sweep", action="store_true", help="hybrid's fusion over the vector weights 0 to 1"
     )
+    ap.add_argument("--baseline", type=Path, help="write each mode's nDCG@10 and interval here")
+    ap.add_argument(
+        "--check",
+        type=Path,
+        help="the quality gate: exit 1 when a mode's nDCG@10 falls below this baseline's interval",
+    )
     args = ap.parse_args()
 
     data = load_beir(args.data, args.split)
@@ -391,10 +430,18 @@ def main() -> None:
         )
         header()
         legs: dict[str, Hits] = {}
+        ndcg: dict[str, Interval] = {}
         for mode, hits, latencies in search_runs(c, collection, data, args.modes.split(",")):
             legs[mode] = hits
-            report(mode, data.qrels, documents(data, hits), args.bootstrap, percentiles(latencies))
+            figures = report(
+                mode, data.qrels, documents(data, hits), args.bootstrap, percentiles(latencies)
+            )
+            ndcg[mode] = figures["nDCG@10"]
         print(f"load {load()}", flush=True)
+        saved = where / "bench" / f"{collection}_{args.split}_hits.json"
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        saved.write_text(json.dumps(legs))
+        print(f"the hits of each mode: {saved}", flush=True)
         if args.sweep:
             fusion_sweep(data, legs["vector"], legs["keyword"], args.bootstrap)
         if args.reference:
@@ -407,7 +454,12 @@ def main() -> None:
             }
             for name, make in references.items():
                 report(name, data.qrels, make(), args.bootstrap)
+    if args.baseline:
+        write_baseline(args.baseline, args.data, ndcg)
+    failed = regressions(args.check, ndcg) if args.check else []
     print(f"done; load {load()}")
+    if failed:
+        sys.exit(f"quality gate: {', '.join(failed)} fell below the baseline's interval")
 
 
 if __name__ == "__main__":
