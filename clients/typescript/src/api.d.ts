@@ -617,6 +617,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspace/files/{link}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Workspace File
+         * @description A file a render wrote into the caller's workspace, through the render's link: to
+         *     the caller that rendered only, until the link expires; anything else is the same 404
+         *     as for no file. No transaction: the link is the grant.
+         */
+        get: operations["workspace_file"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspace/listings/{link}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Workspace Listing
+         * @description An unpacked archive's members in the caller's workspace, each with its own link
+         *     (expiring with this one), through the link a render gave; otherwise 404.
+         */
+        get: operations["workspace_listing"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/secrets": {
         parameters: {
             query?: never;
@@ -1996,6 +2039,8 @@ export interface components {
             workspace_path: string | null;
             /** Sibling Path */
             sibling_path: string | null;
+            /** @description How the runner fetches what was written into the workspace; null when nothing was (inline, not opened, not written, skipped) and on a dry run */
+            fetch: components["schemas"]["WorkspaceFetchOut"] | null;
             /**
              * File Type
              * @description The specification's classified type, one of eight
@@ -2432,6 +2477,66 @@ export interface components {
              * @default 50
              */
             max_images?: number;
+        };
+        /**
+         * WorkspaceEntryOut
+         * @description One file to copy into the agent's workspace.
+         */
+        WorkspaceEntryOut: {
+            /**
+             * Path
+             * @description Where it goes in the workspace, e.g. `/uploads/3f2a1b9c-a.csv`
+             */
+            path: string;
+            /**
+             * Size
+             * @description Its size in bytes
+             */
+            size: number;
+            /**
+             * Url
+             * @description GET it (with the same bearer token) for the bytes; a path under the API's base URL, valid until `expires_at`
+             */
+            url: string;
+        };
+        /**
+         * WorkspaceFetchOut
+         * @description How to fetch what a render wrote for one file: short-lived links bound to the caller.
+         */
+        WorkspaceFetchOut: {
+            /**
+             * Expires At
+             * Format: date-time
+             */
+            expires_at: string;
+            /**
+             * Entries
+             * @description The files written for it: the original, and its extracted text when written beside it; empty for an unpacked archive
+             */
+            entries: components["schemas"]["WorkspaceEntryOut"][];
+            /**
+             * Listing Url
+             * @description An unpacked archive: GET it (same bearer token) for the listing of its members, each with its own link; null otherwise
+             */
+            listing_url: string | null;
+        };
+        /**
+         * WorkspaceListingOut
+         * @description ``GET /workspace/listings/{link}``: an unpacked archive's members, one link each.
+         */
+        WorkspaceListingOut: {
+            /**
+             * Folder
+             * @description The archive's folder in the workspace, e.g. `/uploads/3f2a1b9c-repo/`
+             */
+            folder: string;
+            /**
+             * Expires At
+             * Format: date-time
+             */
+            expires_at: string;
+            /** Entries */
+            entries: components["schemas"]["WorkspaceEntryOut"][];
         };
     };
     responses: never;
@@ -6728,6 +6833,222 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RenderOut"];
+                };
+            };
+            /** @description Invalid input (details.fields names the inputs) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or invalid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (also when access is denied) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the resource's state (a name taken or being deleted, a run in progress) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body or the file is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A body, path or query parameter that does not fit its schema (details.fields) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Busy or an upstream service unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The file store is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    workspace_file: {
+        parameters: {
+            query?: never;
+            header?: {
+                authorization?: string | null;
+            };
+            path: {
+                /** @description A link from a render's `fetch` (or a listing) */
+                link: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": unknown;
+                };
+            };
+            /** @description Invalid input (details.fields names the inputs) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or invalid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (also when access is denied) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the resource's state (a name taken or being deleted, a run in progress) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body or the file is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A body, path or query parameter that does not fit its schema (details.fields) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Busy or an upstream service unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The file store is full; nothing was kept */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    workspace_listing: {
+        parameters: {
+            query?: never;
+            header?: {
+                authorization?: string | null;
+            };
+            path: {
+                /** @description A link from a render's `fetch` (or a listing) */
+                link: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceListingOut"];
                 };
             };
             /** @description Invalid input (details.fields names the inputs) */

@@ -224,6 +224,9 @@ class LimitSettings(BaseModel):
     workspace_archive_max_member_bytes: int = 50 * 2**20
     #: Bytes attachments may write into one workspace before it counts as full.
     workspace_max_bytes: int = 1 << 30
+    #: Seconds a render's links to the workspace's files (and an archive's listing) stay
+    #: valid: long enough for the chat runner to copy them into its sandbox.
+    workspace_link_ttl_s: int = Field(default=900, ge=1, le=86400)
     #: Knowledge-base intake answers 503 with ``Retry-After: intake_retry_after_s`` while
     #: this many documents wait to be parsed, or to be embedded, or this many outbox events
     #: to be published (0: no bound); the counts are sampled at most every

@@ -161,6 +161,9 @@ class Storage(Protocol):
     def exists(self, key: str) -> bool: ...
     def delete(self, key: str) -> None: ...
     def delete_prefix(self, prefix: str) -> int: ...
+    def list_prefix(self, prefix: str) -> list[tuple[str, int]]:
+        """Every object under the folder ``prefix``: its key and size, sorted by key."""
+        ...
 
 
 class LocalStorage:
@@ -212,6 +215,16 @@ class LocalStorage:
         if base.is_dir():
             base.rmdir()
         return len(files)
+
+    def list_prefix(self, prefix: str) -> list[tuple[str, int]]:
+        base = self._path(prefix.rstrip("/"))
+        if not base.is_dir():
+            return []
+        return sorted(
+            (p.relative_to(self.root).as_posix(), p.stat().st_size)
+            for p in base.rglob("*")
+            if p.is_file()
+        )
 
 
 class S3Storage:
@@ -288,6 +301,16 @@ class S3Storage:
                     deleted += len(keys)
         return deleted
 
+    def list_prefix(self, prefix: str) -> list[tuple[str, int]]:
+        full = self._key(prefix.rstrip("/")) + "/"
+        cut = len(self.prefix) + 1 if self.prefix else 0
+        found: list[tuple[str, int]] = []
+        paginator = self.client.get_paginator("list_objects_v2")
+        with _s3_errors():
+            for page in paginator.paginate(Bucket=self.bucket, Prefix=full):
+                found.extend((o["Key"][cut:], o["Size"]) for o in page.get("Contents", []))
+        return sorted(found)
+
 
 def create_storage(settings: StorageSettings) -> Storage:
     if settings.backend is StorageBackend.S3:
@@ -333,6 +356,9 @@ class AsyncStorage:
 
     async def delete_prefix(self, prefix: str) -> int:
         return await self._pool.run(self.sync.delete_prefix, prefix)
+
+    async def list_prefix(self, prefix: str) -> list[tuple[str, int]]:
+        return await self._pool.run(self.sync.list_prefix, prefix)
 
 
 class StoredStream:

@@ -51,6 +51,17 @@ class TestLocalStorage:
         assert storage.delete_prefix("rag/c") == 2
         assert not storage.exists("rag/c/a.txt")
 
+    def test_list_prefix_names_the_folder_s_files_only(self, tmp_path: Path) -> None:
+        storage = LocalStorage(tmp_path)
+        storage.put("w/uploads/ab-repo/src/app.py", b"print()")
+        storage.put("w/uploads/ab-repo/README.md", b"#")
+        storage.put("w/uploads/ab-repo.txt", b"not in the folder")
+        assert storage.list_prefix("w/uploads/ab-repo/") == [
+            ("w/uploads/ab-repo/README.md", 1),
+            ("w/uploads/ab-repo/src/app.py", 7),
+        ]
+        assert storage.list_prefix("w/uploads/none") == []
+
     @pytest.mark.parametrize("key", ["../x", "/etc/passwd", "a/../../x", "a//b"])
     def test_refuses_keys_leaving_the_root(self, tmp_path: Path, key: str) -> None:
         with pytest.raises(InvalidInput):

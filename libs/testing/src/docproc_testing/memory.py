@@ -168,6 +168,10 @@ class MemoryStorage:
             del self.objects[key]
         return len(gone)
 
+    def list_prefix(self, prefix: str) -> list[tuple[str, int]]:
+        folder = prefix.rstrip("/") + "/"
+        return sorted((k, len(v)) for k, v in self.objects.items() if k.startswith(folder))
+
 
 @contextmanager
 def memory_storage() -> Iterator[tuple[AsyncStorage, MemoryStorage]]:

@@ -19,8 +19,11 @@ from typing import Any
 import chat_inputs as gen
 import pytest
 from chat_support import ChatApi, LocalApi, auth, hooked
+from docproc_common.auth import Principal
 from docproc_testing.disk import file_size_limit
 from docproc_upload.chat.attachments import human_size
+from docproc_upload.chat.workspace_links import WorkspaceLinks
+from docproc_upload.downloads import link_key
 
 pytestmark = pytest.mark.integration
 
@@ -144,6 +147,7 @@ async def test_workspace_gets_the_file_and_a_reference_with_20_lines(
             *expected_lines,
         ]
     )
+    fetch = out["files"][0].pop("fetch")
     assert out["files"][0] == {
         "file_id": csv["id"],
         "filename": "raport.csv",
@@ -153,6 +157,8 @@ async def test_workspace_gets_the_file_and_a_reference_with_20_lines(
         "workspace_path": f"/{path}",
         "sibling_path": None,
     }
+    assert [(e["path"], e["size"]) for e in fetch["entries"]] == [(f"/{path}", csv["size"])]
+    assert fetch["listing_url"] is None
     assert api.workspace(user, "coder", agent["conversation_id"]) == [path]
 
 
@@ -295,7 +301,12 @@ async def test_a_dry_run_shows_the_turn_and_writes_nothing(
 
     real = await render(api, user, ids, agent)
     assert real["dry_run"] is False
-    assert texts(dry) == texts(real) and dry["files"] == real["files"]
+    assert texts(dry) == texts(real)
+    # nothing was written by the dry run, so it has nothing to fetch
+    assert [f.pop("fetch") for f in dry["files"]] == [None, None, None]
+    fetches = [f.pop("fetch") for f in real["files"]]
+    assert dry["files"] == real["files"]
+    assert all(fetches) is has_workspace
     if has_workspace:
         header = texts(dry)[0].splitlines()[0]
         path = f"/uploads/{uuid.UUID(csv['id']).hex[:8]}-raport.csv"
@@ -522,3 +533,132 @@ async def test_later_turns_replay_what_the_attachment_added(api: ChatApi, user: 
     replay = again.json()["files"]
     assert replay[0]["history"].endswith("month,total\njan,10\n")
     assert "not sent again" in replay[1]["history"]
+
+
+# --- the runner fetches what a render wrote -----------------------------------------------
+
+
+async def fetch_written(
+    api: ChatApi, rendered: dict[str, Any], headers: dict[str, str]
+) -> dict[str, bytes]:
+    """The runner's loop (docs/chat-uploads.md): every written file, by its workspace path."""
+    copied: dict[str, bytes] = {}
+    for f in rendered["files"]:
+        fetch = f["fetch"]
+        if fetch is None:
+            continue
+        entries = fetch["entries"]
+        if fetch["listing_url"]:
+            listing = await api.client.get(fetch["listing_url"], headers=headers)
+            assert listing.status_code == 200, listing.text
+            assert listing.json()["folder"] == f["workspace_path"]
+            assert listing.json()["expires_at"] == fetch["expires_at"]
+            entries = listing.json()["entries"]
+        for entry in entries:
+            response = await api.client.get(entry["url"], headers=headers)
+            assert response.status_code == 200, response.text
+            assert response.headers["x-content-type-options"] == "nosniff"
+            assert len(response.content) == entry["size"]
+            copied[entry["path"]] = response.content
+    return copied
+
+
+async def test_the_runner_copies_every_written_file_through_the_render_s_links(
+    api: ChatApi, user: str
+) -> None:
+    csv_bytes = b"month,total\njan,10\n"
+    csv = await upload(api, user, "raport.csv", csv_bytes, "text/csv")
+    pdf_bytes = gen.make_pdf(["Revenue grew"])
+    pdf = await upload(api, user, "q3.pdf", pdf_bytes, "application/pdf")
+    members = [("repo/src/app.py", b"print('hi')\n"), ("repo/README.md", b"# repo\n")]
+    z = await upload(api, user, "repo.zip", gen.make_zip(members), "application/zip")
+    agent = workspace_agent()
+    headers = auth(user)
+    out = await render(api, user, [csv["id"], pdf["id"], z["id"]], agent)
+
+    copied = await fetch_written(api, out, headers)
+    workspace = api.workspace(user, "coder", agent["conversation_id"])
+    # everything under uploads/ and nothing else: the runner's sandbox holds what docproc's does
+    assert sorted(p.lstrip("/") for p in copied) == [
+        k for k in workspace if k.startswith("uploads/")
+    ]
+    assert copied[f"/uploads/{uuid.UUID(csv['id']).hex[:8]}-raport.csv"] == csv_bytes
+    pdf_path = f"/uploads/{uuid.UUID(pdf['id']).hex[:8]}-q3.pdf"
+    assert copied[pdf_path] == pdf_bytes
+    assert b"Revenue grew" in copied[pdf_path + ".txt"]
+    folder = f"/uploads/{uuid.UUID(z['id']).hex[:8]}-repo/"
+    assert copied[folder + "repo/src/app.py"] == b"print('hi')\n"
+    assert copied[folder + "repo/README.md"] == b"# repo\n"
+
+    # a later turn renders the same files without writing them, and still says how to fetch them
+    again = await render(api, user, [csv["id"], pdf["id"], z["id"]], agent)
+    assert await fetch_written(api, again, headers) == copied
+
+
+async def test_a_workspace_is_unreadable_by_any_other_caller(api: ChatApi, user: str) -> None:
+    members = [("repo/a.py", b"secret = 1\n")]
+    z = await upload(api, user, "repo.zip", gen.make_zip(members), "application/zip")
+    csv = await upload(api, user, "a.csv", b"a,b\n", "text/csv")
+    agent = workspace_agent()
+    owner = auth(user, organization_id="acme")
+    response = await api.client.post(
+        "/api/v1/files/render",
+        json={"file_ids": [z["id"], csv["id"]], "agent": agent},
+        headers=owner,
+    )
+    assert response.status_code == 200, response.text
+    archive, text = response.json()["files"]
+    file_url = text["fetch"]["entries"][0]["url"]
+    listing_url = archive["fetch"]["listing_url"]
+    listing = (await api.client.get(listing_url, headers=owner)).json()
+    member_url = listing["entries"][0]["url"]
+
+    async def refused(url: str, headers: dict[str, str]) -> dict[str, Any]:
+        response = await api.client.get(url, headers=headers)
+        assert response.status_code == 404, response.text
+        body: dict[str, Any] = response.json()["error"]
+        assert (body["code"], body["message"]) == ("NOT_FOUND", "File not found")
+        return body
+
+    others = {
+        "another person of the organisation": auth(f"{user}-b", organization_id="acme"),
+        "a person of another organisation": auth(f"{user}-c", organization_id="globex"),
+        "the same id in another organisation": auth(user, organization_id="globex"),
+    }
+    for url in (file_url, listing_url, member_url):
+        for headers in others.values():
+            assert (await refused(url, headers))["details"] == {}
+        assert (await api.client.get(url)).status_code == 401  # no bearer token at all
+
+    # someone else's link: bob's own render names bob's workspace, never alice's, even with
+    # the same agent and conversation; and bob's link does not open for alice
+    bob = auth(f"{user}-b", organization_id="acme")
+    bobs = await api.upload(f"{user}-b", "b.csv", b"bob\n", "text/csv")
+    response = await api.client.post(
+        "/api/v1/files/render",
+        json={"file_ids": [bobs.json()["id"]], "agent": agent},
+        headers=bob,
+    )
+    bob_url = response.json()["files"][0]["fetch"]["entries"][0]["url"]
+    assert (await api.client.get(bob_url, headers=bob)).content == b"bob\n"
+    assert (await refused(bob_url, owner))["details"] == {}
+
+    # a link of one kind on the other route, and a tampered one
+    assert (await refused(listing_url.replace("/listings/", "/files/"), owner))["details"] == {}
+    body, sig = file_url.rsplit("/", 1)[1].split(".")
+    assert (await refused(f"/api/v1/workspace/files/{body}x.{sig}", owner))["details"] == {}
+
+    # an expired link: its own caller learns it expired (to render again), nobody else does
+    expired = WorkspaceLinks(
+        link_key(api.runtime.settings.auth),
+        Principal(user, "acme"),
+        agent["agent_id"],
+        agent["conversation_id"],
+        int(time.time()) - 1,
+    ).entry(text["workspace_path"].lstrip("/"), 4)
+    assert (await refused(expired.url, owner))["details"]["reason"] == "link_expired"
+    assert (await refused(expired.url, others["another person of the organisation"]))[
+        "details"
+    ] == {}
+    # the same link, unexpired, is the file
+    assert (await api.client.get(file_url, headers=owner)).content == b"a,b\n"

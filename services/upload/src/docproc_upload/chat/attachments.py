@@ -280,7 +280,9 @@ _FULL_S3_CODES = frozenset({"EntityTooLarge", "QuotaExceeded", "InsufficientStor
 
 
 class StorageWorkspace:
-    """A workspace that is a prefix of the file store (``workspaces/{user}/{agent}/{conv}/``).
+    """docproc's copy of an agent's workspace: a prefix of the file store
+    (``workspaces/{user}/{agent}/{conv}/``). The workspace itself is the agent's; the runner
+    copies what is written here into it through the render's links (``workspace_links``).
 
     ``quota_bytes`` bounds what attachments write into it; ``used_bytes`` is what they
     already wrote. Writes are cancellation-safe (``AsyncStorage.put``).

@@ -8,7 +8,8 @@ import uuid
 from typing import Annotated
 
 from docproc_common.errors import PayloadTooLarge
-from fastapi import APIRouter, Query, Request, Response, status
+from fastapi import APIRouter, Path, Query, Request, Response, status
+from fastapi.responses import StreamingResponse
 
 from docproc_upload.chat import service
 from docproc_upload.chat.schemas import (
@@ -19,6 +20,7 @@ from docproc_upload.chat.schemas import (
     MessageAttachmentsOut,
     RenderOut,
     RenderRequest,
+    WorkspaceListingOut,
 )
 from docproc_upload.deps import Caller, RuntimeDep, Session, UploadDep
 from docproc_upload.downloads import download_headers
@@ -142,4 +144,35 @@ async def render_chat_files(
     if not dry_run:
         async with db.begin():
             await service.save_renders(db, caller, body, files, rendered)
-    return service.rendered_out(files, rendered, dry_run=dry_run)
+    links = service.links_for(runtime, caller, body, dry_run=dry_run)
+    return service.rendered_out(files, rendered, dry_run=dry_run, links=links)
+
+
+#: A link is a few hundred characters; anything far longer names nothing.
+_LINK = Path(max_length=4096, description="A link from a render's `fetch` (or a listing)")
+
+
+@router.get(
+    "/workspace/files/{link}",
+    response_class=StreamingResponse,
+    responses={200: {"description": "The file's bytes", "content": {"*/*": {}}}},
+)
+async def workspace_file(
+    link: Annotated[str, _LINK], caller: Caller, runtime: RuntimeDep
+) -> StreamingResponse:
+    """A file a render wrote into the caller's workspace, through the render's link: to
+    the caller that rendered only, until the link expires; anything else is the same 404
+    as for no file. No transaction: the link is the grant."""
+    name, stream = await service.workspace_file(runtime, caller, link)
+    return StreamingResponse(
+        aiter(stream), media_type="application/octet-stream", headers=download_headers(name)
+    )
+
+
+@router.get("/workspace/listings/{link}", response_model=WorkspaceListingOut)
+async def workspace_listing(
+    link: Annotated[str, _LINK], caller: Caller, runtime: RuntimeDep
+) -> WorkspaceListingOut:
+    """An unpacked archive's members in the caller's workspace, each with its own link
+    (expiring with this one), through the link a render gave; otherwise 404."""
+    return await service.workspace_listing(runtime, caller, link)

@@ -139,12 +139,41 @@ class BinaryPartOut(BaseModel):
     name: str
 
 
+class WorkspaceEntryOut(BaseModel):
+    """One file to copy into the agent's workspace."""
+
+    path: str = Field(description="Where it goes in the workspace, e.g. `/uploads/3f2a1b9c-a.csv`")
+    size: int = Field(description="Its size in bytes")
+    url: str = Field(
+        description="GET it (with the same bearer token) for the bytes; a path under the API's "
+        "base URL, valid until `expires_at`"
+    )
+
+
+class WorkspaceFetchOut(BaseModel):
+    """How to fetch what a render wrote for one file: short-lived links bound to the caller."""
+
+    expires_at: datetime
+    entries: list[WorkspaceEntryOut] = Field(
+        description="The files written for it: the original, and its extracted text when "
+        "written beside it; empty for an unpacked archive"
+    )
+    listing_url: str | None = Field(
+        description="An unpacked archive: GET it (same bearer token) for the listing of "
+        "its members, each with its own link; null otherwise"
+    )
+
+
 class RenderedFileOut(_Classified):
     file_id: uuid.UUID
     filename: str
     mode: str
     workspace_path: str | None
     sibling_path: str | None
+    fetch: WorkspaceFetchOut | None = Field(
+        description="How the runner fetches what was written into the workspace; null when "
+        "nothing was (inline, not opened, not written, skipped) and on a dry run"
+    )
 
 
 class RenderOut(BaseModel):
@@ -153,6 +182,16 @@ class RenderOut(BaseModel):
     notices: list[str]
     #: True when nothing was written (``?dry_run=true``): the text for the input guardrail.
     dry_run: bool = False
+
+
+class WorkspaceListingOut(BaseModel):
+    """``GET /workspace/listings/{link}``: an unpacked archive's members, one link each."""
+
+    folder: str = Field(
+        description="The archive's folder in the workspace, e.g. `/uploads/3f2a1b9c-repo/`"
+    )
+    expires_at: datetime
+    entries: list[WorkspaceEntryOut]
 
 
 class HistoryFileOut(_Classified):

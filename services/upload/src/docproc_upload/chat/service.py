@@ -22,6 +22,7 @@ import asyncio
 import hashlib
 import logging
 import re
+import time
 import uuid
 from dataclasses import dataclass
 
@@ -49,10 +50,10 @@ from docproc_common.parsing import (
 from docproc_common.parsing.text import parse_text
 from docproc_common.runtime import Runtime
 from docproc_common.settings import LimitSettings
-from docproc_common.storage import clean_filename, new_storage_path
+from docproc_common.storage import StoredStream, clean_filename, new_storage_path
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from docproc_upload.chat import repository
+from docproc_upload.chat import repository, workspace_links
 from docproc_upload.chat.attachments import (
     LIT_READS,
     Agent,
@@ -78,7 +79,12 @@ from docproc_upload.chat.schemas import (
     RenderOut,
     RenderRequest,
     TextPartOut,
+    WorkspaceEntryOut,
+    WorkspaceFetchOut,
+    WorkspaceListingOut,
 )
+from docproc_upload.chat.workspace_links import Entry, Fetch, WorkspaceLinks
+from docproc_upload.downloads import LINK_REFUSED, link_key
 from docproc_upload.inputs import column_length
 from docproc_upload.metrics import CHAT_RENDERS, CHAT_UPLOADS, REJECTIONS, UPLOAD_BYTES
 from docproc_upload.multipart import UploadForm
@@ -458,8 +464,48 @@ async def save_renders(
     )
 
 
-def rendered_out(files: ToRender, rendered: Rendered, *, dry_run: bool) -> RenderOut:
-    """The answer; a real render's modes are counted (its rows are committed)."""
+def links_for(
+    runtime: Runtime, principal: Principal, request: RenderRequest, *, dry_run: bool
+) -> WorkspaceLinks | None:
+    """The links a render hands out: the caller's, to this agent's workspace in this chat,
+    for ``workspace_link_ttl_s``; none without a workspace, and none on a dry run (nothing
+    was written to fetch)."""
+    agent = request.agent
+    if dry_run or not agent.has_workspace:
+        return None
+    ttl = runtime.settings.limits.workspace_link_ttl_s
+    return WorkspaceLinks(
+        link_key(runtime.settings.auth),
+        principal,
+        agent.agent_id,
+        agent.conversation_id,
+        int(time.time()) + ttl,
+    )
+
+
+def _entry_out(e: Entry) -> WorkspaceEntryOut:
+    return WorkspaceEntryOut(path=e.path, size=e.size, url=e.url)
+
+
+def _fetch_out(fetch: Fetch | None) -> WorkspaceFetchOut | None:
+    if fetch is None:
+        return None
+    return WorkspaceFetchOut(
+        expires_at=fetch.expires_at,
+        entries=[_entry_out(e) for e in fetch.entries],
+        listing_url=fetch.listing_url,
+    )
+
+
+def rendered_out(
+    files: ToRender,
+    rendered: Rendered,
+    *,
+    dry_run: bool,
+    links: WorkspaceLinks | None = None,
+) -> RenderOut:
+    """The answer; a real render's modes are counted (its rows are committed). With
+    ``links``, each file written into the workspace says how to fetch it."""
     if not dry_run:
         for o in rendered.files:
             CHAT_RENDERS.labels(o.mode.value).inc()
@@ -479,6 +525,11 @@ def rendered_out(files: ToRender, rendered: Rendered, *, dry_run: bool) -> Rende
                 mode=o.mode.value,
                 workspace_path="/" + o.workspace_path if o.workspace_path else None,
                 sibling_path="/" + o.sibling_path if o.sibling_path else None,
+                fetch=_fetch_out(
+                    links.fetch(o, found[o.file_id].size, found[o.file_id].parsed_content)
+                    if links
+                    else None
+                ),
             )
             for o in rendered.files
         ],
@@ -512,6 +563,55 @@ async def message_attachments(
             )
             for f, r in rows
         ],
+    )
+
+
+# --- the workspace's files, for the runner ----------------------------------------------------
+
+
+def _workspace(
+    runtime: Runtime, principal: Principal, link: str, purpose: str
+) -> tuple[workspace_links.Target, str]:
+    """The opened link and the presenting caller's own workspace root it reads under."""
+    target = workspace_links.open_target(
+        link_key(runtime.settings.auth), link, purpose=purpose, caller=principal, now=time.time()
+    )
+    root = workspace_root(owner_segment(principal.user_id), target.agent_id, target.conversation_id)
+    return target, root
+
+
+async def workspace_file(
+    runtime: Runtime, principal: Principal, link: str
+) -> tuple[str, StoredStream]:
+    """A file a render wrote (its name and its bytes, opened), through a link the caller
+    holds; a link that is not the caller's, expired, or whose file is gone is 404."""
+    target, root = _workspace(runtime, principal, link, workspace_links.FILE)
+    try:
+        stream = await runtime.storage.open(target.key(root))
+    except FileNotFoundError:
+        raise NotFound(LINK_REFUSED) from None
+    return target.path.rsplit("/", 1)[-1], stream
+
+
+async def workspace_listing(
+    runtime: Runtime, principal: Principal, link: str
+) -> WorkspaceListingOut:
+    """An unpacked archive's members, each with its own link that expires with this one."""
+    target, root = _workspace(runtime, principal, link, workspace_links.LISTING)
+    objects = await runtime.storage.list_prefix(target.key(root) + "/")
+    if not objects:
+        raise NotFound(LINK_REFUSED)
+    links = WorkspaceLinks(
+        link_key(runtime.settings.auth),
+        principal,
+        target.agent_id,
+        target.conversation_id,
+        target.link.expires_at,
+    )
+    return WorkspaceListingOut(
+        folder="/" + target.path + "/",
+        expires_at=target.link.expires(),
+        entries=[_entry_out(e) for e in workspace_links.listed(links, root, objects)],
     )
 
 
