@@ -584,6 +584,28 @@ async def run_source(
     return status
 
 
+@dataclass(frozen=True, slots=True)
+class SqlRuns:
+    """``handler.Runs`` on the database: ``run_source`` and the run's log."""
+
+    runtime: Runtime
+    settings: SyncSettings
+
+    async def run(
+        self,
+        unit: Unit[AsyncSession],
+        source_id: uuid.UUID,
+        log_id: uuid.UUID,
+        resume_after: str | None,
+    ) -> str:
+        return await run_source(
+            self.runtime, self.settings, source_id, log_id, resume_after=resume_after, unit=unit
+        )
+
+    async def fail(self, session: AsyncSession, log_id: uuid.UUID, error_message: str) -> None:
+        await repository.finish_log(session, log_id, "error", error_message=error_message)
+
+
 def run_failed(exc: BaseException) -> str:
     """A run's error message when it stopped on ``exc`` (its class only, never its text)."""
     return f"The run failed ({type(exc).__name__}); the next run picks up where it stopped"
