@@ -21,7 +21,7 @@ from typing import Generic, Protocol, TypeVar
 from docproc_common.bus.stage import Unit, commit, was_processed
 from docproc_common.events import SyncRequested
 
-from docproc_sync.service import run_failed
+from docproc_sync.failures import run_failed
 
 log = logging.getLogger(__name__)
 
