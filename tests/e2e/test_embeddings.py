@@ -3,8 +3,15 @@
 A collection on the ``openai`` provider is pointed (``embedding_base_url``) at the
 embedder's own OpenAI-compatible ``/v1/embeddings``, which serves the local model
 behind a bearer token kept in the vault: ingestion and search go through the real
-HTTP client. A stand-in answering 401 and a deleted vault key end the document
-``error`` with docproc's own message and no vectors.
+HTTP client. A document failed because its vault key was deleted is indexed from its
+stored original once a new key is bound and it is retried.
+
+What the index stage decides alone is its stage test's (no cluster):
+``services/embedder/tests/unit/test_index_stage.py`` holds a rejected credential, a deleted
+key and a provider that never answers (each the row's exact message, no chunk; the last
+through the bus's retry policy to ``give_up``), ``libs/common/tests/unit/test_embedding_client.py``
+the provider's answers (the 401 message, the key sent, the log line of a 503), and
+``tests/faults/test_poison.py`` the bus giving up across processes.
 """
 
 from __future__ import annotations
@@ -16,7 +23,6 @@ import httpx
 import pytest
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW
 from docproc_testing.api import wait_for
-from docproc_testing.embedding_standin import running_standin
 
 from tests.e2e.deployment import GATEWAY_TOKEN, MINILM
 from tests.e2e.harness import Cluster
@@ -121,24 +127,6 @@ def test_openai_provider_through_the_embedders_own_endpoint(cluster: Cluster) ->
         assert "capybara" in first
 
 
-def test_a_rejected_key_fails_the_document_with_the_credential_message(cluster: Cluster) -> None:
-    with member(cluster) as client, running_standin(status=401, dims=384) as standin:
-        kb = create_kb(client, add_key(client, "sk-revoked"), standin.url)
-        doc = upload(client, kb, "Nothing here will be embedded.")
-        status, error, chunks = settled(cluster, doc)
-        assert status == "error"
-        assert error == (
-            f"The embedding provider 'openai' rejected the credential of collection "
-            f"'{kb['collection_name']}' (HTTP 401) - replace the key in the vault or bind "
-            "another one to the collection"
-        )
-        assert chunks == 0
-        assert vectors(cluster, kb["collection_name"]) == 0
-        embedded = [r for r in standin.requests if r.path == "/v1/embeddings"]
-        assert embedded
-        assert {r.bearer for r in embedded} == {"sk-revoked"}
-
-
 def with_its_key_deleted(cluster: Cluster, client: httpx.Client) -> dict[str, Any]:
     """A base on the embedder's own endpoint whose vault key has since been deleted."""
     embedder = f"http://127.0.0.1:{cluster.services['embedder'].port}/v1"
@@ -146,21 +134,6 @@ def with_its_key_deleted(cluster: Cluster, client: httpx.Client) -> dict[str, An
     kb = create_kb(client, key, embedder)
     assert client.delete(f"/secrets/{key}").status_code == 204
     return kb
-
-
-def test_a_deleted_key_is_named_in_the_failure(cluster: Cluster) -> None:
-    with member(cluster) as client:
-        kb = with_its_key_deleted(cluster, client)
-        status, error, _ = settled(cluster, upload(client, kb, "Some text."))
-        assert status == "error"
-        assert error == (
-            f"No embedding credential is configured for this collection "
-            f"'{kb['collection_name']}' (openai): the secret was deleted"
-        )
-        assert vectors(cluster, kb["collection_name"]) == 0
-    log = cluster.services["embedder"].log_path.read_text()
-    assert "secret_deleted" in log
-    assert GATEWAY_TOKEN not in log
 
 
 def test_a_failed_document_is_retried_from_its_stored_original(cluster: Cluster) -> None:
@@ -184,29 +157,3 @@ def test_a_failed_document_is_retried_from_its_stored_original(cluster: Cluster)
         assert again.status_code == 400
         assert again.json()["error"]["message"] == "Only a failed document can be retried"
         assert settled(cluster, doc) == ("done", None, chunks)
-
-
-def test_a_provider_that_never_answers_ends_the_document_in_error(cluster: Cluster) -> None:
-    """503 on every attempt: the bus gives up, and the document says so instead of indexing for ever."""
-    with member(cluster) as client, running_standin(status=503, dims=384) as standin:
-        kb = create_kb(client, add_key(client, "sk-unavailable"), standin.url)
-        doc = upload(client, kb, "Nothing here will be embedded.")
-        status, error, chunks = settled(cluster, doc)
-        ingestion = client.get(f"/kb/{kb['id']}/ingestion").json()
-        asked = len([r for r in standin.requests if r.path == "/v1/embeddings"])
-    assert status == "error"
-    assert error == (
-        "The document could not be indexed (EmbeddingProviderUnavailable) - it failed 5 times "
-        "on something other than the file (the embedding provider not answering, storage or "
-        "the database); retry the upload later. The worker log has the full error."
-    )
-    assert (chunks, vectors(cluster, kb["collection_name"])) == (0, 0)
-    assert ingestion["indexing_status"] == "complete"
-    assert (ingestion["processing_count"], ingestion["failed_count"]) == (0, 1)
-    assert asked >= 5  # every attempt asked the provider
-    # the stored message names no endpoint; the worker log has the whole story
-    endpoint = standin.url.split("//", 1)[1].split("/", 1)[0]
-    assert endpoint not in error
-    log = cluster.services["embedder"].log_path.read_text()
-    assert f"answered HTTP 503 for collection {kb['collection_name']}" in log
-    assert "dead-lettering" in log and "EmbeddingProviderUnavailable" in log

@@ -121,10 +121,12 @@ class TestHttpClient:
                 await client.embed(["a"])
         message = failure_message(Stage.INDEX, info.value)
         assert message == info.value.message
-        assert "'docs'" in message
-        assert "openai" in message
-        assert f"HTTP {status}" in message
+        assert message == (
+            f"The embedding provider 'openai' rejected the credential of collection 'docs' "
+            f"(HTTP {status}) - replace the key in the vault or bind another one to the collection"
+        )
         assert "127.0.0.1" not in message
+        assert [r.bearer for r in s.requests] == ["sk-standin"]  # the key it was given, refused
 
     async def test_404_is_model_not_served(self, clients: EmbeddingClients) -> None:
         with running_standin(dims=8, status=404) as s:
@@ -133,11 +135,16 @@ class TestHttpClient:
                 await client.embed(["a"])
 
     @pytest.mark.parametrize("status", [429, 500, 502, 503])
-    async def test_retryable(self, clients: EmbeddingClients, status: int) -> None:
+    async def test_retryable(
+        self, clients: EmbeddingClients, status: int, caplog: pytest.LogCaptureFixture
+    ) -> None:
         with running_standin(dims=8, status=status) as s:
             client = HttpEmbeddingClient(resolved(s.url), clients.http())
-            with pytest.raises(RetryableError, match=f"HTTP {status}"):
+            with pytest.raises(RetryableError, match=f"HTTP {status}") as info:
                 await client.embed(["a"])
+        # the stored message names no endpoint; the worker log says who answered what
+        assert "127.0.0.1" not in str(info.value)
+        assert f"answered HTTP {status} for collection docs" in caplog.text
 
     async def test_other_4xx(self, clients: EmbeddingClients) -> None:
         with running_standin(dims=8, status=400) as s:

@@ -13,11 +13,21 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from docproc_common.bus.delivery import Delivery
+from docproc_common.bus.delivery import Delivery, Subscription
+from docproc_common.bus.policy import Outcome as Handling
+from docproc_common.bus.policy import RetryPolicy, handle_with_retries
 from docproc_common.bus.stage import Outcome, give_up, run
 from docproc_common.citations import Citation, citations_key, dump_citations
 from docproc_common.db.models import DocumentStatus, KnowledgeBase, RagDocument, Scope, WriterKind
-from docproc_common.embedding.client import EmbeddingClient, EmbeddingTarget
+from docproc_common.embedding.client import (
+    CredentialSource,
+    EmbeddingClient,
+    EmbeddingCredentialRejectedError,
+    EmbeddingProviderUnavailable,
+    EmbeddingTarget,
+    RefusingClient,
+    ResolvedEmbedding,
+)
 from docproc_common.errors import InvalidInput
 from docproc_common.events import DocumentFailed, DocumentIndexed, DocumentParsed
 from docproc_common.operator_content import LOCAL_MODEL
@@ -128,10 +138,12 @@ class Setup:
         )
         self.index.bases[self.kb.id] = self.kb
         self.targets: list[EmbeddingTarget] = []
+        #: what the vault's resolution hands out instead, when it refuses the collection
+        self.refused: RefusingClient | None = None
 
         async def client_for(target: EmbeddingTarget) -> EmbeddingClient:
             self.targets.append(target)
-            return self.client
+            return self.refused or self.client
 
         self.stage = IndexStage(storage, client_for, self.index)
 
@@ -320,6 +332,92 @@ async def test_giving_up_says_how_often_the_index_failed(setup: Setup) -> None:
         "The document could not be indexed (TimeoutError) - it failed 5 times"
     )
     assert not setup.store.exists(event.chunks_path)
+
+
+async def test_a_rejected_credential_fails_the_row_with_the_providers_message(
+    setup: Setup,
+) -> None:
+    """The provider answers 401 (``HttpEmbeddingClient`` raises what
+    ``libs/common/tests/unit/test_embedding_client.py::test_rejected_credential`` pins): the row
+    ends ``error`` with that message, once, and no chunk is written."""
+    rejected = (
+        "The embedding provider 'openai' rejected the credential of collection 'c' (HTTP 401) - "
+        "replace the key in the vault or bind another one to the collection"
+    )
+    setup.client.refusal = EmbeddingCredentialRejectedError(rejected)
+    row, event = setup.parsed(chunk_count=0)  # as the database's default leaves it
+    d = delivery()
+    assert await setup.run(event, d) is Outcome.FAILED
+    assert (row.status, row.error_message, row.chunk_count) == (DocumentStatus.ERROR, rejected, 0)
+    assert setup.index.sets == {} and setup.client.calls == 1
+    (failed,) = setup.memory.sent(DocumentFailed)
+    assert isinstance(failed, DocumentFailed) and failed.error_message == rejected
+    assert setup.memory.sent(DocumentIndexed) == []
+    assert setup.memory.processed == {("embedder", d.event_id)}
+
+
+async def test_a_key_deleted_from_the_vault_is_named_in_the_failure(setup: Setup) -> None:
+    """The collection's key was deleted: the resolution hands out a ``RefusingClient`` (the
+    source ``secret_deleted``, ``test_vault_embeddings.py::TestResolution``), and the row says
+    so in the vault's words, with no chunk written."""
+    resolved = ResolvedEmbedding(
+        collection_name="c",
+        provider="openai",
+        model="text-embedding-3-small",
+        dims=4,
+        base_url=None,
+        api_key=None,
+        source=CredentialSource.SECRET_DELETED,
+    )
+    setup.refused = RefusingClient(resolved.refusal(), 4)
+    row, event = setup.parsed()
+    assert await setup.run(event, delivery()) is Outcome.FAILED
+    assert row.status == DocumentStatus.ERROR
+    assert row.error_message == (
+        "No embedding credential is configured for this collection 'c' (openai): "
+        "the secret was deleted"
+    )
+    assert setup.index.sets == {} and setup.memory.sent(DocumentIndexed) == []
+
+
+async def test_a_provider_that_never_answers_ends_the_row_error_once_the_bus_gives_up(
+    setup: Setup, caplog: pytest.LogCaptureFixture
+) -> None:
+    """503 on every attempt (``EmbeddingProviderUnavailable``, a retryable error): each of the
+    bus's attempts asks the provider again and records nothing; past the last, ``give_up``
+    turns the row ``error`` saying how often it failed, naming no endpoint, and the event is
+    dead-lettered (the bus's retry policy as the Kafka runner applies it)."""
+    setup.client.refusal = EmbeddingProviderUnavailable(
+        "The embedding provider 'openai' is unavailable (HTTP 503)"
+    )
+    row, event = setup.parsed(chunk_count=0)
+
+    async def handler(e: DocumentParsed, d: Delivery) -> None:
+        await run(setup.memory.unit(d), setup.stage, e)
+
+    async def gave_up(e: DocumentParsed, d: Delivery, exc: BaseException) -> None:
+        await give_up(setup.memory.unit(d), setup.stage, e, exc, d.attempt)
+
+    subscription = Subscription(DocumentParsed.TOPIC, handler, give_up=gave_up)
+    policy = RetryPolicy(in_place_retries=0, backoff_s=0, delay_s=0, max_attempts=5)
+    event_id, payload = uuid.uuid4(), event.model_dump(mode="json")
+    for attempt in range(1, 5):
+        result = await handle_with_retries(
+            subscription, payload, delivery(event_id, attempt), policy
+        )
+        assert result.outcome is Handling.RETRY
+        assert row.status == DocumentStatus.PROCESSING and setup.memory.processed == set()
+    result = await handle_with_retries(subscription, payload, delivery(event_id, 5), policy)
+    assert result.outcome is Handling.DLQ
+    assert setup.client.calls == 5  # every attempt asked the provider
+    assert (row.status, row.chunk_count) == (DocumentStatus.ERROR, 0)
+    assert row.error_message == (
+        "The document could not be indexed (EmbeddingProviderUnavailable) - it failed 5 times "
+        "on something other than the file (the embedding provider not answering, storage or "
+        "the database); retry the upload later. The worker log has the full error."
+    )
+    assert setup.index.sets == {} and setup.memory.sent(DocumentIndexed) == []
+    assert "dead-lettering" in caplog.text and "EmbeddingProviderUnavailable" in caplog.text
 
 
 def kb_on_c(scope: Scope, provider: str, model: str, dims: int, **columns: Any) -> KnowledgeBase:

@@ -11,7 +11,7 @@ from docproc_common.periodic import periodic
 from docproc_common.runtime import Runtime, ServiceSpec
 
 from docproc_sync.handler import SyncStage
-from docproc_sync.service import reconcile_once, schedule_once
+from docproc_sync.service import SqlRuns, reconcile_once, schedule_once
 
 NAME = "sync"
 log = logging.getLogger(__name__)
@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 
 def build(runtime: Runtime) -> ServiceSpec:
     settings = runtime.settings.sync
-    handler = UnitHandler(runtime.sessionmaker, SyncStage(runtime, settings))
+    handler = UnitHandler(runtime.sessionmaker, SyncStage(SqlRuns(runtime, settings)))
     return ServiceSpec(
         name=NAME,
         keys=frozenset({"vault"}),  # the sources' credentials, the embedding keys

@@ -64,6 +64,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from docproc_sync import repository
 from docproc_sync.connectors import CONNECTORS
 from docproc_sync.connectors.base import BaseSyncConnector, RemoteFile, RemoteListing
+from docproc_sync.failures import run_failed
 from docproc_sync.metrics import BYTES, DELETED, FILES, RUN_SECONDS, RUNS
 from docproc_sync.repository import ClaimState, Existing
 
@@ -584,9 +585,26 @@ async def run_source(
     return status
 
 
-def run_failed(exc: BaseException) -> str:
-    """A run's error message when it stopped on ``exc`` (its class only, never its text)."""
-    return f"The run failed ({type(exc).__name__}); the next run picks up where it stopped"
+@dataclass(frozen=True, slots=True)
+class SqlRuns:
+    """``handler.Runs`` on the database: ``run_source`` and the run's log."""
+
+    runtime: Runtime
+    settings: SyncSettings
+
+    async def run(
+        self,
+        unit: Unit[AsyncSession],
+        source_id: uuid.UUID,
+        log_id: uuid.UUID,
+        resume_after: str | None,
+    ) -> str:
+        return await run_source(
+            self.runtime, self.settings, source_id, log_id, resume_after=resume_after, unit=unit
+        )
+
+    async def fail(self, session: AsyncSession, log_id: uuid.UUID, error_message: str) -> None:
+        await repository.finish_log(session, log_id, "error", error_message=error_message)
 
 
 async def _run_locked(
