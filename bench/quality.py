@@ -190,11 +190,21 @@ def client(api: str) -> httpx.Client:
     return httpx.Client(base_url=api + "/api/v1", auth=FreshToken(), timeout=300)
 
 
-def knowledge_base(c: httpx.Client, name: str, config: str) -> dict[str, str]:
+def knowledge_base(
+    c: httpx.Client, name: str, config: str, chunk_size: int | None
+) -> dict[str, str]:
     for kb in c.get("/kb").raise_for_status().json():
         if kb["collection_name"] == name:
             return dict(kb)
-    body = {"name": name, "collection_name": name, "scope": "app", "text_search_config": config}
+    body: dict[str, Any] = {
+        "name": name,
+        "collection_name": name,
+        "scope": "app",
+        "text_search_config": config,
+    }
+    if chunk_size is not None:
+        overlap = min(200, chunk_size // 8)
+        body["ingestion_config"] = {"chunk_size": chunk_size, "chunk_overlap": overlap}
     return dict(c.post("/kb", json={**body, **LOCAL_MODEL}).raise_for_status().json())
 
 
@@ -389,8 +399,11 @@ def main() -> None:
     ap.add_argument("--data", type=Path, required=True, help="a BEIR-format folder")
     ap.add_argument("--split", default="test", help="qrels/<split>.tsv (default test)")
     ap.add_argument("--home", type=Path, help="keep the all-in-one's home here between runs")
-    ap.add_argument("--collection", help="default: beir_<folder>_<config>")
+    ap.add_argument("--collection", help="default: beir_<folder>_<config>[_<chunk size>]")
     ap.add_argument("--config", default="simple", help="the collection's text_search_config")
+    ap.add_argument(
+        "--chunk-size", type=int, help="the base's chunk_size (default: the product's default)"
+    )
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--queries", type=int, help="the first N judged queries only")
     ap.add_argument("--bootstrap", type=int, default=1000, help="resamples per interval")
@@ -413,14 +426,15 @@ def main() -> None:
             data.corpus, {q: data.queries[q] for q in keep}, {q: data.qrels[q] for q in keep}
         )
     folder = re.sub(r"[^a-z0-9_]", "_", args.data.resolve().name.lower())
-    collection = args.collection or f"beir_{folder}_{args.config}"
+    chunking = f"_{args.chunk_size}" if args.chunk_size else ""
+    collection = args.collection or f"beir_{folder}_{args.config}{chunking}"
     print(
         f"data {args.data} split {args.split}: {len(data.corpus)} documents, "
         f"{len(data.queries)} judged queries; collection {collection}; load {load()}",
         flush=True,
     )
     with home(args.home) as where, running_dev(where, embedded=True) as dev, client(dev.url) as c:
-        kb = knowledge_base(c, collection, args.config)
+        kb = knowledge_base(c, collection, args.config, args.chunk_size)
         seconds, state = ingest(c, kb["id"], data)
         chunks = c.get(f"/rag/collections/{collection}/info").raise_for_status().json()
         print(
