@@ -243,6 +243,8 @@ class LocalReranker:
     def __init__(self, model: CrossEncoder, pool: BlockingPool) -> None:
         self._model = model
         self._pool = pool
+        #: The name the model answers to (its card's, else its directory's).
+        self.name = model.name
 
     async def rerank(self, query: str, passages: list[str]) -> npt.NDArray[np.float64]:
         if not passages:
