@@ -226,7 +226,7 @@ def _rerank_route(
 
         if unauthorized(authorization) is not None:
             return refuse(401, "invalid api token", "Unauthorized")
-        if (body.documents is None) == tei:
+        if (body.documents is not None) == tei:
             return refuse(400, "give either documents (Cohere, Jina) or texts (TEI)")
         passages = (body.texts if tei else body.documents) or []
         if not body.query or not passages or len(passages) > MAX_RERANK_DOCUMENTS:
