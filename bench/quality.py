@@ -18,6 +18,11 @@ fusion (``search.service.fuse``) over the vector and keyword hits for vector wei
 pipeline is held to, over the same texts: the built-in model run directly (whole-corpus
 exact cosine, sentence-transformers' 256-token truncation; the parity check) and BM25 by
 ``bm25s`` (English stop words and Snowball stemming, and plain lower-cased words).
+``--rerank-model-dir`` mounts a cross-encoder directory (``model.onnx``, ``tokenizer.json``,
+optional ``card.json``; docs/search.md, "Reranking") as the all-in-one's
+``EMBEDDER__RERANK_MODEL_DIR``, names it the collection's reranker, and adds the ``rerank``
+mode: hybrid, its first 50 hits scored by the cross-encoder. Every other mode is searched
+with ``rerank: false``, so the legs are measured without it.
 Never commit a data set or anything derived from one; ``bench/out/`` is ignored.
 """
 
@@ -48,13 +53,21 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from docproc_common.auth import EDIT, VIEW, mint_token  # noqa: E402
-from docproc_common.settings import AuthSettings  # noqa: E402
 from docproc_testing.api import wait_for  # noqa: E402
+from docproc_testing.auth import DEV_AUTH  # noqa: E402
 from docproc_testing.dev import running_dev  # noqa: E402
 from docproc_testing.runtime import LOCAL_MODEL  # noqa: E402
 
 MEASURES = {"nDCG@10": nDCG @ 10, "R@10": R @ 10, "R@100": R @ 100, "MRR@10": MRR @ 10}
 MODES = ("vector", "keyword", "hybrid")
+#: The modes' request fields: ``rerank`` is hybrid then the collection's reranker, and the
+#: others leave the reranker out whatever the collection says.
+REQUESTS: dict[str, dict[str, Any]] = {
+    "vector": {"mode": "vector", "rerank": False},
+    "keyword": {"mode": "keyword", "rerank": False},
+    "hybrid": {"mode": "hybrid", "rerank": False},
+    "rerank": {"mode": "hybrid", "rerank": True},
+}
 TOP_K = 100
 UPLOADERS = 4
 
@@ -146,9 +159,8 @@ class FreshToken(httpx.Auth):
     """An app admin's token minted per request: an ingestion outlasts one token's hour."""
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        token = mint_token(
-            AuthSettings(), user_id="bench", permissions=[VIEW, EDIT], app_admin=True
-        )
+        # the all-in-one's development key (running_dev starts it with ENV=dev)
+        token = mint_token(DEV_AUTH, user_id="bench", permissions=[VIEW, EDIT], app_admin=True)
         request.headers["Authorization"] = f"Bearer {token}"
         yield request
 
@@ -222,7 +234,7 @@ def search_runs(
         hits: Hits = {}
         latencies = []
         for qid, query in data.queries.items():
-            body = {"query": query, "collections": [collection], "top_k": TOP_K, "mode": mode}
+            body = {"query": query, "collections": [collection], "top_k": TOP_K, **REQUESTS[mode]}
             started = time.perf_counter()
             hits[qid] = c.post("/rag/search", json=body).raise_for_status().json()["results"]
             latencies.append(1000 * (time.perf_counter() - started))
@@ -358,7 +370,12 @@ def main() -> None:
     ap.add_argument("--home", type=Path, help="keep the all-in-one's home here between runs")
     ap.add_argument("--collection", help="default: beir_<folder>_<config>")
     ap.add_argument("--config", default="simple", help="the collection's text_search_config")
-    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--modes", help=f"default: {','.join(MODES)} (and rerank with a model)")
+    ap.add_argument(
+        "--rerank-model-dir",
+        type=Path,
+        help="a cross-encoder directory: the collection reranks with it (the rerank mode)",
+    )
     ap.add_argument("--queries", type=int, help="the first N judged queries only")
     ap.add_argument("--bootstrap", type=int, default=1000, help="resamples per interval")
     ap.add_argument("--reference", action="store_true", help="also the model directly and BM25")
@@ -366,6 +383,14 @@ def main() -> None:
         "--sweep", action="store_true", help="hybrid's fusion over the vector weights 0 to 1"
     )
     args = ap.parse_args()
+    modes = (args.modes or ",".join(MODES)).split(",")
+    if args.rerank_model_dir is not None and args.modes is None:
+        modes.append("rerank")
+    if "rerank" in modes and args.rerank_model_dir is None:
+        ap.error("the rerank mode needs a cross-encoder: --rerank-model-dir")
+    env = {}
+    if args.rerank_model_dir is not None:
+        env["EMBEDDER__RERANK_MODEL_DIR"] = str(args.rerank_model_dir.resolve())
 
     data = load_beir(args.data, args.split)
     if args.queries:
@@ -380,8 +405,15 @@ def main() -> None:
         f"{len(data.queries)} judged queries; collection {collection}; load {load()}",
         flush=True,
     )
-    with home(args.home) as where, running_dev(where, embedded=True) as dev, client(dev.url) as c:
+    with (
+        home(args.home) as where,
+        running_dev(where, embedded=True, env=env) as dev,
+        client(dev.url) as c,
+    ):
         kb = knowledge_base(c, collection, args.config)
+        if args.rerank_model_dir is not None:
+            reranker = {"rerank": {"provider": "local"}}
+            c.patch(f"/kb/{kb['id']}", json=reranker).raise_for_status()
         seconds, state = ingest(c, kb["id"], data)
         chunks = c.get(f"/rag/collections/{collection}/info").raise_for_status().json()
         print(
@@ -391,7 +423,7 @@ def main() -> None:
         )
         header()
         legs: dict[str, Hits] = {}
-        for mode, hits, latencies in search_runs(c, collection, data, args.modes.split(",")):
+        for mode, hits, latencies in search_runs(c, collection, data, modes):
             legs[mode] = hits
             report(mode, data.qrels, documents(data, hits), args.bootstrap, percentiles(latencies))
         print(f"load {load()}", flush=True)
