@@ -5,7 +5,9 @@ read (``plan_search``: a name the caller reaches nothing on, a base it cannot vi
 query no base of its own organization would pay for, a collection without a usable key
 all refuse the whole search). Each collection is then ranked by vector (HNSW with an
 exact-scan fallback), by keyword (BM25 on the table's ``content_tsv``) or by both fused
-(``search_collection``, ``fuse``); the statements are ``search.repository``'s.
+(``search_collection``, ``fuse``); the statements are ``search.repository``'s. A collection
+whose base names a reranker (or every one, with ``rerank: true``) then has its first
+``RERANK_CANDIDATES`` hits reordered by it (``plan_rerank``, ``rerank``; ADR 0017).
 """
 
 from __future__ import annotations
