@@ -363,6 +363,20 @@ def load() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+def with_reranker(
+    ap: argparse.ArgumentParser, modes: str | None, model_dir: Path | None
+) -> tuple[str, dict[str, str]]:
+    """The modes to run (``rerank`` added when a cross-encoder is given and no modes are
+    named) and the all-in-one's settings that mount the cross-encoder."""
+    chosen = (modes or ",".join(MODES)).split(",")
+    if model_dir is not None and modes is None:
+        chosen.append("rerank")
+    if "rerank" in chosen and model_dir is None:
+        ap.error("the rerank mode needs a cross-encoder: --rerank-model-dir")
+    env = {} if model_dir is None else {"EMBEDDER__RERANK_MODEL_DIR": str(model_dir.resolve())}
+    return ",".join(chosen), env
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data", type=Path, required=True, help="a BEIR-format folder")
@@ -383,16 +397,9 @@ def main() -> None:
         "--sweep", action="store_true", help="hybrid's fusion over the vector weights 0 to 1"
     )
     args = ap.parse_args()
-    modes = (args.modes or ",".join(MODES)).split(",")
-    if args.rerank_model_dir is not None and args.modes is None:
-        modes.append("rerank")
-    if "rerank" in modes and args.rerank_model_dir is None:
-        ap.error("the rerank mode needs a cross-encoder: --rerank-model-dir")
-    env = {}
-    if args.rerank_model_dir is not None:
-        env["EMBEDDER__RERANK_MODEL_DIR"] = str(args.rerank_model_dir.resolve())
 
     data = load_beir(args.data, args.split)
+    args.modes, env = with_reranker(ap, args.modes, args.rerank_model_dir)
     if args.queries:
         keep = list(data.queries)[: args.queries]
         data = DataSet(
@@ -423,7 +430,7 @@ def main() -> None:
         )
         header()
         legs: dict[str, Hits] = {}
-        for mode, hits, latencies in search_runs(c, collection, data, modes):
+        for mode, hits, latencies in search_runs(c, collection, data, args.modes.split(",")):
             legs[mode] = hits
             report(mode, data.qrels, documents(data, hits), args.bootstrap, percentiles(latencies))
         print(f"load {load()}", flush=True)
