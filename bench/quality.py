@@ -159,7 +159,6 @@ class FreshToken(httpx.Auth):
     """An app admin's token minted per request: an ingestion outlasts one token's hour."""
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        # the all-in-one's development key (running_dev starts it with ENV=dev)
         token = mint_token(DEV_AUTH, user_id="bench", permissions=[VIEW, EDIT], app_admin=True)
         request.headers["Authorization"] = f"Bearer {token}"
         yield request
