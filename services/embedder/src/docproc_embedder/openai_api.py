@@ -243,7 +243,8 @@ def _rerank_route(
         scores = await local.rerank(body.query, passages)
         order = sorted(range(len(passages)), key=lambda i: -float(scores[i]))
         if tei:
-            values = np.log(scores / (1.0 - scores)) if body.raw_scores else scores
+            kept = np.clip(scores, 1e-12, 1 - 1e-12)  # a logit back, finite
+            values = np.log(kept / (1.0 - kept)) if body.raw_scores else scores
             return JSONResponse([{"index": i, "score": float(values[i])} for i in order])
         results = [{"index": i, "relevance_score": float(scores[i])} for i in order]
         return JSONResponse(

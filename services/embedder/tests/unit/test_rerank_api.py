@@ -21,7 +21,7 @@ from docproc_common.rerank.cross_encoder import CrossEncoder
 from docproc_common.settings import Settings
 from docproc_embedder.openai_api import build_openai_router
 from docproc_testing.servers import serving_app
-from docproc_testing.tiny_models import tiny_cross_encoder
+from docproc_testing.tiny_models import overlap, tiny_cross_encoder
 from fastapi import FastAPI
 
 TOKEN = "sk-embedder-test"  # noqa: S105 - a test bearer
@@ -81,6 +81,16 @@ async def test_answers_best_first_in_each_shape(served: tuple[str, EmbeddingClie
     assert [r["index"] for r in results] == [1, 3]
     assert results[0]["relevance_score"] > results[1]["relevance_score"]
     assert [r["index"] for r in tei.json()][:2] == [1, 3]
+    async with httpx.AsyncClient() as http:
+        raw = await http.post(
+            f"{url}/rerank",
+            json={"query": QUERY, "texts": PASSAGES, "raw_scores": True},
+            headers=auth,
+        )
+    logits = {r["index"]: r["score"] for r in raw.json()}  # the model's logits, as TEI's
+    vocabulary = [QUERY, *PASSAGES]
+    for i, passage in enumerate(PASSAGES):
+        assert logits[i] == pytest.approx(overlap(QUERY, passage, vocabulary), abs=1e-4)
 
 
 async def test_refusals(served: tuple[str, EmbeddingClients]) -> None:
