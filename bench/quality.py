@@ -18,6 +18,11 @@ fusion (``search.service.fuse``) over the vector and keyword hits for vector wei
 pipeline is held to, over the same texts: the built-in model run directly (whole-corpus
 exact cosine, sentence-transformers' 256-token truncation; the parity check) and BM25 by
 ``bm25s`` (English stop words and Snowball stemming, and plain lower-cased words).
+``--rerank-model-dir`` mounts a cross-encoder directory (``model.onnx``, ``tokenizer.json``,
+optional ``card.json``; docs/search.md, "Reranking") as the all-in-one's
+``EMBEDDER__RERANK_MODEL_DIR``, names it the collection's reranker, and adds the ``rerank``
+mode: hybrid, its first 50 hits scored by the cross-encoder. Every other mode is searched
+with ``rerank: false``, so the legs are measured without it.
 Never commit a data set or anything derived from one; ``bench/out/`` is ignored.
 """
 
@@ -55,6 +60,14 @@ from docproc_testing.runtime import LOCAL_MODEL  # noqa: E402
 
 MEASURES = {"nDCG@10": nDCG @ 10, "R@10": R @ 10, "R@100": R @ 100, "MRR@10": MRR @ 10}
 MODES = ("vector", "keyword", "hybrid")
+#: The modes' request fields: ``rerank`` is hybrid then the collection's reranker, and the
+#: others leave the reranker out whatever the collection says.
+REQUESTS: dict[str, dict[str, Any]] = {
+    "vector": {"mode": "vector", "rerank": False},
+    "keyword": {"mode": "keyword", "rerank": False},
+    "hybrid": {"mode": "hybrid", "rerank": False},
+    "rerank": {"mode": "hybrid", "rerank": True},
+}
 TOP_K = 100
 UPLOADERS = 4
 
@@ -265,7 +278,7 @@ def search_runs(
         hits: Hits = {}
         latencies = []
         for qid, query in data.queries.items():
-            body = {"query": query, "collections": [collection], "top_k": TOP_K, "mode": mode}
+            body = {"query": query, "collections": [collection], "top_k": TOP_K, **REQUESTS[mode]}
             started = time.perf_counter()
             hits[qid] = c.post("/rag/search", json=body).raise_for_status().json()["results"]
             latencies.append(1000 * (time.perf_counter() - started))
@@ -394,6 +407,20 @@ def load() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+def with_reranker(
+    ap: argparse.ArgumentParser, modes: str | None, model_dir: Path | None
+) -> tuple[str, dict[str, str]]:
+    """The modes to run (``rerank`` added when a cross-encoder is given and no modes are
+    named) and the all-in-one's settings that mount the cross-encoder."""
+    chosen = (modes or ",".join(MODES)).split(",")
+    if model_dir is not None and modes is None:
+        chosen.append("rerank")
+    if "rerank" in chosen and model_dir is None:
+        ap.error("the rerank mode needs a cross-encoder: --rerank-model-dir")
+    env = {} if model_dir is None else {"EMBEDDER__RERANK_MODEL_DIR": str(model_dir.resolve())}
+    return ",".join(chosen), env
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data", type=Path, required=True, help="a BEIR-format folder")
@@ -404,7 +431,12 @@ def main() -> None:
     ap.add_argument(
         "--chunk-size", type=int, help="the base's chunk_size (default: the product's default)"
     )
-    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--modes", help=f"default: {','.join(MODES)} (and rerank with a model)")
+    ap.add_argument(
+        "--rerank-model-dir",
+        type=Path,
+        help="a cross-encoder directory: the collection reranks with it (the rerank mode)",
+    )
     ap.add_argument("--queries", type=int, help="the first N judged queries only")
     ap.add_argument("--bootstrap", type=int, default=1000, help="resamples per interval")
     ap.add_argument("--reference", action="store_true", help="also the model directly and BM25")
@@ -420,6 +452,7 @@ def main() -> None:
     args = ap.parse_args()
 
     data = load_beir(args.data, args.split)
+    args.modes, env = with_reranker(ap, args.modes, args.rerank_model_dir)
     if args.queries:
         keep = list(data.queries)[: args.queries]
         data = DataSet(
@@ -433,8 +466,15 @@ def main() -> None:
         f"{len(data.queries)} judged queries; collection {collection}; load {load()}",
         flush=True,
     )
-    with home(args.home) as where, running_dev(where, embedded=True) as dev, client(dev.url) as c:
+    with (
+        home(args.home) as where,
+        running_dev(where, embedded=True, env=env) as dev,
+        client(dev.url) as c,
+    ):
         kb = knowledge_base(c, collection, args.config, args.chunk_size)
+        if args.rerank_model_dir is not None:
+            reranker = {"rerank": {"provider": "local"}}
+            c.patch(f"/kb/{kb['id']}", json=reranker).raise_for_status()
         seconds, state = ingest(c, kb["id"], data)
         chunks = c.get(f"/rag/collections/{collection}/info").raise_for_status().json()
         print(

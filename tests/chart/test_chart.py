@@ -530,6 +530,39 @@ class TestConfig:
                 "persistentVolumeClaim": {"claimName": "shared-media"},
             } in spec["volumes"]
 
+    def test_a_mounted_cross_encoder_reaches_upload_and_the_embedder_only(
+        self, helm: Path, rendered: dict[str, list[Doc]]
+    ) -> None:
+        """``common.rerankModel.volume``: read-only in the two pods that rerank, with the
+        setting that points them at it; nothing anywhere without it."""
+        for _, spec in pod_specs(rendered["default"]):
+            assert all(v["name"] != "rerank-model" for v in spec.get("volumes", []))
+        source = {"persistentVolumeClaim": {"claimName": "cross-encoder", "readOnly": True}}
+        docs = render_docs(helm, "--set-json", f"common.rerankModel.volume={json.dumps(source)}")
+        reranking = set()
+        for dep, spec in pod_specs(of_kind(docs, "Deployment")):
+            (c,) = spec["containers"]
+            env = {e["name"]: e.get("value") for e in c["env"]}
+            mounts = [m for m in c["volumeMounts"] if m["name"] == "rerank-model"]
+            volumes = [v for v in spec["volumes"] if v["name"] == "rerank-model"]
+            if not volumes:
+                assert not mounts and "EMBEDDER__RERANK_MODEL_DIR" not in env
+                continue
+            reranking.add(component(dep))
+            assert volumes == [{"name": "rerank-model", **source}]
+            assert mounts == [
+                {"name": "rerank-model", "mountPath": "/models/reranker", "readOnly": True}
+            ]
+            assert env["EMBEDDER__RERANK_MODEL_DIR"] == "/models/reranker"
+        assert reranking == {"upload", "embedder"}
+
+    def test_a_rerank_model_mount_path_must_be_absolute(self, helm: Path, tmp_path: Path) -> None:
+        result = render(
+            helm, values={"common": {"rerankModel": {"mountPath": "models"}}}, tmp=tmp_path
+        )
+        assert result.returncode != 0
+        assert "schema" in result.stderr
+
 
 class TestHooks:
     @pytest.mark.parametrize("job", ["docproc-migrate", "docproc-topics"])

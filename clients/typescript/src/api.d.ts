@@ -1236,6 +1236,7 @@ export interface components {
             text_search_config?: string | null;
             /** Vector Type */
             vector_type?: ("vector" | "halfvec") | null;
+            rerank?: components["schemas"]["RerankSetting"] | null;
             /** Name */
             name?: string | null;
         };
@@ -1749,6 +1750,7 @@ export interface components {
             text_search_config?: string | null;
             /** Vector Type */
             vector_type?: ("vector" | "halfvec") | null;
+            rerank?: components["schemas"]["RerankSetting"] | null;
             /** Name */
             name: string;
             /** Collection Name */
@@ -1796,6 +1798,7 @@ export interface components {
             text_search_config: string;
             /** Vector Type */
             vector_type: string;
+            rerank?: components["schemas"]["RerankSetting"] | null;
             /**
              * Created At
              * Format: date-time
@@ -1826,6 +1829,7 @@ export interface components {
             ingestion_config?: Record<string, never>;
             /** Is Default */
             is_default?: boolean;
+            rerank?: components["schemas"]["RerankSetting"] | null;
         };
         /**
          * LocalSyncRequest
@@ -2048,6 +2052,22 @@ export interface components {
              */
             readonly file_type: "image" | "pdf" | "docx" | "spreadsheet" | "document" | "presentation" | "email" | "text";
         };
+        /**
+         * RerankSetting
+         * @description A base's reranker (docs/search.md, "Reranking"): ``local`` (the cross-encoder the
+         *     deployment mounts; keyless), or ``cohere``, ``jina``, ``tei`` (a provider's ``/rerank``,
+         *     paid with a vault ``api_key`` of that provider, checked as an embedding key is).
+         */
+        RerankSetting: {
+            /** Provider */
+            provider: string;
+            /** Model */
+            model?: string | null;
+            /** Secret Id */
+            secret_id?: string | null;
+            /** Base Url */
+            base_url?: string | null;
+        };
         /** RunOut */
         RunOut: {
             /**
@@ -2176,6 +2196,8 @@ export interface components {
              * @enum {string}
              */
             mode?: "vector" | "keyword" | "hybrid";
+            /** Rerank */
+            rerank?: boolean | null;
             filters?: components["schemas"]["SearchFiltersIn"] | null;
             /** Filter */
             filter?: string | null;

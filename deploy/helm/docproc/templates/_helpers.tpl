@@ -303,6 +303,8 @@ Context: per-service dict.
 {{- $probes := mustMergeOverwrite (deepCopy $v.probes) (deepCopy ($svc.probes | default dict)) -}}
 {{- $port := $svc.containerPort | default 8000 -}}
 {{- $metricsPort := include "docproc.metricsPort" . | int -}}
+{{- /* the mounted cross-encoder: upload reranks with it, the embedder serves it */}}
+{{- $reranks := and (not (empty $v.common.rerankModel.volume)) (has .name (list "upload" "embedder")) -}}
 {{- if eq (int $port) $metricsPort }}
 {{- fail (printf "services.%s: the metrics port (%d) must differ from the container port" .name $metricsPort) }}
 {{- end }}
@@ -353,6 +355,10 @@ containers:
       {{- with include "docproc.envMap" $svc.env | trim }}
       {{- . | nindent 6 }}
       {{- end }}
+      {{- if $reranks }}
+      - name: EMBEDDER__RERANK_MODEL_DIR
+        value: {{ $v.common.rerankModel.mountPath | quote }}
+      {{- end }}
     startupProbe:
       {{- include "docproc.probe" (dict "path" "/healthz" "probe" $probes.startup) | nindent 6 }}
     livenessProbe:
@@ -370,6 +376,11 @@ containers:
       - name: media
         mountPath: {{ $v.common.storage.local.mediaDir }}
       {{- end }}
+      {{- if $reranks }}
+      - name: rerank-model
+        mountPath: {{ $v.common.rerankModel.mountPath }}
+        readOnly: true
+      {{- end }}
 volumes:
   - name: tmp
     emptyDir:
@@ -378,6 +389,10 @@ volumes:
   - name: media
     persistentVolumeClaim:
       claimName: {{ include "docproc.mediaClaimName" $root }}
+  {{- end }}
+  {{- if $reranks }}
+  - name: rerank-model
+    {{- toYaml $v.common.rerankModel.volume | nindent 4 }}
   {{- end }}
 {{- with ($svc.nodeSelector | default $v.pod.nodeSelector) }}
 nodeSelector:

@@ -267,6 +267,13 @@ class EmbedderSettings(BaseModel):
     request_timeout_s: float = 60.0
     #: How long asking an endpoint which models it serves may take before it is "unconfirmed".
     probe_timeout_s: float = 5.0
+    #: A cross-encoder directory the deployment mounts (``model.onnx``, ``tokenizer.json``,
+    #: optional ``card.json``; ``docproc_common.rerank.cross_encoder``): what a collection
+    #: reranking with the ``local`` provider scores with, in upload's process, and what the
+    #: embedder's ``/v1/rerank`` serves. None: no local reranker on this deployment.
+    rerank_model_dir: Path | None = None
+    #: onnxruntime threads of the cross-encoder (None: up to 4, the machine's cores).
+    rerank_threads: int | None = Field(default=None, ge=1)
     #: Serve the local model as an OpenAI-compatible ``/v1/embeddings`` on the embedder's port.
     serve_openai_api: bool = False
     #: The bearer token that ``/v1/embeddings`` requires, when set.

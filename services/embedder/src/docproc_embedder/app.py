@@ -44,7 +44,11 @@ def build(runtime: Runtime) -> ServiceSpec:
         name=NAME,
         keys=frozenset({"vault"}),  # the collections' embedding keys
         subscriptions=subscriptions(NAME, {DocumentParsed: handler}),
-        routers=[build_openai_router(clients, token)] if e.serve_openai_api else [],
+        routers=(
+            [build_openai_router(clients, token, rerank=e.rerank_model_dir is not None)]
+            if e.serve_openai_api
+            else []
+        ),
         tasks=[
             warm_model(runtime, clients, e.serve_openai_api),
             handler.bulk.sweeper(),

@@ -16,6 +16,14 @@ unless told otherwise), as base64 of their little-endian float32 bytes, as OpenA
 Inputs must be text: token arrays (LangChain's ``OpenAIEmbeddings`` sends tiktoken ids
 unless ``check_embedding_ctx_length=False``) are refused, since this model has its own
 tokenizer.
+
+``POST /v1/rerank`` serves the cross-encoder the deployment mounts
+(``EMBEDDER__RERANK_MODEL_DIR``) beside it, in the two shapes docproc's rerank providers
+speak (``docproc_common.rerank.client``): Cohere's and Jina's (``model``, ``query``,
+``documents``, ``top_n``; answer ``results[]`` of ``index`` and ``relevance_score``, best
+first, errors ``{"message"}``) and Text Embeddings Inference's (``query``, ``texts``;
+answer ``[{index, score}]``, best first, errors ``{"error", "error_type"}``), behind the
+same bearer token. It is what tests the provider path against a real model.
 """
 
 from __future__ import annotations
@@ -24,15 +32,21 @@ import asyncio
 import base64
 import hmac
 import json
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, cast
 
 import numpy as np
 import numpy.typing as npt
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.embedding.local_model import LocalMiniLM
+from docproc_common.rerank.cross_encoder import CrossEncoderMissing
 from fastapi import APIRouter, Header
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
+
+log = logging.getLogger(__name__)
 
 MAX_INPUTS = 2048
 MAX_INPUT_CHARS = 100_000
@@ -41,6 +55,21 @@ MAX_INPUT_CHARS = 100_000
 MODEL_NAMES = frozenset({LocalMiniLM.MODEL_NAME, LocalMiniLM.MODEL_NAME.split("/", 1)[1]})
 #: OpenAI's encodings; none named is ``float``.
 ENCODING_FORMATS = ("float", "base64")
+
+
+#: Passages one rerank request may score (Cohere's limit).
+MAX_RERANK_DOCUMENTS = 1000
+
+
+class RerankRequest(BaseModel):
+    """Cohere's/Jina's body (``documents``) or TEI's (``texts``); other fields are ignored."""
+
+    model: str | None = None
+    query: str
+    documents: list[str] | None = None
+    top_n: int | None = Field(default=None, ge=1)
+    texts: list[str] | None = None
+    raw_scores: bool = False
 
 
 class EmbeddingsRequest(BaseModel):
@@ -87,7 +116,11 @@ def render(vectors: npt.NDArray[np.float32], encoding_format: str, tokens: int) 
     return f'{{"object":"list","data":[{items}],{rest[1:]}'.encode()
 
 
-def build_openai_router(clients: EmbeddingClients, token: str | None) -> APIRouter:
+def build_openai_router(
+    clients: EmbeddingClients, token: str | None, *, rerank: bool = False
+) -> APIRouter:
+    """``/v1/models`` and ``/v1/embeddings``, and ``/v1/rerank`` when ``rerank`` (a
+    cross-encoder is mounted)."""
     router = APIRouter(prefix="/v1", tags=["openai-compatible"])
 
     def unauthorized(authorization: str | None) -> JSONResponse | None:
@@ -172,4 +205,55 @@ def build_openai_router(clients: EmbeddingClients, token: str | None) -> APIRout
         content = await asyncio.to_thread(render, vectors, encoding_format, tokens)
         return Response(content, media_type="application/json")
 
+    if rerank:
+        router.add_api_route(
+            "/rerank", _rerank_route(clients, unauthorized), methods=["POST"], response_model=None
+        )
     return router
+
+
+def _rerank_route(
+    clients: EmbeddingClients, unauthorized: Callable[[str | None], JSONResponse | None]
+) -> Callable[..., Awaitable[Response]]:
+    async def rerank(
+        body: RerankRequest, authorization: Annotated[str | None, Header()] = None
+    ) -> Response:
+        tei = body.texts is not None
+
+        def refuse(status: int, message: str, kind: str = "Validation") -> JSONResponse:
+            content = {"error": message, "error_type": kind} if tei else {"message": message}
+            return JSONResponse(content, status_code=status)
+
+        if unauthorized(authorization) is not None:
+            return refuse(401, "invalid api token", "Unauthorized")
+        if (body.documents is not None) == tei:
+            return refuse(400, "give either documents (Cohere, Jina) or texts (TEI)")
+        passages = (body.texts if tei else body.documents) or []
+        if not body.query or not passages or len(passages) > MAX_RERANK_DOCUMENTS:
+            return refuse(
+                400, f"a non-empty query and 1 to {MAX_RERANK_DOCUMENTS} documents are required"
+            )
+        try:  # loaded on first use, off the event loop
+            local = await asyncio.to_thread(clients.rerankers.local)
+        except CrossEncoderMissing as exc:
+            log.error("the mounted cross-encoder cannot be loaded: %s", exc)
+            return refuse(503, "the reranking model cannot be loaded", "Unhealthy")
+        if not tei and body.model not in (None, local.name):
+            return refuse(404, f"model '{body.model}' not found")
+        scores = await local.rerank(body.query, passages)
+        order = sorted(range(len(passages)), key=lambda i: -float(scores[i]))
+        if tei:
+            kept = np.clip(scores, 1e-12, 1 - 1e-12)  # a logit back, finite
+            values = np.log(kept / (1.0 - kept)) if body.raw_scores else scores
+            return JSONResponse([{"index": i, "score": float(values[i])} for i in order])
+        results = [{"index": i, "relevance_score": float(scores[i])} for i in order]
+        return JSONResponse(
+            {
+                "id": str(uuid.uuid4()),
+                "model": local.name,
+                "results": results[: body.top_n] if body.top_n else results,
+                "meta": {"billed_units": {"search_units": 1}},
+            }
+        )
+
+    return rerank

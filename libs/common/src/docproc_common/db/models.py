@@ -93,6 +93,9 @@ class KnowledgeBase(Base):
     #: The column's ``vector`` default is what rows older than the choice hold; a new
     #: collection's base gets ``vectorstore.DEFAULT_VECTOR_TYPE`` from the API.
     vector_type: Mapped[str] = mapped_column(String(16), default="vector", server_default="vector")
+    #: The base's reranker (``docproc_common.rerank.client.RerankConfig`` as JSON: provider,
+    #: model, secret_id, base_url); null, the default, is no rerank stage.
+    rerank: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 

@@ -57,6 +57,7 @@ from docproc_common.egress.pinned import PinnedTransport
 from docproc_common.embedding.catalog import Catalog, catalog
 from docproc_common.embedding.local_model import LocalMiniLM
 from docproc_common.errors import AppError, RetryableError
+from docproc_common.rerank.client import Rerankers
 from docproc_common.settings import Settings
 from docproc_common.vault import SecretKind, VaultError, secret_in_org, unseal
 
@@ -564,6 +565,8 @@ class EmbeddingClients:
         self._http: httpx.AsyncClient | None = None
         self._pinned: httpx.AsyncClient | None = None
         self._lock = threading.Lock()
+        #: Collections' rerankers (docs/search.md, "Reranking"), on the providers' HTTP pool.
+        self.rerankers = Rerankers(settings, self.http)
 
     @property
     def catalog(self) -> Catalog:
@@ -659,6 +662,7 @@ class EmbeddingClients:
             return self._local
 
     async def aclose(self) -> None:
+        await self.rerankers.aclose()
         for http in (self._http, self._pinned):
             if http is not None:
                 await http.aclose()

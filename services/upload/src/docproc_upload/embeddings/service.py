@@ -56,6 +56,7 @@ from docproc_common.embedding.catalog import (
     provider_spec,
 )
 from docproc_common.errors import Conflict, FieldError, Forbidden, InvalidInput, NotFound
+from docproc_common.rerank.client import RERANK_PROVIDERS, RerankConfig
 from docproc_common.settings import Settings
 from docproc_common.vault import SecretKind
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -72,7 +73,7 @@ from docproc_upload.embeddings.schemas import (
     EmbeddingProviderOut,
     ServedModelsOut,
 )
-from docproc_upload.knowledge_bases.schemas import KnowledgeBasePatch
+from docproc_upload.knowledge_bases.schemas import KnowledgeBasePatch, RerankSetting
 
 log = logging.getLogger(__name__)
 
@@ -541,3 +542,119 @@ async def served(settings: Settings, provider: str, base_url: str | None) -> Ser
     return ServedModelsOut(
         provider=provider, base_url=url, confirmed=ids is not None, models=_models_out(models)
     )
+
+
+# -- rerankers ---------------------------------------------------------------------------
+
+
+def _rerank_key_not_found(provider: str) -> InvalidInput:
+    # One answer for absent, another organization's, another purpose's and invisible keys.
+    return InvalidInput(
+        f"No {provider} API key with this id was found in the vault",
+        fields=[FieldError("rerank.secret_id", "not found")],
+    )
+
+
+async def check_reranker(
+    session: AsyncSession,
+    principal: Principal,
+    settings: Settings,
+    setting: RerankSetting | None,
+    *,
+    scope: Scope,
+    organization_id: str | None,
+    kept: RerankConfig | None = None,
+) -> RerankConfig | None:
+    """The reranker a base may name (None: none), checked as an embedding provider and key are.
+
+    ``local`` needs the deployment's mounted cross-encoder and takes no key or address. A
+    provider's key must be one the caller may lend (``lendable_secret``: visible to them,
+    an ``api_key`` of that provider, in the base's organization; one "not found" for every
+    failure), unless it is the key the base already names (``kept``) at the same address;
+    the same key sent to another address needs what binding it needs (``may_repoint``).
+    """
+    if setting is None:
+        return None
+    spec = RERANK_PROVIDERS.get(setting.provider)
+    if spec is None:
+        raise InvalidInput(
+            f"Unknown rerank provider '{setting.provider}'",
+            fields=[FieldError("rerank.provider", f"must be one of {sorted(RERANK_PROVIDERS)}")],
+        )
+    if spec.credential == "none":
+        for name, value in (
+            ("model", setting.model),
+            ("secret_id", setting.secret_id),
+            ("base_url", setting.base_url),
+        ):
+            if value is not None:
+                raise InvalidInput(
+                    f"The rerank provider '{spec.name}' is the cross-encoder this deployment "
+                    f"mounts; it takes no {name}",
+                    fields=[FieldError(f"rerank.{name}", f"not accepted with {spec.name}")],
+                )
+        if settings.embedder.rerank_model_dir is None:
+            raise InvalidInput(
+                "This deployment mounts no cross-encoder (EMBEDDER__RERANK_MODEL_DIR); choose "
+                "a provider's reranker instead",
+                fields=[FieldError("rerank.provider", "no cross-encoder on this deployment")],
+            )
+        return RerankConfig(spec.name)
+    if scope is Scope.APP:
+        raise InvalidInput(
+            "An app-scoped collection has no vault to name a key from; its reranker can only "
+            "be the local one",
+            fields=[FieldError("rerank.provider", "needs a key; not for app scope")],
+        )
+    if spec.needs_model and setting.model is None:
+        raise InvalidInput(
+            f"A reranker on '{spec.name}' names the model it ranks with",
+            fields=[FieldError("rerank.model", "required")],
+        )
+    if setting.secret_id is None:
+        raise InvalidInput(
+            f"A reranker on '{spec.name}' names the vault key that pays for it",
+            fields=[FieldError("rerank.secret_id", "required")],
+        )
+    if setting.base_url is None and spec.base_url is None:
+        raise InvalidInput(
+            f"A reranker on '{spec.name}' names the address of its service",
+            fields=[FieldError("rerank.base_url", "required")],
+        )
+    base_url = (
+        check_base_url(
+            setting.base_url,
+            spec.as_provider(),
+            settings.embedder.allowed_base_urls,
+            field="rerank.base_url",
+        )
+        if setting.base_url is not None
+        else None
+    )
+    config = RerankConfig(spec.name, setting.model, setting.secret_id, base_url)
+    same_key = (
+        kept is not None and kept.provider == config.provider and kept.secret_id == config.secret_id
+    )
+    if not same_key:
+        lendable = await lendable_secret(
+            session,
+            principal,
+            setting.secret_id,
+            kind=SecretKind.API_KEY,
+            organization_id=organization_id,
+            provider=spec.name,
+        )
+        if lendable is None:
+            raise _rerank_key_not_found(spec.name)
+    elif kept is not None and kept.base_url != config.base_url:
+        await may_repoint(
+            session,
+            principal,
+            setting.secret_id,
+            kind=SecretKind.API_KEY,
+            organization_id=organization_id,
+            provider=spec.name,
+            holder="the collection's reranker",
+            fields=["rerank.base_url"],
+        )
+    return config

@@ -44,6 +44,23 @@ COLLECTION_NAME_SCHEMA: dict[str, Any] = {
 }
 
 
+class RerankSetting(BaseModel):
+    """A base's reranker (docs/search.md, "Reranking"): ``local`` (the cross-encoder the
+    deployment mounts; keyless), or ``cohere``, ``jina``, ``tei`` (a provider's ``/rerank``,
+    paid with a vault ``api_key`` of that provider, checked as an embedding key is)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str = Field(max_length=32)
+    #: The provider's model (``cohere``, ``jina``: required; ``local``, ``tei``: none).
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    #: The vault api_key that pays (every provider but ``local``).
+    secret_id: uuid.UUID | None = None
+    #: The provider's endpoint, without ``/rerank``: its own host or one the deployment
+    #: allows (``EMBEDDER__ALLOWED_BASE_URLS``); required for ``tei``.
+    base_url: str | None = Field(default=None, max_length=500)
+
+
 class CollectionChoices(BaseModel):
     """What a new knowledge base chooses besides its names, by either route that creates one
     (``POST /kb``, ``POST /rag/collections/{name}``)."""
@@ -69,6 +86,8 @@ class CollectionChoices(BaseModel):
     #: ``halfvec`` (2-byte floats, half the index); ``halfvec`` for a new collection, adopted
     #: from the collection when the name exists. Fixed at creation.
     vector_type: VectorType | None = None
+    #: The base's reranker; none (the default) is no rerank stage.
+    rerank: RerankSetting | None = None
 
 
 class KnowledgeBaseCreate(CollectionChoices):
@@ -100,6 +119,8 @@ class KnowledgeBasePatch(BaseModel):
     ingestion_config: Annotated[dict[str, Any] | None, WithJsonSchema({"type": "object"})] = None
     #: Set and unset by the app admin only.
     is_default: Annotated[bool | None, WithJsonSchema({"type": "boolean"})] = None
+    #: The base's reranker, replaced whole; null turns the rerank stage off.
+    rerank: RerankSetting | None = None
 
 
 class KnowledgeBaseOut(BaseModel):
@@ -118,6 +139,7 @@ class KnowledgeBaseOut(BaseModel):
     ingestion_config: dict[str, Any]
     text_search_config: str
     vector_type: str
+    rerank: RerankSetting | None = None
     created_at: datetime
 
 

@@ -35,6 +35,7 @@ from docproc_common.errors import (
 from docproc_common.formats import Capabilities, check_supported
 from docproc_common.ingestion import IngestionConfig
 from docproc_common.names import is_reserved, kbs_named, lock_name
+from docproc_common.rerank.client import RerankConfig
 from docproc_common.settings import Settings
 from docproc_common.unfiled import adopts_operator
 from docproc_common.vectorstore import (
@@ -48,7 +49,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.access import Access, resolve_kb
 from docproc_upload.audit import record
-from docproc_upload.embeddings.service import EMBEDDING_FIELDS, choose_embedding, move_embedding
+from docproc_upload.embeddings.service import (
+    EMBEDDING_FIELDS,
+    check_reranker,
+    choose_embedding,
+    move_embedding,
+)
 from docproc_upload.ingestion_config import ROOT, check_secret_bindings, merge_config
 from docproc_upload.knowledge_bases import repository
 from docproc_upload.knowledge_bases.schemas import (
@@ -201,6 +207,9 @@ async def create_kb(
     await check_secret_bindings(
         session, principal, body.ingestion_config, organization_id=organization_id, kept=None
     )
+    rerank = await check_reranker(
+        session, principal, settings, body.rerank, scope=scope, organization_id=organization_id
+    )
     text_search_config = await _text_search_config(session, body.text_search_config, existing)
     vector_type = _vector_type(body.vector_type, existing)
     if not existing:
@@ -220,6 +229,7 @@ async def create_kb(
         ingestion_config=body.ingestion_config.model_dump(mode="json"),
         text_search_config=text_search_config,
         vector_type=vector_type,
+        rerank=rerank.to_json() if rerank is not None else None,
         is_default=body.is_default,
     )
     session.add(kb)
@@ -283,8 +293,30 @@ async def update_kb(
             organization_id=kb.organization_id,
             kept=kb.ingestion_config,
         )
+    rerank_changed = False
+    if "rerank" in sent:
+        kept = RerankConfig.of(kb.rerank)
+        rerank = await check_reranker(
+            session,
+            principal,
+            settings,
+            patch.rerank,
+            scope=Scope(kb.scope),
+            organization_id=kb.organization_id,
+            kept=kept,
+        )
+        rerank_changed = rerank != kept
     if EMBEDDING_FIELDS & sent:
         await move_embedding(session, principal, settings, kb, patch)
+    if rerank_changed:
+        kb.rerank = rerank.to_json() if rerank is not None else None
+        await record(
+            session,
+            principal,
+            "kb.rerank_changed",
+            kb,
+            {"provider": rerank.provider if rerank is not None else None},
+        )
     if config is not None and config.model_dump(mode="json") != kb.ingestion_config:
         kb.ingestion_config = config.model_dump(mode="json")
         await record(

@@ -64,6 +64,10 @@ class SearchRequest(BaseModel):
     #: ``vector`` (cosine similarity), ``keyword`` (full-text match of every word) or
     #: ``hybrid`` (both, fused by reciprocal rank); see docs/search.md.
     mode: Literal["vector", "keyword", "hybrid"] = "vector"
+    #: The rerank stage (docs/search.md, "Reranking"): null (the default) reranks the
+    #: collections whose base names a reranker and no other; ``true`` requires one of each
+    #: collection searched (409 otherwise); ``false`` skips it.
+    rerank: bool | None = None
     filters: SearchFiltersIn | None = None
     filter: str | None = None
 

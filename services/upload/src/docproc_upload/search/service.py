@@ -5,7 +5,9 @@ read (``plan_search``: a name the caller reaches nothing on, a base it cannot vi
 query no base of its own organization would pay for, a collection without a usable key
 all refuse the whole search). Each collection is then ranked by vector (HNSW with an
 exact-scan fallback), by keyword (BM25 on the table's ``content_tsv``) or by both fused
-(``search_collection``, ``fuse``); the statements are ``search.repository``'s.
+(``search_collection``, ``fuse``); the statements are ``search.repository``'s. A collection
+whose base names a reranker (or every one, with ``rerank: true``) then has its first
+``RERANK_CANDIDATES`` hits reordered by it (``plan_rerank``, ``rerank``; ADR 0017).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -27,6 +29,7 @@ from docproc_common.db.vector_tables import validate_collection_name
 from docproc_common.documents import CLI_SOURCE, UPLOAD_SOURCE
 from docproc_common.embedding.client import EmbeddingClient, EmbeddingClients
 from docproc_common.errors import Conflict, FieldError, InvalidInput
+from docproc_common.rerank.client import Reranker
 from docproc_common.runtime import Runtime
 from docproc_common.unfiled import adopts_operator
 from docproc_common.vectorstore import DEFAULT_TEXT_SEARCH_CONFIG
@@ -139,6 +142,8 @@ class SearchPlan:
 
     filters: SearchFilters
     collections: list[tuple[str, list[KnowledgeBase], KnowledgeBase, EmbeddingClient | None]]
+    #: The reranker of each collection that has the stage (``plan_rerank``), by name.
+    rerankers: dict[str, Reranker] = field(default_factory=dict)
 
 
 async def plan_search(
@@ -155,7 +160,52 @@ async def plan_search(
         collections.append(
             (name, kbs, billed, await query_client(session, clients, billed, req.mode))
         )
-    return SearchPlan(filters, collections)
+    rerankers = {
+        name: reranker
+        for name, _, billed, _ in collections
+        if (reranker := await plan_rerank(session, clients, billed, req.rerank)) is not None
+    }
+    return SearchPlan(filters, collections, rerankers)
+
+
+class NoReranker(Conflict):
+    def __init__(self, collection: str) -> None:
+        super().__init__(
+            f"The collection '{collection}' has no reranker; its owner names one with "
+            "PATCH /kb/{id} (rerank), or search without rerank",
+            fields=[FieldError("rerank", "the collection has no reranker")],
+        )
+
+
+async def plan_rerank(
+    session: AsyncSession, clients: EmbeddingClients, billed: KnowledgeBase, wanted: bool | None
+) -> Reranker | None:
+    """The reranker of a collection whose query ``billed`` pays for: its base's, opened
+    as its embedding client is (the same base, so the same rule on whose key is used), or
+    none. ``wanted``: the request's ``rerank`` (null: the base's setting decides). A
+    reranker without a usable key refuses the search, as an embedding key does."""
+    if wanted is False:
+        return None
+    resolved = await clients.rerankers.resolve(session, billed)
+    if resolved is None:
+        if wanted:
+            raise NoReranker(billed.collection_name)
+        return None
+    return await clients.rerankers.open(resolved)
+
+
+RERANK_CANDIDATES = 50
+"""The hits of a collection's ranking its reranker scores (``top_k`` when that is larger)."""
+
+
+async def rerank(reranker: Reranker, query: str, hits: Sequence[Hit], top_k: int) -> list[Hit]:
+    """``hits`` (a collection's ranking) in the reranker's order, best first, each scored
+    with its relevance; ties keep the ranking's order. The first ``top_k``."""
+    if not hits:
+        return []
+    scores = await reranker.rerank(query, [h.content for h in hits])
+    order = sorted(range(len(hits)), key=lambda i: -float(scores[i]))  # stable
+    return [replace(hits[i], score=float(scores[i])) for i in order[:top_k]]
 
 
 async def query_client(
@@ -451,22 +501,28 @@ async def search_plan(
         for name, _, _, client in plan.collections
         if client is not None
     }
-    hits: list[SearchHit] = []
+    ranked: list[tuple[str, list[KnowledgeBase], list[Hit]]] = []
     async with _autocommit(runtime) as reader:
         for name, kbs, billed, _ in plan.collections:
-            for h in await search_collection(
+            reranked = name in plan.rerankers
+            found = await search_collection(
                 reader,
                 name,
                 queries.get(name),
                 knowledge_base_ids=[kb.id for kb in kbs],
-                top_k=req.top_k,
+                top_k=max(req.top_k, RERANK_CANDIDATES) if reranked else req.top_k,
                 filters=plan.filters,
                 include_operator=adopts_operator(kbs),
                 mode=req.mode,
                 text_query=req.query,
                 text_search_config=billed.text_search_config,
                 plans=plans,
-            ):
-                hits.append(search_hit(name, h, kbs))
+            )
+            ranked.append((name, kbs, found))
+    hits: list[SearchHit] = []
+    for name, kbs, found in ranked:  # no connection held while a reranker scores
+        if name in plan.rerankers:
+            found = await rerank(plan.rerankers[name], req.query, found, req.top_k)
+        hits.extend(search_hit(name, h, kbs) for h in found)
     hits.sort(key=lambda h: h.score, reverse=True)
     return hits[: req.top_k]

@@ -1,0 +1,1 @@
+"""Reranking: a stage after a search's ranking (docs/search.md, "Reranking")."""
