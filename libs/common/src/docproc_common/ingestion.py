@@ -7,6 +7,12 @@ Credentials are never part of this document: ``llamaparse_secret_id`` and
 ``vision_profile.secret_id`` name vault secrets of the collection's organization
 (``IngestionConfig.secret_bindings``: the API checks each binding where it is made,
 the parser opens only what the document's stored configuration binds).
+
+Image description names its model one of two ways: ``vision_profile_id``, one of the
+organization's vision model profiles (``/api/v1/vision-profiles``; the API checks the
+profile's key as a binding when the profile is selected, the parser resolves the profile
+when it parses), or an inline ``vision_profile`` (kept for clients written before
+profiles; docs/decisions/0019-vision-model-profiles.md).
 """
 
 from __future__ import annotations
@@ -97,6 +103,9 @@ class IngestionConfig(BaseModel):
 
     # Image description (PyMuPDF): off by default; then embedded images are not even extracted.
     image_description: bool = False
+    #: One of the organization's vision model profiles (the console's choice).
+    vision_profile_id: uuid.UUID | None = None
+    #: An inline profile (the API's older form); never together with ``vision_profile_id``.
     vision_profile: VisionProfile | None = None
 
     @field_validator("ocr_language")
@@ -138,6 +147,18 @@ class IngestionConfig(BaseModel):
                 "the llamaparse parser needs llamaparse_secret_id, a LlamaParse key in the "
                 "organization's vault (there is no deployment key)"
             )
-        if self.image_description and self.vision_profile is None:
-            raise ValueError("image_description needs a vision_profile")
+        if self.vision_profile is not None and self.vision_profile_id is not None:
+            raise ValueError(
+                "choose a vision model profile (vision_profile_id) or an inline "
+                "vision_profile, not both"
+            )
+        if self.image_description and self.vision_profile is None and self.vision_profile_id is None:
+            raise ValueError(
+                "image_description needs a vision model profile (vision_profile_id) or an "
+                "inline vision_profile"
+            )
         return self
+
+    def with_vision(self, profile: VisionProfile) -> IngestionConfig:
+        """This configuration with its selected profile resolved (the parser's, at parse time)."""
+        return self.model_copy(update={"vision_profile": profile, "vision_profile_id": None})

@@ -24,6 +24,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from docproc_upload.credentials.repository import lendable_secret
 
 ROOT = "ingestion_config"
+#: The two forms of one choice: a vision model profile, or an inline profile.
+VISION_CHOICES = ("vision_profile_id", "vision_profile")
 
 
 def field_errors(exc: ValidationError, root: str = ROOT) -> list[FieldError]:
@@ -43,10 +45,15 @@ def merge_config(base: dict[str, Any], override: dict[str, Any] | None) -> Inges
     """The collection's configuration with the upload's changes on top, validated as one.
 
     A ``vision_profile`` in the override replaces the collection's whole profile
-    (it is one choice: endpoint, model and key belong together).
+    (it is one choice: endpoint, model and key belong together), and either form of the
+    choice (``vision_profile_id`` or an inline ``vision_profile``) replaces the other.
     """
+    merged = {**base, **(override or {})}
+    for chosen, other in (VISION_CHOICES, VISION_CHOICES[::-1]):
+        if override and chosen in override and other not in override:
+            merged.pop(other, None)
     try:
-        return IngestionConfig.model_validate({**base, **(override or {})})
+        return IngestionConfig.model_validate(merged)
     except ValidationError as exc:
         raise InvalidInput(
             "The ingestion configuration is not valid", fields=field_errors(exc)
