@@ -13,6 +13,7 @@ embedding key is (``lendable_secret``).
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from docproc_common.auth import Principal
@@ -22,6 +23,7 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.credentials.repository import lendable_secret
+from docproc_upload.vision_profiles.service import check_selection
 
 ROOT = "ingestion_config"
 #: The two forms of one choice: a vision model profile, or an inline profile.
@@ -69,6 +71,15 @@ def _bindings(stored: dict[str, Any] | None) -> frozenset[SecretBinding]:
         return frozenset()
 
 
+def _selected(stored: dict[str, Any] | None) -> uuid.UUID | None:
+    if stored is None:
+        return None
+    try:
+        return IngestionConfig.model_validate(stored).vision_profile_id
+    except ValidationError:
+        return None
+
+
 async def check_secret_bindings(
     session: AsyncSession,
     principal: Principal,
@@ -85,7 +96,20 @@ async def check_secret_bindings(
     (another secret, or the same vision key sent to another ``base_url``) is lent by
     this caller now: a key they can see, of the kind the field needs, in the collection's
     organization. One "not found" answer for every failure, as for an embedding key.
+
+    A vision model profile the configuration selects (``vision_profile_id``) and ``kept``
+    did not is a binding of the profile's key to the profile's address: it is checked the
+    same way (``vision_profiles.service.check_selection``).
     """
+    chosen = config.vision_profile_id
+    if chosen is not None and chosen != _selected(kept):
+        await check_selection(
+            session,
+            principal,
+            chosen,
+            organization_id=organization_id,
+            field=f"{ROOT}.vision_profile_id",
+        )
     made = _bindings(kept)
     for binding in sorted(config.secret_bindings() - made, key=lambda b: b.field):
         secret = await lendable_secret(
