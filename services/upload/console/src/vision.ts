@@ -107,8 +107,8 @@ function profileDialog(made: (profile: VisionProfile) => Promise<void>): void {
     h("input", { type: "url", placeholder: "http://vision.internal:8000/v1" }),
     "Its OpenAI-compatible root; the deployment must allow it.",
   );
-  const key = field("Key", "secret_id", select([["", "Loading keys…"]]));
-  const newKey = field("API key", "value.api_key", h("input", { type: "password", autocomplete: "off" }), "Saved to the vault; never shown again.");
+  const key = field("Key from the vault", "secret_id", select([["", "Loading keys…"]]));
+  const newKey = field("New API key", "value.api_key", h("input", { type: "password", autocomplete: "off" }), "Saved to the vault; never shown again.");
   let keys: Secret[] = [];
   let savedKey: string | null = null; // a key saved on a try whose profile was refused
   const sync = (): void => {
