@@ -4,7 +4,7 @@ select one."""
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, Literal
 
 from docproc_common.auth import Principal
 from docproc_common.db.models import KnowledgeBase, VisionModelProfile
@@ -38,14 +38,17 @@ async def profile_of(
     *,
     organization_id: str | None,
     user_id: str,
-    lock: bool = False,
+    lock: Literal["share", "update"] | None = None,
 ) -> VisionModelProfile | None:
-    """The profile if it belongs to ``organization_id`` (without one: made by ``user_id``)."""
+    """The profile if it belongs to ``organization_id`` (without one: made by ``user_id``).
+
+    ``lock``: a selection holds it shared and a deletion exclusively, so a base cannot
+    select a profile between a deletion's check of its users and the delete."""
     query = select(VisionModelProfile).where(
         VisionModelProfile.id == profile_id, _of(organization_id, user_id)
     )
-    if lock:
-        query = query.with_for_update()
+    if lock is not None:
+        query = query.with_for_update(read=lock == "share")
     return (await session.execute(query)).scalar_one_or_none()
 
 

@@ -128,7 +128,7 @@ async def delete(session: AsyncSession, principal: Principal, profile_id: uuid.U
         profile_id,
         organization_id=principal.organization_id,
         user_id=principal.user_id,
-        lock=True,
+        lock="update",
     )
     if profile is None:
         raise NotFound("Vision model profile not found")
@@ -160,7 +160,11 @@ async def check_selection(
     key; a 400 naming ``field`` for a profile it cannot select (another organization's, or
     gone), a 403 naming it for a key the caller may not lend."""
     profile = await repository.profile_of(
-        session, profile_id, organization_id=organization_id, user_id=principal.user_id
+        session,
+        profile_id,
+        organization_id=organization_id,
+        user_id=principal.user_id,
+        lock="share",
     )
     if profile is None:
         raise InvalidInput(
