@@ -434,6 +434,37 @@ class TestConfig:
                     monkeypatch.setenv(key, data[key])
                 assert Settings().formats == expected, cm["metadata"]["name"]
 
+    def test_the_allowed_vision_endpoints_are_one_value_the_api_and_parser_read(
+        self, helm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """``common.vision.allowedBaseUrls`` reaches every service as
+        ``PARSER__VISION_ALLOWED_BASE_URLS`` (the API refuses a vision model profile elsewhere,
+        the parser sends nothing elsewhere); empty by default: the providers' own hosts only.
+        An address with user info or a query is refused by the schema."""
+        from docproc_common.settings import Settings
+
+        listed = ["http://vllm.models:8000/v1"]
+        for values, expected in (
+            (None, []),
+            ({"common": {"vision": {"allowedBaseUrls": listed}}}, listed),
+        ):
+            docs = render_docs(helm, values=values, tmp=tmp_path)
+            settings_maps = [
+                cm
+                for cm in of_kind(docs, "ConfigMap")
+                if "STORAGE__BACKEND" in (cm.get("data") or {})
+            ]
+            assert settings_maps
+            for cm in settings_maps:
+                monkeypatch.setenv(
+                    "PARSER__VISION_ALLOWED_BASE_URLS",
+                    cm["data"]["PARSER__VISION_ALLOWED_BASE_URLS"],
+                )
+                assert Settings().parser.vision_allowed_base_urls == expected
+        bad = {"common": {"vision": {"allowedBaseUrls": ["http://u:p@host/v1"]}}}
+        refused = render(helm, values=bad, tmp=tmp_path)
+        assert refused.returncode != 0 and "allowedBaseUrls" in refused.stderr
+
     def test_services_create_missing_topics_as_the_topics_job_does(
         self, helm: Path, tmp_path: Path
     ) -> None:

@@ -401,6 +401,62 @@ def test_evaluations_beside_the_settings_run_and_their_history(page: Page, dev: 
     expect(evaluation.get_by_test_id("runs").locator("tbody tr")).to_have_count(1)
 
 
+def test_settings_choose_a_vision_profile_made_without_leaving_the_dialog(
+    page: Page, dev: Dev
+) -> None:
+    """#image-description: the settings turn image description on with one of the
+    organization's vision model profiles; a profile (a provider, a model and a new key saved
+    to the vault) is made in a dialog over the settings, a refusal shown on its input; a
+    profile the base selects cannot be deleted."""
+    kb_id = create_base(page, f"vision_{uuid.uuid4().hex[:6]}")
+    page.get_by_role("link", name="Settings", exact=True).click()
+    section = page.get_by_test_id("image-description")
+    expect(section.get_by_label("Vision model profile")).to_contain_text("None yet")
+    section.get_by_role("button", name="New vision profile…").click()
+    dialog = page.get_by_role("dialog")
+    profile_name = f"vision {uuid.uuid4().hex[:6]}"
+    dialog.get_by_label("Profile name").fill(profile_name)
+    # a server the deployment does not allow: refused on its input, the dialog stays
+    dialog.get_by_label("Provider").select_option("openai-compatible")
+    address = dialog.get_by_label("Server address")
+    address.fill("http://10.1.2.3:8000/v1")
+    dialog.get_by_label("Model").fill("gpt-4o-mini")
+    dialog.get_by_label("Key from the vault").select_option("")
+    dialog.get_by_role("button", name="Make profile").click()
+    expect(address).to_have_attribute("aria-invalid", "true")
+    expect(dialog.locator(".form-error")).to_contain_text("A vision key may not be sent")
+    assert_accessible(page)
+    screenshot(page, "vision-profile-dialog")
+    # OpenAI with a new key: the key goes to the vault, the profile is made and chosen
+    dialog.get_by_label("Provider").select_option("openai")
+    expect(address).to_be_hidden()
+    dialog.get_by_label("Key from the vault").select_option("new")
+    dialog.get_by_label("New API key").fill("sk-vision-example")
+    dialog.get_by_role("button", name="Make profile").click()
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    choice = section.get_by_label("Vision model profile")
+    expect(choice.locator("option:checked")).to_have_text(f"{profile_name} · openai · gpt-4o-mini")
+    expect(section.get_by_label(re.compile("Describe images"))).to_be_checked()
+    page.get_by_role("button", name="Save settings").click()
+    expect(page.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
+    assert "sk-vision-example" not in page.content()
+    assert_accessible(page)
+    screenshot(page, "settings-image-description")
+    with api(dev) as client:
+        config = client.get(f"/kb/{kb_id}").json()["ingestion_config"]
+        (profile,) = [p for p in client.get("/vision-profiles").json() if p["name"] == profile_name]
+        assert (config["image_description"], config["vision_profile_id"]) == (True, profile["id"])
+        secret = [s for s in client.get("/secrets").json() if s["id"] == profile["secret_id"]]
+        assert secret and secret[0]["kind"] == "api_key" and secret[0]["provider"] == "openai"
+        refused = client.delete(f"/vision-profiles/{profile['id']}")
+        assert refused.status_code == 409, refused.text
+    # the choice survives a reload; None turns it off together with image description
+    page.reload()
+    expect(section.get_by_label("Vision model profile").locator("option:checked")).to_have_text(
+        f"{profile_name} · openai · gpt-4o-mini"
+    )
+
+
 @pytest.fixture(scope="module")
 def kb_id(dev: Dev) -> Iterator[str]:
     """A base of dev's organization (acme), made through the API."""

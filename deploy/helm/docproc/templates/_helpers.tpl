@@ -269,6 +269,8 @@ STUCK_AFTER_MINUTES: {{ $c.stuckAfterMinutes | quote }}
 {{- /* the parser's fact, read by upload and sync, checked by the parser's readiness */}}
 FORMATS__LITEPARSE: {{ $c.parserFormats.liteparse | quote }}
 FORMATS__OFFICE: {{ $c.parserFormats.office | toJson | quote }}
+{{- /* read by the API (a vision model profile's address) and the parser (before it sends) */}}
+PARSER__VISION_ALLOWED_BASE_URLS: {{ $c.vision.allowedBaseUrls | toJson | quote }}
 {{- with $c.otel.endpoint }}
 OTEL__EXPORTER_OTLP_ENDPOINT: {{ . | quote }}
 {{- end }}

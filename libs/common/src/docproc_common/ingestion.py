@@ -7,12 +7,19 @@ Credentials are never part of this document: ``llamaparse_secret_id`` and
 ``vision_profile.secret_id`` name vault secrets of the collection's organization
 (``IngestionConfig.secret_bindings``: the API checks each binding where it is made,
 the parser opens only what the document's stored configuration binds).
+
+Image description names its model one of two ways: ``vision_profile_id``, one of the
+organization's vision model profiles (``/api/v1/vision-profiles``; the API checks the
+profile's key as a binding when the profile is selected, the parser resolves the profile
+when it parses), or an inline ``vision_profile`` (kept for clients written before
+profiles; docs/decisions/0019-vision-model-profiles.md).
 """
 
 from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
@@ -26,6 +33,36 @@ Parser = Literal["pymupdf", "liteparse", "llamaparse"]
 
 #: Tesseract codes: three letters (an optional ``_script`` suffix, e.g. ``chi_sim``), ``+`` for several.
 _OCR_LANGUAGE = re.compile(r"^[a-z]{3}(?:_[a-z]+)?(?:\+[a-z]{3}(?:_[a-z]+)?)*$")
+
+
+#: A vision model profile's providers, and the address each one's requests go to (None: the
+#: profile names its own, an OpenAI-compatible server the deployment allows).
+VISION_PROVIDERS: dict[str, str | None] = {
+    "openai": "https://api.openai.com/v1",
+    "openrouter": "https://openrouter.ai/api/v1",
+    "openai-compatible": None,
+}
+#: The hosts a vision key may be sent to without the deployment listing them (https only).
+VISION_KNOWN_HOSTS = ("api.openai.com", "openrouter.ai")
+
+
+def vision_address_allowed(base_url: str, allowed_prefixes: Sequence[str]) -> bool:
+    """Whether a vision request (and its key) may go to ``base_url``: one of the well-known
+    hosts over https, or under an address the deployment lists
+    (``PARSER__VISION_ALLOWED_BASE_URLS``, the chart's ``vision.allowedBaseUrls``). The API
+    asks it when a profile is made, the parser again before a byte is sent."""
+    url = urlsplit(base_url)
+    host = (url.hostname or "").lower()
+    if url.scheme == "https" and host in VISION_KNOWN_HOSTS:
+        return True
+    for prefix in allowed_prefixes:
+        a = urlsplit(prefix.rstrip("/"))
+        if (url.scheme, host, url.port) != (a.scheme, (a.hostname or "").lower(), a.port):
+            continue
+        path = a.path.rstrip("/")
+        if not path or url.path == path or url.path.startswith(path + "/"):
+            return True
+    return False
 
 
 class VisionProfile(BaseModel):
@@ -97,6 +134,9 @@ class IngestionConfig(BaseModel):
 
     # Image description (PyMuPDF): off by default; then embedded images are not even extracted.
     image_description: bool = False
+    #: One of the organization's vision model profiles (the console's choice).
+    vision_profile_id: uuid.UUID | None = None
+    #: An inline profile (the API's older form); never together with ``vision_profile_id``.
     vision_profile: VisionProfile | None = None
 
     @field_validator("ocr_language")
@@ -138,6 +178,22 @@ class IngestionConfig(BaseModel):
                 "the llamaparse parser needs llamaparse_secret_id, a LlamaParse key in the "
                 "organization's vault (there is no deployment key)"
             )
-        if self.image_description and self.vision_profile is None:
-            raise ValueError("image_description needs a vision_profile")
+        if self.vision_profile is not None and self.vision_profile_id is not None:
+            raise ValueError(
+                "choose a vision model profile (vision_profile_id) or an inline "
+                "vision_profile, not both"
+            )
+        if (
+            self.image_description
+            and self.vision_profile is None
+            and self.vision_profile_id is None
+        ):
+            raise ValueError(
+                "image_description needs a vision model profile (vision_profile_id) or an "
+                "inline vision_profile"
+            )
         return self
+
+    def with_vision(self, profile: VisionProfile) -> IngestionConfig:
+        """This configuration with its selected profile resolved (the parser's, at parse time)."""
+        return self.model_copy(update={"vision_profile": profile, "vision_profile_id": None})

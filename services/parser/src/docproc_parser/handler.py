@@ -40,7 +40,9 @@ from docproc_common.ingestion import IngestionConfig
 from docproc_common.splitters import Chunk, split_text
 from docproc_common.storage import AsyncStorage
 from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from docproc_parser import repository
 from docproc_parser.citations import cite_document, page_index
 from docproc_parser.engine import errors
 from docproc_parser.engine.processor import (
@@ -148,6 +150,27 @@ def page_map(
     ]
 
 
+def resolved(config: IngestionConfig, lent: Lent) -> IngestionConfig:
+    """``config`` with the vision model profile it selects in place (``Lent.vision``).
+
+    A selected profile that is gone (or that the row does not select) fails a document that
+    describes its images, with a message saying what to do; one that does not describe them
+    never asks for it.
+    """
+    chosen = config.vision_profile_id
+    if chosen is None:
+        return config
+    if lent.vision is not None and lent.vision[0] == chosen:
+        return config.with_vision(lent.vision[1])
+    if not config.image_description:
+        return config.model_copy(update={"vision_profile_id": None})
+    raise errors.DocumentUnreadable(
+        "VisionProfileNotFound",
+        "the vision model profile the collection selects no longer exists; select another "
+        "in the knowledge base's settings, then retry the upload",
+    )
+
+
 class ParseStage:
     """The parse as an ``AttemptStage``: read what the row lends, parse and store the text and
     the chunk set (no session), record them on the row with ``DocumentParsed``."""
@@ -168,8 +191,13 @@ class ParseStage:
         self._processor = processor
         self._keys = keys
 
-    async def read(self, _session: object, row: RagDocument, _event: DocumentAccepted) -> Lent:
-        return Lent.by(row)
+    async def read(self, session: AsyncSession, row: RagDocument, _event: DocumentAccepted) -> Lent:
+        """What the row lends, with the vision model profile its configuration selects
+        resolved now (the profile as it is at parse time, of the row's organization)."""
+        selected = Lent.selected(row)
+        if selected is None:
+            return Lent.by(row)
+        return Lent.by(row, await repository.vision_profile(session, selected, row.organization_id))
 
     async def compute(self, event: DocumentAccepted, lent: Lent) -> ParsedChunks:
         parsed = await self._parse(event, lent)
@@ -231,7 +259,7 @@ class ParseStage:
             DOCUMENTS.labels("parse", "error").inc()
 
     async def _parse(self, event: DocumentAccepted, lent: Lent) -> ParsedChunks:
-        config = IngestionConfig.model_validate(event.ingestion_config)
+        config = resolved(IngestionConfig.model_validate(event.ingestion_config), lent)
         try:
             data = await self._storage.get(event.storage_path)
         except Exception as exc:

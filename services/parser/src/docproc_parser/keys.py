@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from docproc_common import vault
-from docproc_common.db.models import RagDocument
-from docproc_common.ingestion import IngestionConfig
+from docproc_common.db.models import RagDocument, VisionModelProfile
+from docproc_common.ingestion import IngestionConfig, VisionProfile
 from docproc_common.runtime import Runtime
 from pydantic import ValidationError
 
@@ -33,14 +33,39 @@ class Lent:
 
     organization_id: str | None
     secrets: frozenset[tuple[uuid.UUID, str]]
+    #: The vision model profile the row's configuration selects, resolved when the parse
+    #: read its row: (profile id, the profile) - None when it selects none or it is gone.
+    vision: tuple[uuid.UUID, VisionProfile] | None = None
+
+    @staticmethod
+    def selected(row: RagDocument) -> uuid.UUID | None:
+        """The vision model profile the row's configuration selects."""
+        try:
+            return IngestionConfig.model_validate(row.ingestion_config).vision_profile_id
+        except ValidationError:
+            return None
 
     @classmethod
-    def by(cls, row: RagDocument) -> Lent:
+    def by(cls, row: RagDocument, profile: VisionModelProfile | None = None) -> Lent:
+        """What ``row`` lends; ``profile``: the one its configuration selects, read by the
+        parse (the API checked that its key was the selector's to lend when it was selected,
+        and a profile never changes, so its key is lent for the profile's address)."""
         try:
             bindings = IngestionConfig.model_validate(row.ingestion_config).secret_bindings()
         except ValidationError:
             bindings = frozenset()
-        return cls(row.organization_id, frozenset((b.secret_id, b.kind) for b in bindings))
+        secrets = {(b.secret_id, str(b.kind)) for b in bindings}
+        vision = None
+        if profile is not None and profile.id == cls.selected(row):
+            vision = (
+                profile.id,
+                VisionProfile(
+                    base_url=profile.base_url, model=profile.model, secret_id=profile.secret_id
+                ),
+            )
+            if profile.secret_id is not None:
+                secrets.add((profile.secret_id, "api_key"))
+        return cls(row.organization_id, frozenset(secrets), vision)
 
 
 def vault_keys(runtime: Runtime) -> Callable[[Lent], SecretOpener]:

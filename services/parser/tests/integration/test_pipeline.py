@@ -367,6 +367,41 @@ async def test_images_are_described_into_every_page_and_chunks_carry_text(
         assert not any("base64" in h["content"] or "\x89PNG" in h["content"] for h in hits)
 
 
+async def test_a_selected_vision_profile_is_resolved_and_used_when_parsing(
+    dev: Dev, vision_standin: tuple[VisionStandIn, str]
+) -> None:
+    """The collection names a vision model profile, not an endpoint: the parser resolves it
+    (its address, model and key) when it parses."""
+    import pymupdf
+    from parser_samples import text_png
+
+    standin = vision_standin[0]
+    standin.reset()
+    doc: Any = pymupdf.open()  # type: ignore[no-untyped-call]
+    page = doc.new_page()
+    page.insert_text((72, 72), "Annual report cover.")
+    page.insert_image(pymupdf.Rect(72, 100, 272, 164), stream=text_png("CHART"))  # type: ignore[no-untyped-call]
+    async with dev.client() as client:
+        made = await client.post(
+            "/vision-profiles",
+            json={
+                "name": f"standin-{uuid.uuid4().hex[:6]}",
+                "provider": "openai-compatible",
+                "base_url": f"{dev.vision_url}/v1",
+                "model": standin.model,
+                "secret_id": str(dev.vision_secret),
+            },
+        )
+        assert made.status_code == 201, made.text
+        kb = await create_kb(client, image_description=True, vision_profile_id=made.json()["id"])
+        assert kb["ingestion_config"]["vision_profile_id"] == made.json()["id"]
+        response = await upload(client, kb, "cover.pdf", doc.tobytes())
+        out = await settled(client, response.json()["tracking_id"])
+    assert out["status"] == "done", out["error_message"]
+    (digest,) = standin.asked  # the profile's address, model and key answered
+    assert f"[Image: {standin.describe(digest)}]" in out["content"]
+
+
 async def test_a_synced_document_keeps_no_original(dev: Dev, tmp_path: Path) -> None:
     (tmp_path / "notes.md").write_text("# Rodents\n\nThe capybara is the largest rodent.\n")
     # a server directory is synced by an app admin who may also write the base

@@ -139,3 +139,5 @@ export type SyncLog = Schemas["SyncLogOut"];
 export type ChatFile = Schemas["ChatFileOut"];
 export type Evaluation = Schemas["EvaluationOut"];
 export type EvaluationRun = Schemas["EvaluationRunOut"];
+export type VisionProfile = Schemas["VisionProfileOut"];
+export type VisionProfileCreate = Schemas["VisionProfileCreate"];

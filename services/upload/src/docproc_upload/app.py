@@ -30,6 +30,7 @@ from docproc_upload.rag_documents import repository as documents
 from docproc_upload.rag_documents.endpoints import router as rag_documents
 from docproc_upload.search.endpoints import router as search
 from docproc_upload.sync_sources.endpoints import router as sync_sources
+from docproc_upload.vision_profiles.endpoints import router as vision_profiles
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +109,7 @@ def build(runtime: Runtime) -> ServiceSpec:
         credentials,
         embeddings,
         sync_sources,
+        vision_profiles,
     ]
     return ServiceSpec(
         name=NAME,

@@ -13,6 +13,7 @@ embedding key is (``lendable_secret``).
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from docproc_common.auth import Principal
@@ -22,8 +23,11 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from docproc_upload.credentials.repository import lendable_secret
+from docproc_upload.vision_profiles.service import check_selection
 
 ROOT = "ingestion_config"
+#: The two forms of one choice: a vision model profile, or an inline profile.
+VISION_CHOICES = ("vision_profile_id", "vision_profile")
 
 
 def field_errors(exc: ValidationError, root: str = ROOT) -> list[FieldError]:
@@ -43,10 +47,15 @@ def merge_config(base: dict[str, Any], override: dict[str, Any] | None) -> Inges
     """The collection's configuration with the upload's changes on top, validated as one.
 
     A ``vision_profile`` in the override replaces the collection's whole profile
-    (it is one choice: endpoint, model and key belong together).
+    (it is one choice: endpoint, model and key belong together), and either form of the
+    choice (``vision_profile_id`` or an inline ``vision_profile``) replaces the other.
     """
+    merged = {**base, **(override or {})}
+    for chosen, other in (VISION_CHOICES, VISION_CHOICES[::-1]):
+        if override and chosen in override and other not in override:
+            merged.pop(other, None)
     try:
-        return IngestionConfig.model_validate({**base, **(override or {})})
+        return IngestionConfig.model_validate(merged)
     except ValidationError as exc:
         raise InvalidInput(
             "The ingestion configuration is not valid", fields=field_errors(exc)
@@ -60,6 +69,15 @@ def _bindings(stored: dict[str, Any] | None) -> frozenset[SecretBinding]:
         return IngestionConfig.model_validate(stored).secret_bindings()
     except ValidationError:
         return frozenset()
+
+
+def _selected(stored: dict[str, Any] | None) -> uuid.UUID | None:
+    if stored is None:
+        return None
+    try:
+        return IngestionConfig.model_validate(stored).vision_profile_id
+    except ValidationError:
+        return None
 
 
 async def check_secret_bindings(
@@ -78,7 +96,20 @@ async def check_secret_bindings(
     (another secret, or the same vision key sent to another ``base_url``) is lent by
     this caller now: a key they can see, of the kind the field needs, in the collection's
     organization. One "not found" answer for every failure, as for an embedding key.
+
+    A vision model profile the configuration selects (``vision_profile_id``) and ``kept``
+    did not is a binding of the profile's key to the profile's address: it is checked the
+    same way (``vision_profiles.service.check_selection``).
     """
+    chosen = config.vision_profile_id
+    if chosen is not None and chosen != _selected(kept):
+        await check_selection(
+            session,
+            principal,
+            chosen,
+            organization_id=organization_id,
+            field=f"{ROOT}.vision_profile_id",
+        )
     made = _bindings(kept)
     for binding in sorted(config.secret_bindings() - made, key=lambda b: b.field):
         secret = await lendable_secret(

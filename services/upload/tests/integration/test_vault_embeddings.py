@@ -1012,6 +1012,94 @@ async def documents_of(runtime: Runtime, kb_id: str) -> int:
         )
 
 
+class TestVisionProfiles:
+    """An organization's vision model profiles (``/vision-profiles``): made with a key the
+    maker may bind, listed to the organization, selected per collection
+    (``ingestion_config.vision_profile_id``) as a binding of the profile's key, and not
+    deletable while a collection selects one."""
+
+    async def test_create_list_select_and_delete_once_unused(
+        self, users: dict[str, httpx.AsyncClient]
+    ) -> None:
+        alice, carol, dave = users["alice"], users["carol"], users["dave"]
+        shared = await secret(alice, visibility="org")
+        body = {"name": uniq("vision"), "provider": "openai", "model": "gpt-4o-mini"}
+        made = await alice.post("/vision-profiles", json={**body, "secret_id": shared})
+        assert made.status_code == 201, made.text
+        profile = made.json()
+        assert (profile["base_url"], profile["secret_id"]) == (VISION_URL, shared)
+        again = await alice.post("/vision-profiles", json={**body, "secret_id": shared})
+        assert (again.status_code, fields(again)) == (409, {"name"})
+        # the organization lists it; another organization does not
+        assert profile["id"] in {p["id"] for p in (await carol.get("/vision-profiles")).json()}
+        assert profile["id"] not in {p["id"] for p in (await dave.get("/vision-profiles")).json()}
+        # a collection selects it; the parser resolves it when it parses
+        select = {"image_description": True, "vision_profile_id": profile["id"]}
+        base = await kb(alice, **LOCAL)
+        chosen = await alice.patch(f"/kb/{base['id']}", json={"ingestion_config": select})
+        assert chosen.status_code == 200, chosen.text
+        assert chosen.json()["ingestion_config"]["vision_profile_id"] == profile["id"]
+        # another organization's collection cannot select it
+        foreign = await dave.post(
+            "/kb", json={"name": uniq("kb"), **LOCAL, "ingestion_config": select}
+        )
+        assert (foreign.status_code, fields(foreign)) == (
+            400,
+            {"ingestion_config.vision_profile_id"},
+        )
+        # in use: refused, naming the collection; nothing deleted
+        refused = await alice.delete(f"/vision-profiles/{profile['id']}")
+        assert refused.status_code == 409, refused.text
+        error = refused.json()["error"]
+        assert error["code"] == "CONFLICT" and base["name"] in error["message"]
+        assert error["details"]["fields"] == [
+            {"field": "vision_profile_id", "message": f"in use by {base['name']}"}
+        ]
+        assert profile["id"] in {p["id"] for p in (await alice.get("/vision-profiles")).json()}
+        # once no collection selects it, it goes
+        unselect = {"image_description": False, "vision_profile_id": None}
+        cleared = await alice.patch(f"/kb/{base['id']}", json={"ingestion_config": unselect})
+        assert cleared.status_code == 200, cleared.text
+        assert (await alice.delete(f"/vision-profiles/{profile['id']}")).status_code == 204
+        assert profile["id"] not in {p["id"] for p in (await alice.get("/vision-profiles")).json()}
+
+    async def test_binding_a_profiles_key_needs_what_binding_the_key_needs(
+        self, users: dict[str, httpx.AsyncClient], runtime: Runtime
+    ) -> None:
+        alice, bob, carol = users["alice"], users["bob"], users["carol"]
+        shared = await secret(alice, visibility="org")
+        body = {"name": uniq("vision"), "provider": "openai", "model": "gpt-4o-mini"}
+        # carol edits collections but cannot see shared keys: she cannot make a profile of one
+        hidden = await carol.post("/vision-profiles", json={**body, "secret_id": shared})
+        assert (hidden.status_code, fields(hidden)) == (400, {"secret_id"})
+        # bob sees the key but may not manage the organization's models
+        assert (
+            await bob.post("/vision-profiles", json={**body, "secret_id": shared})
+        ).status_code == 403
+        # a keyless server must be one the deployment allows (none here)
+        own = {**body, "provider": "openai-compatible", "base_url": "http://10.0.0.9:8000/v1"}
+        unlisted = await alice.post("/vision-profiles", json=own)
+        assert (unlisted.status_code, fields(unlisted)) == (400, {"base_url"})
+        profile = (await alice.post("/vision-profiles", json={**body, "secret_id": shared})).json()
+        select = {"image_description": True, "vision_profile_id": profile["id"]}
+        # selecting the profile binds its key: carol may not, on a new base or on hers
+        own_base = await kb(carol, **LOCAL)
+        for r in (
+            await carol.post("/kb", json={"name": uniq("kb"), **LOCAL, "ingestion_config": select}),
+            await carol.patch(f"/kb/{own_base['id']}", json={"ingestion_config": select}),
+            await upload_with(carol, own_base["id"], select),
+        ):
+            assert r.status_code == 403, r.text
+            assert fields(r) == {"ingestion_config.vision_profile_id"}
+        assert await documents_of(runtime, own_base["id"]) == 0
+        # a base that already selects it lends it to her: she edits and uploads
+        base = await kb(alice, **LOCAL, ingestion_config=select)
+        kept = await carol.patch(f"/kb/{base['id']}", json={"ingestion_config": {"max_pages": 9}})
+        assert kept.status_code == 200, kept.text
+        assert kept.json()["ingestion_config"]["vision_profile_id"] == profile["id"]
+        assert (await upload_with(carol, base["id"])).status_code == 202
+
+
 class TestIngestionSecrets:
     """A parser's or vision key named by an ingestion configuration is lent as an embedding
     key is (seed: binding a key lends it): on ``POST /kb``, ``PATCH /kb/{id}`` and an

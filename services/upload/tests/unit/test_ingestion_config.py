@@ -6,7 +6,7 @@ import uuid
 import pytest
 from docproc_common.errors import InvalidInput
 from docproc_common.http import create_app
-from docproc_common.ingestion import IngestionConfig
+from docproc_common.ingestion import IngestionConfig, VisionProfile
 from docproc_upload.ingestion_config import merge_config
 from fastapi import APIRouter
 from fastapi.testclient import TestClient
@@ -191,3 +191,45 @@ class TestCollectionBody422:
         with pytest.raises(InvalidInput) as info:
             merge_config({}, config)
         assert [f.field for f in info.value.fields] == fields
+
+
+class TestVisionChoice:
+    """Image description names a vision model profile (``vision_profile_id``) or an inline
+    ``vision_profile``: one choice in two forms, never both."""
+
+    PROFILE = {"base_url": "https://api.openai.com/v1", "model": "gpt-4o-mini"}
+
+    def test_a_profile_id_is_enough_to_describe_images(self) -> None:
+        chosen = uuid.uuid4()
+        config = merge_config({"vision_profile_id": str(chosen)}, {"image_description": True})
+        assert (config.vision_profile_id, config.vision_profile) == (chosen, None)
+        # selecting a profile binds nothing by itself: the profile's key is checked as the
+        # selection's (``vision_profiles.service.check_selection``)
+        assert config.secret_bindings() == frozenset()
+
+    def test_both_forms_at_once_are_refused(self) -> None:
+        with pytest.raises(InvalidInput) as info:
+            merge_config(
+                {}, {"vision_profile_id": str(uuid.uuid4()), "vision_profile": self.PROFILE}
+            )
+        assert [f.field for f in info.value.fields] == ["ingestion_config"]
+        assert "not both" in info.value.fields[0].message
+
+    def test_an_override_of_one_form_replaces_the_other(self) -> None:
+        chosen = uuid.uuid4()
+        inline = merge_config(
+            {"vision_profile_id": str(chosen), "image_description": True},
+            {"vision_profile": self.PROFILE},
+        )
+        assert inline.vision_profile_id is None and inline.vision_profile is not None
+        picked = merge_config(
+            {"vision_profile": self.PROFILE, "image_description": True},
+            {"vision_profile_id": str(chosen)},
+        )
+        assert (picked.vision_profile_id, picked.vision_profile) == (chosen, None)
+
+    def test_resolving_the_selection_puts_the_profile_in_place(self) -> None:
+        config = merge_config({"vision_profile_id": str(uuid.uuid4())}, None)
+        resolved = config.with_vision(VisionProfile(**self.PROFILE))
+        assert resolved.vision_profile_id is None
+        assert resolved.vision_profile == VisionProfile(**self.PROFILE)

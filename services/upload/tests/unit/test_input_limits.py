@@ -22,6 +22,7 @@ from docproc_common.db.models import (
     RetrievalEvaluation,
     Secret,
     SyncSource,
+    VisionModelProfile,
 )
 from docproc_common.db.vector_tables import MAX_COLLECTION_NAME_BYTES, validate_collection_name
 from docproc_common.errors import InvalidInput
@@ -35,6 +36,7 @@ from docproc_upload.knowledge_bases.schemas import GrantIn, KnowledgeBaseCreate,
 from docproc_upload.rag_collections.schemas import CollectionCreate
 from docproc_upload.rag_documents import service
 from docproc_upload.sync_sources.schemas import CloneRequest, SourceCreate, SourcePatch
+from docproc_upload.vision_profiles.schemas import VisionProfileCreate
 from pydantic import BaseModel
 from sqlalchemy import String
 from sqlalchemy.orm import InstrumentedAttribute
@@ -65,6 +67,9 @@ FROM_REQUESTS: list[tuple[InstrumentedAttribute[Any], list[tuple[type[BaseModel]
     (ChatAttachmentRender.agent_id, [(AgentIn, "agent_id")]),
     (ChatAttachmentRender.conversation_id, [(AgentIn, "conversation_id")]),
     (RetrievalEvaluation.name, [(EvaluationCreate, "name")]),
+    (VisionModelProfile.name, [(VisionProfileCreate, "name")]),
+    (VisionModelProfile.model, [(VisionProfileCreate, "model")]),
+    (VisionModelProfile.base_url, [(VisionProfileCreate, "base_url")]),
 ]
 
 #: columns a multipart upload field fills -> the limit its route checks
@@ -99,6 +104,7 @@ NOT_FROM_REQUESTS = {
     "rag_documents.source": "enum",
     "chat_attachment_renders.mode": "enum",
     "retrieval_evaluation_runs.trigger": "enum",
+    "vision_model_profiles.provider": "enum",
     # the signed bearer token's sub / org
     "audit_log.actor": "token",
     "audit_log.organization_id": "token",
@@ -106,6 +112,8 @@ NOT_FROM_REQUESTS = {
     "chat_attachment_renders.user_id": "token",
     "embedding_endpoints.organization_id": "token",
     "embedding_endpoints.created_by": "token",
+    "vision_model_profiles.organization_id": "token",
+    "vision_model_profiles.created_by": "token",
     "knowledge_bases.owner_id": "token",
     "knowledge_bases.organization_id": "token",
     "rag_documents.organization_id": "token",

@@ -471,3 +471,36 @@ Index("ix_rag_documents_source_path_hash", RagDocument.source_path, postgresql_u
 Index("ix_rag_documents_filename_hash", RagDocument.filename, postgresql_using="hash")
 Index("ix_rag_documents_content_hash_hash", RagDocument.content_hash, postgresql_using="hash")
 Index("ix_sync_sources_knowledge_base_id", SyncSource.knowledge_base_id)
+
+
+class VisionModelProfile(Base):
+    """An organization's vision model profile: a provider, a model and the vault key that pays
+    for it (``/api/v1/vision-profiles``). A collection selects one by id
+    (``ingestion_config.vision_profile_id``); the parser resolves it when it parses.
+
+    Immutable once made: a collection that selected it lent its key as it was, so another
+    key or address is another profile, selected (and checked) again.
+    """
+
+    __tablename__ = "vision_model_profiles"
+    __table_args__ = (
+        Index(
+            "uq_vision_model_profiles_organization_id_name",
+            "organization_id",
+            "name",
+            unique=True,
+        ),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=_uuid)
+    organization_id: Mapped[str | None] = mapped_column(String(200))
+    name: Mapped[str] = mapped_column(String(200))
+    provider: Mapped[str] = mapped_column(String(32))
+    model: Mapped[str] = mapped_column(String(200))
+    base_url: Mapped[str] = mapped_column(String(500))
+    #: A vault secret of kind ``api_key`` of the organization; None for a keyless endpoint
+    #: the deployment serves. No foreign key: a deleted secret stops description with a
+    #: message, as it stops a collection's embedding.
+    secret_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    created_by: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

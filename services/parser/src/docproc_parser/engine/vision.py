@@ -1,6 +1,7 @@
 """Image description through an OpenAI-compatible chat endpoint with vision.
 
-The collection's ``vision_profile`` names the endpoint, the model and the vault key.
+The collection's vision model profile (``vision_profile_id``, resolved by the parse stage)
+or its inline ``vision_profile`` names the endpoint, the model and the vault key.
 Each distinct image (by its bytes' digest) is described once per document, a few at
 a time; the caller puts each description into the text of every page that shows
 the image.
@@ -17,18 +18,16 @@ import asyncio
 import base64
 import logging
 from collections.abc import Mapping, Sequence
-from urllib.parse import urlsplit
 
 import httpx
 from docproc_common.errors import RetryableError
-from docproc_common.ingestion import VisionProfile
+from docproc_common.ingestion import VisionProfile, vision_address_allowed
 
 from docproc_parser.engine import errors
 from docproc_parser.engine.jobs import ExtractedImage
 
 log = logging.getLogger(__name__)
 
-KNOWN_HOSTS = ("api.openai.com", "openrouter.ai")
 PROMPT = (
     "Describe this image from a document so that it can be found by a text search: "
     "what it shows, any text written in it, and what a chart, table or diagram says. "
@@ -39,18 +38,7 @@ _CONCURRENCY = 4
 
 
 def allowed(base_url: str, allowed_prefixes: Sequence[str]) -> bool:
-    url = urlsplit(base_url)
-    host = (url.hostname or "").lower()
-    if url.scheme == "https" and host in KNOWN_HOSTS:
-        return True
-    for prefix in allowed_prefixes:
-        a = urlsplit(prefix.rstrip("/"))
-        if (url.scheme, host, url.port) != (a.scheme, (a.hostname or "").lower(), a.port):
-            continue
-        path = a.path.rstrip("/")
-        if not path or url.path == path or url.path.startswith(path + "/"):
-            return True
-    return False
+    return vision_address_allowed(base_url, allowed_prefixes)
 
 
 class VisionUnavailable(RetryableError):

@@ -4,6 +4,7 @@
 import { ApiError, api, type KnowledgeBase, type ReindexOut } from "../api";
 import { clearFieldErrors, formError, h, showFieldErrors } from "../dom";
 import { ingestionInputs } from "../ingestion";
+import { visionInputs } from "../vision";
 import { kbHeader, kbScreen } from "./documents";
 import { evaluationsSection } from "./evaluations";
 
@@ -13,6 +14,7 @@ export function settingsScreen(main: HTMLElement, _config: unknown, [kbId]: stri
 
 function draw(kb: KnowledgeBase): HTMLElement[] {
   const ingestion = ingestionInputs(kb.ingestion_config);
+  const vision = visionInputs(kb.ingestion_config);
   const banner = formError();
   const status = h("p", { role: "status" });
   const form = h(
@@ -27,6 +29,7 @@ function draw(kb: KnowledgeBase): HTMLElement[] {
     ),
     banner,
     ingestion.fieldset,
+    vision.fieldset,
     h(
       "div",
       { class: "buttons" },
@@ -49,7 +52,7 @@ function draw(kb: KnowledgeBase): HTMLElement[] {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     clearFieldErrors(form);
-    const changed = ingestion.values(kb.ingestion_config);
+    const changed = { ...ingestion.values(kb.ingestion_config), ...vision.values(kb.ingestion_config) };
     if (!Object.keys(changed).length) {
       status.textContent = "Nothing changed.";
       return;
