@@ -17,7 +17,6 @@ from typing import Any, Literal
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict
 
 from docproc_client.citations import citation_metadata
 from docproc_client.docproc import Docproc
@@ -28,9 +27,8 @@ class DocprocRetriever(BaseRetriever):
     names) or of every base on ``collections``, as ``Document`` objects: ``page_content``
     the chunk, ``id`` the chunk's row, ``metadata`` its citation (``document_id``,
     ``filename``, ``page_start``, ``page_end``, ``heading_path``, ``download_url``,
-    ``parsed_url``, ``citation``, ...: ``citation_metadata``)."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    ``parsed_url``, ``citation``, ...: ``citation_metadata``). ``client`` is a ``Docproc``
+    (``BaseRetriever`` allows a field of any type)."""
 
     client: Docproc
     knowledge_bases: list[str] | None = None
