@@ -58,6 +58,7 @@ def test_llamaindex_retriever(docproc: Docproc, world: World) -> None:
     assert meta["parsed_url"].endswith("#page=2")
     shown = best.node.get_content(metadata_mode=MetadataMode.LLM)
     assert "citation: atlas.pdf, p. 2" in shown and "parsed_url" not in shown
+    assert "heading_path" not in shown  # empty: a PDF without an outline
 
     (note,) = asyncio.run(
         LlamaIndexRetriever(docproc, collections=[world.base.collection_name], top_k=1).aretrieve(

@@ -29,7 +29,7 @@ from docproc_client.citations import citation_metadata
 from docproc_client.docproc import Docproc
 
 #: Left out of what an LLM is shown of a node (``get_content(MetadataMode.LLM)``): the
-#: citation and the file stay, the offsets, links and scores do not.
+#: citation and the file stay, the offsets, links and scores do not, nor an empty field.
 NOT_FOR_THE_LLM = [
     "document_id",
     "collection_name",
@@ -83,12 +83,14 @@ class DocprocRetriever(BaseRetriever):
         )
         found = []
         for hit in hits:
+            metadata = citation_metadata(hit, self.client.base_url)
+            hidden = NOT_FOR_THE_LLM + [k for k, v in metadata.items() if v is None or v == []]
             node = TextNode(
                 id_=str(hit.vector_document_id),
                 text=hit.content,
-                metadata=citation_metadata(hit, self.client.base_url),
-                excluded_llm_metadata_keys=NOT_FOR_THE_LLM,
-                excluded_embed_metadata_keys=NOT_FOR_THE_LLM,
+                metadata=metadata,
+                excluded_llm_metadata_keys=hidden,
+                excluded_embed_metadata_keys=hidden,
             )
             if hit.document_id is not None:
                 node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(
