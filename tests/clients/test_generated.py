@@ -34,8 +34,9 @@ import pytest
 from docproc_testing.infra import find_repo_root
 from docproc_upload.openapi_document import openapi_document
 
+from .conftest import TYPESCRIPT, npm, typescript_project
+
 ROOT = find_repo_root()
-TYPESCRIPT = ROOT / "clients" / "typescript"
 TYPES = TYPESCRIPT / "src" / "api.d.ts"
 PYTHON = ROOT / "clients" / "python"
 GENERATED = PYTHON / "docproc_client" / "generated"
@@ -47,13 +48,6 @@ def schema(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("openapi") / "openapi.json"
     path.write_text(json.dumps(asyncio.run(openapi_document())))
     return path
-
-
-def _npm(*args: str) -> None:
-    run = subprocess.run(
-        ["npm", *args], cwd=TYPESCRIPT, capture_output=True, text=True, timeout=600
-    )
-    assert run.returncode == 0, f"npm {' '.join(args)}:\n{run.stdout}\n{run.stderr}"
 
 
 def differences(left: Path, right: Path) -> list[str]:
@@ -94,13 +88,12 @@ def test_the_python_client_is_what_the_schema_generates(schema: Path, tmp_path: 
 
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm (Node.js) is not installed")
 def test_the_typescript_types_are_current_and_type_check(schema: Path) -> None:
-    if not (TYPESCRIPT / "node_modules" / ".package-lock.json").exists():
-        _npm("ci", "--no-audit", "--no-fund")
-    committed = TYPES.read_text()
-    shutil.copy(schema, TYPESCRIPT / "openapi.json")
-    _npm("run", "-s", "generate")
-    assert TYPES.read_text() == committed, (
-        "clients/typescript/src/api.d.ts was not the app's schema (the console is typed by it):"
-        " regenerated now, as `make clients` does; commit it"
-    )
-    _npm("run", "-s", "check")
+    with typescript_project():
+        committed = TYPES.read_text()
+        shutil.copy(schema, TYPESCRIPT / "openapi.json")
+        npm("run", "-s", "generate")
+        assert TYPES.read_text() == committed, (
+            "clients/typescript/src/api.d.ts was not the app's schema (the console is typed by"
+            " it): regenerated now, as `make clients` does; commit it"
+        )
+        npm("run", "-s", "check")

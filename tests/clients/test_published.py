@@ -30,6 +30,8 @@ from docproc_testing.auth import DEV_AUTH
 from docproc_testing.dev import running_dev
 from docproc_testing.infra import find_repo_root
 
+from .conftest import npm, typescript_project
+
 pytestmark = pytest.mark.integration
 
 ROOT = find_repo_root()
@@ -93,21 +95,23 @@ def test_the_python_wheel_passes_its_tests(server: dict[str, str], tmp_path: Pat
 
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm (Node.js) is not installed")
 def test_the_typescript_package_passes_its_tests(server: dict[str, str], tmp_path: Path) -> None:
-    project = ROOT / "clients" / "typescript"
-    if not (project / "node_modules" / ".package-lock.json").exists():
-        run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], project)
-    # prepack builds dist/ (tsc); the tarball holds what npm would publish
-    run(["npm", "pack", "--loglevel=error", "--pack-destination", tmp_path], project)
+    with typescript_project() as project:
+        # prepack builds dist/ (tsc); the tarball holds what npm would publish
+        npm("pack", "--loglevel=error", "--pack-destination", tmp_path)
     (tarball,) = tmp_path.glob("docproc-client-*.tgz")
     consumer = tmp_path / "consumer"
     (consumer / "test").mkdir(parents=True)
     (consumer / "package.json").write_text(
         '{"name": "consumer", "private": true, "type": "module"}'
     )
-    run(
-        ["npm", "install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"]
-        + [tarball],
-        consumer,
+    npm(
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--prefer-offline",
+        "--loglevel=error",
+        tarball,
+        cwd=consumer,
     )
     shutil.copy(project / "test" / "client.test.mjs", consumer / "test")
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), **server}
