@@ -87,7 +87,7 @@ class Docproc:
         """``DOCPROC_URL`` (default ``http://127.0.0.1:8000``) and ``DOCPROC_TOKEN``, the
         variables ``docproc mcp`` reads."""
         return cls(
-            os.environ.get("DOCPROC_URL", DEFAULT_URL), os.environ["DOCPROC_TOKEN"], **kwargs
+            os.environ.get("DOCPROC_URL", DEFAULT_URL), os.environ.get("DOCPROC_TOKEN"), **kwargs
         )
 
     def close(self) -> None:
