@@ -77,6 +77,7 @@ COPY services/embedder/pyproject.toml services/embedder/pyproject.toml
 COPY services/sync/pyproject.toml services/sync/pyproject.toml
 COPY services/teardown/pyproject.toml services/teardown/pyproject.toml
 COPY cli/pyproject.toml cli/pyproject.toml
+COPY clients/python/pyproject.toml clients/python/pyproject.toml
 RUN --mount=type=bind,from=uv,source=/uv,target=/usr/local/bin/uv \
     --mount=type=cache,target=/root/.cache/uv \
     uv sync --locked --no-dev --no-install-workspace --package "docproc-${SERVICE}"

@@ -6,7 +6,7 @@ export UV
 PORT ?= 8000
 export UV_LINK_MODE ?= copy
 
-.PHONY: help ensure-uv sync check bench-quality system-packages console console-screenshots api-types fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint chart-consumers images deploy-smoke smoke-journey dev demo bench dev-k8s
+.PHONY: help ensure-uv sync check bench-quality system-packages console console-screenshots clients api-types fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint chart-consumers images deploy-smoke smoke-journey dev demo bench dev-k8s
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -20,9 +20,12 @@ sync: ensure-uv ## install every workspace package from the lock
 console: ## build the web console (services/upload/console: npm ci from the lockfile, tsc, vite) served at /console
 	cd services/upload/console && npm ci --no-audit --no-fund --loglevel=error && npm run build
 
-api-types: ## regenerate clients/typescript/src/api.d.ts (the console's API types) from the upload app's OpenAPI
+clients: ## regenerate both clients from the upload app's OpenAPI: clients/python/docproc_client/generated (openapi-python-client) and clients/typescript/src/api.d.ts (openapi-typescript; the console is typed by it)
 	$(UV) run python -m docproc_upload.openapi_document > clients/typescript/openapi.json
+	$(UV) run openapi-python-client generate --meta none --overwrite --config clients/python/openapi-python-client.yaml --path clients/typescript/openapi.json --output-path clients/python/docproc_client/generated
 	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && npm run -s generate
+
+api-types: clients ## the same as `make clients` (its former name)
 
 console-screenshots: sync console ## the console's journeys in Chromium, saving each screen under docs/console/
 	CONSOLE_SCREENSHOTS=docs/console $(UV) run pytest -q tests/console
@@ -36,7 +39,7 @@ lint: ## ruff
 	$(UV) run ruff check .
 
 typecheck: ## mypy (strict), the deploy smoke included (CI type-checks what it does not run)
-	$(UV) run mypy libs/*/src services/*/src cli/src deploy/smoke
+	$(UV) run mypy libs/*/src services/*/src cli/src clients/python/docproc_client deploy/smoke
 
 system-packages: ## LibreOffice + Tesseract for the parser tests (Debian, as root; else they skip)
 	bash scripts/system-packages.sh

@@ -145,7 +145,7 @@ fingerprint() {
   {
     printf '%s\n' "$svc" "$PYTHON_IMAGE" "$UV_IMAGE"
     engine image inspect --format '{{.Id}}' "$PYTHON_IMAGE" "$UV_IMAGE"
-    cd "$ROOT" && find Dockerfile .dockerignore pyproject.toml uv.lock cli/pyproject.toml \
+    cd "$ROOT" && find Dockerfile .dockerignore pyproject.toml uv.lock cli/pyproject.toml clients/python/pyproject.toml \
       libs/*/pyproject.toml services/*/pyproject.toml libs/common "services/$svc" -type f \
       -not -path '*/tests/*' -not -path '*/node_modules/*' -not -path '*/__pycache__/*' \
       -not -path '*/.venv/*' -not -path '*/.*_cache/*' -not -path '*.egg-info/*' \

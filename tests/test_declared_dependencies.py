@@ -116,10 +116,19 @@ def _imported_modules(tree: ast.Module) -> set[str]:
     }
 
 
+def sources(member: Path) -> list[Path]:
+    """A member's source files: under ``src``, or, for the published Python client
+    (``clients/python``, whose package sits at its root as ``openapi-python-client`` lays
+    it out), its packages, tests left out."""
+    if (member / "src").is_dir():
+        return sorted((member / "src").rglob("*.py"))
+    return sorted(p for p in member.rglob("*.py") if p.relative_to(member).parts[0] != "tests")
+
+
 def imported_distributions(member: Path, own: str) -> dict[str, str]:
     """Distribution -> one file of ``member`` that imports it (its own package left out)."""
     found: dict[str, str] = {}
-    for path in sorted((member / "src").rglob("*.py")):
+    for path in sources(member):
         for module in _imported_modules(ast.parse(path.read_text())):
             dist = distribution_of(module)
             if dist != own:

@@ -1,6 +1,6 @@
 // The public API (/api/v1) with the caller's bearer token; refusals as ApiError. Its shapes
 // are the types generated from the API's OpenAPI document (clients/typescript/src/api.d.ts,
-// `make api-types`), so an answer the console reads that the API no longer gives fails
+// `make clients`), so an answer the console reads that the API no longer gives fails
 // the build.
 
 import type { components } from "docproc-api";

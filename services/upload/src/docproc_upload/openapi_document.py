@@ -1,9 +1,11 @@
 """The upload app's OpenAPI document, as ``/openapi.json`` serves it, built without a server.
 
-``python -m docproc_upload.openapi_document`` prints it: ``make api-types`` writes it to
-``clients/typescript/openapi.json`` and generates the TypeScript types the console is
-typed by (``clients/typescript/src/api.d.ts``); ``tests/api/test_typescript_client.py``
-fails while the committed types are not this document's.
+``python -m docproc_upload.openapi_document`` prints it: ``make clients`` writes it to
+``clients/typescript/openapi.json`` and generates both clients from it, the Python
+package's ``docproc_client.generated`` and the TypeScript types the console and
+``@docproc/client`` are typed by (``clients/typescript/src/api.d.ts``);
+``tests/clients/test_generated.py`` fails while the committed clients are not this
+document's.
 """
 
 from __future__ import annotations

@@ -1,0 +1,255 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+from uuid import UUID
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error_envelope import ErrorEnvelope
+from ...models.parsed_document import ParsedDocument
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    document_id: UUID,
+    *,
+    offset: int | Unset = 0,
+    limit: int | Unset = 1000000,
+    authorization: None | str | Unset = UNSET,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+    if not isinstance(authorization, Unset):
+        headers["authorization"] = authorization
+
+    params: dict[str, Any] = {}
+
+    params["offset"] = offset
+
+    params["limit"] = limit
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v1/rag/documents/{document_id}".format(
+            document_id=quote(str(document_id), safe=""),
+        ),
+        "params": params,
+    }
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ErrorEnvelope | ParsedDocument | None:
+    if response.status_code == 200:
+        response_200 = ParsedDocument.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = ErrorEnvelope.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorEnvelope.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorEnvelope.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorEnvelope.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = ErrorEnvelope.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = ErrorEnvelope.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 422:
+        response_422 = ErrorEnvelope.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = ErrorEnvelope.from_dict(response.json())
+
+        return response_503
+
+    if response.status_code == 507:
+        response_507 = ErrorEnvelope.from_dict(response.json())
+
+        return response_507
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ErrorEnvelope | ParsedDocument]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    document_id: UUID,
+    *,
+    client: AuthenticatedClient | Client,
+    offset: int | Unset = 0,
+    limit: int | Unset = 1000000,
+    authorization: None | str | Unset = UNSET,
+) -> Response[ErrorEnvelope | ParsedDocument]:
+    """Get Document
+
+    Args:
+        document_id (UUID):
+        offset (int | Unset):  Default: 0.
+        limit (int | Unset):  Default: 1000000.
+        authorization (None | str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorEnvelope | ParsedDocument]
+    """
+
+    kwargs = _get_kwargs(
+        document_id=document_id,
+        offset=offset,
+        limit=limit,
+        authorization=authorization,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    document_id: UUID,
+    *,
+    client: AuthenticatedClient | Client,
+    offset: int | Unset = 0,
+    limit: int | Unset = 1000000,
+    authorization: None | str | Unset = UNSET,
+) -> ErrorEnvelope | ParsedDocument | None:
+    """Get Document
+
+    Args:
+        document_id (UUID):
+        offset (int | Unset):  Default: 0.
+        limit (int | Unset):  Default: 1000000.
+        authorization (None | str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorEnvelope | ParsedDocument
+    """
+
+    return sync_detailed(
+        document_id=document_id,
+        client=client,
+        offset=offset,
+        limit=limit,
+        authorization=authorization,
+    ).parsed
+
+
+async def asyncio_detailed(
+    document_id: UUID,
+    *,
+    client: AuthenticatedClient | Client,
+    offset: int | Unset = 0,
+    limit: int | Unset = 1000000,
+    authorization: None | str | Unset = UNSET,
+) -> Response[ErrorEnvelope | ParsedDocument]:
+    """Get Document
+
+    Args:
+        document_id (UUID):
+        offset (int | Unset):  Default: 0.
+        limit (int | Unset):  Default: 1000000.
+        authorization (None | str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorEnvelope | ParsedDocument]
+    """
+
+    kwargs = _get_kwargs(
+        document_id=document_id,
+        offset=offset,
+        limit=limit,
+        authorization=authorization,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    document_id: UUID,
+    *,
+    client: AuthenticatedClient | Client,
+    offset: int | Unset = 0,
+    limit: int | Unset = 1000000,
+    authorization: None | str | Unset = UNSET,
+) -> ErrorEnvelope | ParsedDocument | None:
+    """Get Document
+
+    Args:
+        document_id (UUID):
+        offset (int | Unset):  Default: 0.
+        limit (int | Unset):  Default: 1000000.
+        authorization (None | str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorEnvelope | ParsedDocument
+    """
+
+    return (
+        await asyncio_detailed(
+            document_id=document_id,
+            client=client,
+            offset=offset,
+            limit=limit,
+            authorization=authorization,
+        )
+    ).parsed

@@ -1,0 +1,231 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error_envelope import ErrorEnvelope
+from ...models.get_supported_formats_parser_type_0 import GetSupportedFormatsParserType0
+from ...models.supported_formats import SupportedFormats
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    *,
+    parser: GetSupportedFormatsParserType0 | None | Unset = UNSET,
+    authorization: None | str | Unset = UNSET,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+    if not isinstance(authorization, Unset):
+        headers["authorization"] = authorization
+
+    params: dict[str, Any] = {}
+
+    json_parser: None | str | Unset
+    if isinstance(parser, Unset):
+        json_parser = UNSET
+    elif isinstance(parser, GetSupportedFormatsParserType0):
+        json_parser = parser.value
+    else:
+        json_parser = parser
+    params["parser"] = json_parser
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v1/rag/supported-formats",
+        "params": params,
+    }
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ErrorEnvelope | SupportedFormats | None:
+    if response.status_code == 200:
+        response_200 = SupportedFormats.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = ErrorEnvelope.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorEnvelope.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorEnvelope.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorEnvelope.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = ErrorEnvelope.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = ErrorEnvelope.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 422:
+        response_422 = ErrorEnvelope.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = ErrorEnvelope.from_dict(response.json())
+
+        return response_503
+
+    if response.status_code == 507:
+        response_507 = ErrorEnvelope.from_dict(response.json())
+
+        return response_507
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ErrorEnvelope | SupportedFormats]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    parser: GetSupportedFormatsParserType0 | None | Unset = UNSET,
+    authorization: None | str | Unset = UNSET,
+) -> Response[ErrorEnvelope | SupportedFormats]:
+    """Get Supported Formats
+
+    Args:
+        parser (GetSupportedFormatsParserType0 | None | Unset): One parser; all three when omitted
+        authorization (None | str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorEnvelope | SupportedFormats]
+    """
+
+    kwargs = _get_kwargs(
+        parser=parser,
+        authorization=authorization,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    parser: GetSupportedFormatsParserType0 | None | Unset = UNSET,
+    authorization: None | str | Unset = UNSET,
+) -> ErrorEnvelope | SupportedFormats | None:
+    """Get Supported Formats
+
+    Args:
+        parser (GetSupportedFormatsParserType0 | None | Unset): One parser; all three when omitted
+        authorization (None | str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorEnvelope | SupportedFormats
+    """
+
+    return sync_detailed(
+        client=client,
+        parser=parser,
+        authorization=authorization,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    parser: GetSupportedFormatsParserType0 | None | Unset = UNSET,
+    authorization: None | str | Unset = UNSET,
+) -> Response[ErrorEnvelope | SupportedFormats]:
+    """Get Supported Formats
+
+    Args:
+        parser (GetSupportedFormatsParserType0 | None | Unset): One parser; all three when omitted
+        authorization (None | str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorEnvelope | SupportedFormats]
+    """
+
+    kwargs = _get_kwargs(
+        parser=parser,
+        authorization=authorization,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    parser: GetSupportedFormatsParserType0 | None | Unset = UNSET,
+    authorization: None | str | Unset = UNSET,
+) -> ErrorEnvelope | SupportedFormats | None:
+    """Get Supported Formats
+
+    Args:
+        parser (GetSupportedFormatsParserType0 | None | Unset): One parser; all three when omitted
+        authorization (None | str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorEnvelope | SupportedFormats
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            parser=parser,
+            authorization=authorization,
+        )
+    ).parsed

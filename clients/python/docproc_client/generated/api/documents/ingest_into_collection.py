@@ -1,0 +1,273 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error_envelope import ErrorEnvelope
+from ...models.ingest_into_collection_body import IngestIntoCollectionBody
+from ...models.rag_ingest_response import RAGIngestResponse
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    name: str,
+    *,
+    body: IngestIntoCollectionBody,
+    replace: bool | Unset = False,
+    authorization: None | str | Unset = UNSET,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+    if not isinstance(authorization, Unset):
+        headers["authorization"] = authorization
+
+    params: dict[str, Any] = {}
+
+    params["replace"] = replace
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/api/v1/rag/collections/{name}/ingest".format(
+            name=quote(str(name), safe=""),
+        ),
+        "params": params,
+    }
+
+    _kwargs["files"] = body.to_multipart()
+
+    headers["Content-Type"] = "multipart/form-data; boundary=+++"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ErrorEnvelope | RAGIngestResponse | None:
+    if response.status_code == 202:
+        response_202 = RAGIngestResponse.from_dict(response.json())
+
+        return response_202
+
+    if response.status_code == 400:
+        response_400 = ErrorEnvelope.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorEnvelope.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorEnvelope.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorEnvelope.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = ErrorEnvelope.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = ErrorEnvelope.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 422:
+        response_422 = ErrorEnvelope.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = ErrorEnvelope.from_dict(response.json())
+
+        return response_503
+
+    if response.status_code == 507:
+        response_507 = ErrorEnvelope.from_dict(response.json())
+
+        return response_507
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ErrorEnvelope | RAGIngestResponse]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    name: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: IngestIntoCollectionBody,
+    replace: bool | Unset = False,
+    authorization: None | str | Unset = UNSET,
+) -> Response[ErrorEnvelope | RAGIngestResponse]:
+    """Ingest Into Collection
+
+     The same upload, addressed by collection name: into the one knowledge base on the
+    name the caller may edit (409 when there are several: use ``/kb/{kb_id}/documents``).
+
+    Args:
+        name (str):
+        replace (bool | Unset): Once indexed, the new document retires the base's earlier
+            documents of the same file name (their chunks stay searchable until then) Default: False.
+        authorization (None | str | Unset):
+        body (IngestIntoCollectionBody):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorEnvelope | RAGIngestResponse]
+    """
+
+    kwargs = _get_kwargs(
+        name=name,
+        body=body,
+        replace=replace,
+        authorization=authorization,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    name: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: IngestIntoCollectionBody,
+    replace: bool | Unset = False,
+    authorization: None | str | Unset = UNSET,
+) -> ErrorEnvelope | RAGIngestResponse | None:
+    """Ingest Into Collection
+
+     The same upload, addressed by collection name: into the one knowledge base on the
+    name the caller may edit (409 when there are several: use ``/kb/{kb_id}/documents``).
+
+    Args:
+        name (str):
+        replace (bool | Unset): Once indexed, the new document retires the base's earlier
+            documents of the same file name (their chunks stay searchable until then) Default: False.
+        authorization (None | str | Unset):
+        body (IngestIntoCollectionBody):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorEnvelope | RAGIngestResponse
+    """
+
+    return sync_detailed(
+        name=name,
+        client=client,
+        body=body,
+        replace=replace,
+        authorization=authorization,
+    ).parsed
+
+
+async def asyncio_detailed(
+    name: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: IngestIntoCollectionBody,
+    replace: bool | Unset = False,
+    authorization: None | str | Unset = UNSET,
+) -> Response[ErrorEnvelope | RAGIngestResponse]:
+    """Ingest Into Collection
+
+     The same upload, addressed by collection name: into the one knowledge base on the
+    name the caller may edit (409 when there are several: use ``/kb/{kb_id}/documents``).
+
+    Args:
+        name (str):
+        replace (bool | Unset): Once indexed, the new document retires the base's earlier
+            documents of the same file name (their chunks stay searchable until then) Default: False.
+        authorization (None | str | Unset):
+        body (IngestIntoCollectionBody):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorEnvelope | RAGIngestResponse]
+    """
+
+    kwargs = _get_kwargs(
+        name=name,
+        body=body,
+        replace=replace,
+        authorization=authorization,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    name: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: IngestIntoCollectionBody,
+    replace: bool | Unset = False,
+    authorization: None | str | Unset = UNSET,
+) -> ErrorEnvelope | RAGIngestResponse | None:
+    """Ingest Into Collection
+
+     The same upload, addressed by collection name: into the one knowledge base on the
+    name the caller may edit (409 when there are several: use ``/kb/{kb_id}/documents``).
+
+    Args:
+        name (str):
+        replace (bool | Unset): Once indexed, the new document retires the base's earlier
+            documents of the same file name (their chunks stay searchable until then) Default: False.
+        authorization (None | str | Unset):
+        body (IngestIntoCollectionBody):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorEnvelope | RAGIngestResponse
+    """
+
+    return (
+        await asyncio_detailed(
+            name=name,
+            client=client,
+            body=body,
+            replace=replace,
+            authorization=authorization,
+        )
+    ).parsed

@@ -1,0 +1,252 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error_envelope import ErrorEnvelope
+from ...models.served_models_out import ServedModelsOut
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    provider: str,
+    *,
+    base_url: None | str | Unset = UNSET,
+    authorization: None | str | Unset = UNSET,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+    if not isinstance(authorization, Unset):
+        headers["authorization"] = authorization
+
+    params: dict[str, Any] = {}
+
+    json_base_url: None | str | Unset
+    if isinstance(base_url, Unset):
+        json_base_url = UNSET
+    else:
+        json_base_url = base_url
+    params["base_url"] = json_base_url
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v1/rag/embedding-models/{provider}".format(
+            provider=quote(str(provider), safe=""),
+        ),
+        "params": params,
+    }
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ErrorEnvelope | ServedModelsOut | None:
+    if response.status_code == 200:
+        response_200 = ServedModelsOut.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = ErrorEnvelope.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorEnvelope.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorEnvelope.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorEnvelope.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = ErrorEnvelope.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = ErrorEnvelope.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 422:
+        response_422 = ErrorEnvelope.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = ErrorEnvelope.from_dict(response.json())
+
+        return response_503
+
+    if response.status_code == 507:
+        response_507 = ErrorEnvelope.from_dict(response.json())
+
+        return response_507
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ErrorEnvelope | ServedModelsOut]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    provider: str,
+    *,
+    client: AuthenticatedClient | Client,
+    base_url: None | str | Unset = UNSET,
+    authorization: None | str | Unset = UNSET,
+) -> Response[ErrorEnvelope | ServedModelsOut]:
+    """Served Embedding Models
+
+     The catalog models that ``base_url`` (default: the provider's) says it serves.
+
+    Args:
+        provider (str):
+        base_url (None | str | Unset):
+        authorization (None | str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorEnvelope | ServedModelsOut]
+    """
+
+    kwargs = _get_kwargs(
+        provider=provider,
+        base_url=base_url,
+        authorization=authorization,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    provider: str,
+    *,
+    client: AuthenticatedClient | Client,
+    base_url: None | str | Unset = UNSET,
+    authorization: None | str | Unset = UNSET,
+) -> ErrorEnvelope | ServedModelsOut | None:
+    """Served Embedding Models
+
+     The catalog models that ``base_url`` (default: the provider's) says it serves.
+
+    Args:
+        provider (str):
+        base_url (None | str | Unset):
+        authorization (None | str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorEnvelope | ServedModelsOut
+    """
+
+    return sync_detailed(
+        provider=provider,
+        client=client,
+        base_url=base_url,
+        authorization=authorization,
+    ).parsed
+
+
+async def asyncio_detailed(
+    provider: str,
+    *,
+    client: AuthenticatedClient | Client,
+    base_url: None | str | Unset = UNSET,
+    authorization: None | str | Unset = UNSET,
+) -> Response[ErrorEnvelope | ServedModelsOut]:
+    """Served Embedding Models
+
+     The catalog models that ``base_url`` (default: the provider's) says it serves.
+
+    Args:
+        provider (str):
+        base_url (None | str | Unset):
+        authorization (None | str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorEnvelope | ServedModelsOut]
+    """
+
+    kwargs = _get_kwargs(
+        provider=provider,
+        base_url=base_url,
+        authorization=authorization,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    provider: str,
+    *,
+    client: AuthenticatedClient | Client,
+    base_url: None | str | Unset = UNSET,
+    authorization: None | str | Unset = UNSET,
+) -> ErrorEnvelope | ServedModelsOut | None:
+    """Served Embedding Models
+
+     The catalog models that ``base_url`` (default: the provider's) says it serves.
+
+    Args:
+        provider (str):
+        base_url (None | str | Unset):
+        authorization (None | str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorEnvelope | ServedModelsOut
+    """
+
+    return (
+        await asyncio_detailed(
+            provider=provider,
+            client=client,
+            base_url=base_url,
+            authorization=authorization,
+        )
+    ).parsed

@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+
+class KnowledgeBaseCreateVectorTypeType0(StrEnum):
+    HALFVEC = "halfvec"
+    VECTOR = "vector"
+
+    def __str__(self) -> str:
+        return str(self.value)

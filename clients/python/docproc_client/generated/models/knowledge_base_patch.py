@@ -1,0 +1,206 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+from uuid import UUID
+
+from attrs import define as _attrs_define
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.knowledge_base_patch_ingestion_config import (
+        KnowledgeBasePatchIngestionConfig,
+    )
+
+
+T = TypeVar("T", bound="KnowledgeBasePatch")
+
+
+@_attrs_define
+class KnowledgeBasePatch:
+    """``PATCH /kb/{id}``: only what is sent changes.
+
+    The embedding fields move the collection to another provider, key or endpoint
+    (``docproc_upload.embeddings.move_embedding``); ``ingestion_config`` carries only the
+    settings that change and is validated merged with the stored configuration; documents
+    already indexed keep their chunks until ``POST /kb/{id}/reindex``.
+
+        Attributes:
+            embedding_provider (None | str | Unset):
+            embedding_model (None | str | Unset):
+            embedding_secret_id (None | Unset | UUID):
+            embedding_base_url (None | str | Unset):
+            embedding_endpoint_id (None | Unset | UUID):
+            ingestion_config (KnowledgeBasePatchIngestionConfig | Unset):
+            is_default (bool | Unset):
+    """
+
+    embedding_provider: None | str | Unset = UNSET
+    embedding_model: None | str | Unset = UNSET
+    embedding_secret_id: None | Unset | UUID = UNSET
+    embedding_base_url: None | str | Unset = UNSET
+    embedding_endpoint_id: None | Unset | UUID = UNSET
+    ingestion_config: KnowledgeBasePatchIngestionConfig | Unset = UNSET
+    is_default: bool | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        embedding_provider: None | str | Unset
+        if isinstance(self.embedding_provider, Unset):
+            embedding_provider = UNSET
+        else:
+            embedding_provider = self.embedding_provider
+
+        embedding_model: None | str | Unset
+        if isinstance(self.embedding_model, Unset):
+            embedding_model = UNSET
+        else:
+            embedding_model = self.embedding_model
+
+        embedding_secret_id: None | str | Unset
+        if isinstance(self.embedding_secret_id, Unset):
+            embedding_secret_id = UNSET
+        elif isinstance(self.embedding_secret_id, UUID):
+            embedding_secret_id = str(self.embedding_secret_id)
+        else:
+            embedding_secret_id = self.embedding_secret_id
+
+        embedding_base_url: None | str | Unset
+        if isinstance(self.embedding_base_url, Unset):
+            embedding_base_url = UNSET
+        else:
+            embedding_base_url = self.embedding_base_url
+
+        embedding_endpoint_id: None | str | Unset
+        if isinstance(self.embedding_endpoint_id, Unset):
+            embedding_endpoint_id = UNSET
+        elif isinstance(self.embedding_endpoint_id, UUID):
+            embedding_endpoint_id = str(self.embedding_endpoint_id)
+        else:
+            embedding_endpoint_id = self.embedding_endpoint_id
+
+        ingestion_config: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.ingestion_config, Unset):
+            ingestion_config = self.ingestion_config.to_dict()
+
+        is_default = self.is_default
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update({})
+        if embedding_provider is not UNSET:
+            field_dict["embedding_provider"] = embedding_provider
+        if embedding_model is not UNSET:
+            field_dict["embedding_model"] = embedding_model
+        if embedding_secret_id is not UNSET:
+            field_dict["embedding_secret_id"] = embedding_secret_id
+        if embedding_base_url is not UNSET:
+            field_dict["embedding_base_url"] = embedding_base_url
+        if embedding_endpoint_id is not UNSET:
+            field_dict["embedding_endpoint_id"] = embedding_endpoint_id
+        if ingestion_config is not UNSET:
+            field_dict["ingestion_config"] = ingestion_config
+        if is_default is not UNSET:
+            field_dict["is_default"] = is_default
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.knowledge_base_patch_ingestion_config import (
+            KnowledgeBasePatchIngestionConfig,
+        )
+
+        d = dict(src_dict)
+
+        def _parse_embedding_provider(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        embedding_provider = _parse_embedding_provider(
+            d.pop("embedding_provider", UNSET)
+        )
+
+        def _parse_embedding_model(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        embedding_model = _parse_embedding_model(d.pop("embedding_model", UNSET))
+
+        def _parse_embedding_secret_id(data: object) -> None | Unset | UUID:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                embedding_secret_id_type_0 = UUID(data)
+
+                return embedding_secret_id_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Unset | UUID, data)
+
+        embedding_secret_id = _parse_embedding_secret_id(
+            d.pop("embedding_secret_id", UNSET)
+        )
+
+        def _parse_embedding_base_url(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        embedding_base_url = _parse_embedding_base_url(
+            d.pop("embedding_base_url", UNSET)
+        )
+
+        def _parse_embedding_endpoint_id(data: object) -> None | Unset | UUID:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                embedding_endpoint_id_type_0 = UUID(data)
+
+                return embedding_endpoint_id_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Unset | UUID, data)
+
+        embedding_endpoint_id = _parse_embedding_endpoint_id(
+            d.pop("embedding_endpoint_id", UNSET)
+        )
+
+        _ingestion_config = d.pop("ingestion_config", UNSET)
+        ingestion_config: KnowledgeBasePatchIngestionConfig | Unset
+        if isinstance(_ingestion_config, Unset):
+            ingestion_config = UNSET
+        else:
+            ingestion_config = KnowledgeBasePatchIngestionConfig.from_dict(
+                _ingestion_config
+            )
+
+        is_default = d.pop("is_default", UNSET)
+
+        knowledge_base_patch = cls(
+            embedding_provider=embedding_provider,
+            embedding_model=embedding_model,
+            embedding_secret_id=embedding_secret_id,
+            embedding_base_url=embedding_base_url,
+            embedding_endpoint_id=embedding_endpoint_id,
+            ingestion_config=ingestion_config,
+            is_default=is_default,
+        )
+
+        return knowledge_base_patch

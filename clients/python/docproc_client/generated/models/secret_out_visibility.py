@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+
+class SecretOutVisibility(StrEnum):
+    ORG = "org"
+    PRIVATE = "private"
+
+    def __str__(self) -> str:
+        return str(self.value)
