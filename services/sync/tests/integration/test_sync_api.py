@@ -9,11 +9,17 @@ from typing import Any
 import httpx
 import pytest
 from docproc_common.auth import EDIT, VIEW
-from docproc_common.db.models import AuditLog, KnowledgeBase, SyncLog, SyncSource
+from docproc_common.db.models import (
+    AuditLog,
+    CollectionTeardown,
+    KnowledgeBase,
+    SyncLog,
+    SyncSource,
+)
 from docproc_sync.testing import SyncBed
 from docproc_testing.connectors import SHIPPED
 from docproc_upload.sync_sources.service import audience_sentence
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from .conftest import Client
 
@@ -114,6 +120,27 @@ class TestCreate:
         assert entries[0].details["secret_id"] == str(secret)
         assert entries[0].details["connector"] == "s3"
         assert "config" not in entries[0].details and "acme-docs" not in str(entries[0].details)
+
+    async def test_a_blank_organizational_unit_is_no_unit(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        """Blank is not a value: recorded as no unit, so the facet never offers ``""``."""
+        kb = await bed.kb()
+        secret = await bed.secret("aws_credentials", KEYS)
+        c = client()
+        body = {"connector": "s3", "config": S3, "secret_id": str(secret)}
+        r = await create(c, kb, {**body, "organizational_unit": "   "})
+        assert r.status_code == 201, r.text
+        assert r.json()["organizational_unit"] is None
+        path = f"/kb/{kb.id}/sync-sources/{r.json()['id']}"
+        named = await c.patch(path, json={"organizational_unit": " Legal "})
+        assert named.json()["organizational_unit"] == "Legal"
+        cleared = await c.patch(path, json={"organizational_unit": ""})
+        assert cleared.status_code == 200, cleared.text
+        assert cleared.json()["organizational_unit"] is None
+        async with bed.runtime.sessionmaker() as s:
+            row = await s.get(SyncSource, uuid.UUID(r.json()["id"]))
+        assert row is not None and row.organizational_unit is None
 
     async def test_dry_run_answers_the_audience_and_saves_nothing(
         self, client: Client, bed: SyncBed
@@ -363,6 +390,36 @@ class TestKnowledgeBaseDeleted:
         )
         listed = (await c.get(f"/kb/{kb.id}/sync-sources")).json()
         assert [s["id"] for s in listed] == [src["id"]]
+
+    async def test_a_run_on_an_emptied_default_waits_for_its_teardown(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        """The emptied default's name is reserved until its table is dropped: a run queued
+        meanwhile is refused (409) instead of repopulating the table the teardown is about to
+        drop (the seed's #1382), and is accepted once the reservation is released."""
+        kb = await bed.kb()
+        async with bed.runtime.sessionmaker() as s, s.begin():
+            await s.execute(
+                update(KnowledgeBase).where(KnowledgeBase.id == kb.id).values(is_default=True)
+            )
+        c = client()
+        src = await s3_source(bed, c, kb)
+        assert (await c.delete(f"/kb/{kb.id}")).status_code == 200
+        refused = await c.post(f"/kb/{kb.id}/sync-sources/{src['id']}/run")
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["error"]["message"] == "The collection is being deleted"
+        async with bed.runtime.sessionmaker() as s, s.begin():
+            assert not (
+                await s.execute(select(SyncLog).where(SyncLog.source_id == uuid.UUID(src["id"])))
+            ).first()
+            released = await s.execute(
+                delete(CollectionTeardown).where(
+                    CollectionTeardown.collection_name == kb.collection_name
+                )
+            )
+            assert getattr(released, "rowcount", 0) == 1  # the teardown's reservation
+        queued = await c.post(f"/kb/{kb.id}/sync-sources/{src['id']}/run")
+        assert queued.status_code == 202, queued.text
 
 
 class TestLocal:
