@@ -310,6 +310,33 @@ class TestRunsAndLogs:
         everything = (await c.get(f"/rag/sync/logs?source_id={src['id']}")).json()
         assert everything["total"] == 4
 
+    async def test_a_repointed_source_keeps_its_earlier_runs(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        """A source's runs are read by its id: moved to another base, it lists the runs it
+        made before under the collection name it had then, and ``limit`` and ``total``
+        describe the same rows."""
+        kb, other = await bed.kb(), await bed.kb()
+        c = client()
+        body = {"connector": "web", "config": {"start_url": "https://e.com/"}}
+        src = (await create(c, kb, body)).json()
+        await c.post(f"/kb/{kb.id}/sync-sources/{src['id']}/run")
+        await c.post(f"/kb/{kb.id}/sync-sources/{src['id']}/cancel")
+        moved = await c.patch(
+            f"/rag/sync/sources/{src['id']}", json={"knowledge_base_id": str(other.id)}
+        )
+        assert moved.status_code == 200, moved.text
+        await c.post(f"/kb/{other.id}/sync-sources/{src['id']}/run")
+        logs = f"/kb/{other.id}/sync-sources/{src['id']}/logs"
+        page = (await c.get(logs)).json()
+        assert page["total"] == 2
+        assert sorted(i["collection_name"] for i in page["items"]) == sorted(
+            [kb.collection_name, other.collection_name]
+        )
+        first = (await c.get(f"{logs}?limit=1")).json()
+        assert (first["total"], len(first["items"])) == (2, 1)
+        assert (await c.get(f"/kb/{kb.id}/sync-sources/{src['id']}/logs")).status_code == 404
+
     async def test_logs_and_sources_are_invisible_to_another_organization(
         self, client: Client, bed: SyncBed
     ) -> None:
