@@ -327,6 +327,10 @@ async def test_a_claim_is_refused_for_anothers_unfiled_content_never_for_its_own
             )
         )
     assert await claim("alice", interrupted) == 409
+    async with runtime.sessionmaker() as s, s.begin():  # rag-drop's part: nothing stays processing
+        await s.execute(
+            text("DELETE FROM rag_documents WHERE collection_name = :n"), {"n": interrupted}
+        )
     # a failed row without a vector id holds nothing
     failed = uniq("failed")
     async with runtime.sessionmaker() as s, s.begin():
