@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 from docproc_common import vectorstore
+from docproc_common.db.models import DocumentStatus
 from docproc_common.runtime import Runtime
 from docproc_teardown import service as teardown
 from docproc_testing import rows
@@ -89,7 +90,17 @@ async def test_a_reserved_name_refuses_claims_and_uploads(
 ) -> None:
     kb = await create(admin, uniq("resv"), "app")
     name = kb["collection_name"]
+    failed = rows.tracking_row(
+        name,
+        uuid.UUID(kb["id"]),
+        "failed.txt",
+        DocumentStatus.ERROR,
+        organization_id=None,
+        storage_path=f"rag/{name}/failed.txt",
+        error_message="stand-in",
+    )
     async with runtime.sessionmaker() as s, s.begin():
+        s.add(failed)
         await s.execute(
             text(
                 "INSERT INTO collection_teardowns (id, collection_name, drop_table, storage_paths, vector_document_ids, attempts) "
@@ -97,14 +108,30 @@ async def test_a_reserved_name_refuses_claims_and_uploads(
             ),
             {"i": uuid.uuid4(), "n": name},
         )
+    # a retry and a reindex are refused too: neither may queue work the teardown would race
+    retry = await admin.post(f"/rag/documents/{failed.id}/retry")
+    assert retry.status_code == 409, retry.text
+    assert (
+        retry.json()["error"]["message"]
+        == "The collection is being deleted; the retry was not queued"
+    )
+    reindex = await admin.post(f"/kb/{kb['id']}/reindex")
+    assert reindex.status_code == 409, reindex.text
+    assert (
+        await scalar(runtime, "SELECT status FROM rag_documents WHERE id = :d", d=failed.id)
+        == "error"
+    )
     r = await admin.post(
         "/kb", json={"name": name, "collection_name": name, "scope": "app", **MODEL}
     )
     assert r.status_code == 409
     r = await upload(admin, kb["id"], "late.txt", "too late")
     assert r.status_code == 409
-    assert not await scalar(
-        runtime, "SELECT count(*) FROM rag_documents WHERE collection_name = :n", n=name
+    assert (
+        await scalar(
+            runtime, "SELECT count(*) FROM rag_documents WHERE collection_name = :n", n=name
+        )
+        == 1  # the failed row only: the late upload stored nothing
     )
 
 

@@ -5,6 +5,7 @@
   else ``complete``, with the processing / indexed / failed counts; a failure is terminal.
 * Both say what the collection's vector index is doing: ``ready``, ``loading`` (bulk mode,
   with the base's chunks not yet in the HNSW index) or ``building`` (a fold running).
+* ``GET /kb/{id}/ingestion`` counts the base's own documents, never a namesake base's.
 * An upload has no address: its failure (or its success) retires no other row, not
   even an earlier failed upload of the same file name.
 """
@@ -22,10 +23,10 @@ from docproc_common.db.models import DocumentStatus, RagDocument
 from docproc_common.runtime import Runtime
 from docproc_common.vectorstore import write_chunks
 from docproc_testing.rows import chunk_stamp, tracking_row
-from sqlalchemy import text, update
+from sqlalchemy import delete, text, update
 
 from .conftest import Client
-from .test_tenancy import EDIT, VIEW, create, uniq, upload, wait_complete
+from .test_tenancy import EDIT, MODEL, VIEW, create, uniq, upload, wait_complete
 
 pytestmark = pytest.mark.integration
 
@@ -80,6 +81,37 @@ async def test_indexing_status_and_counts_follow_the_rows(client: Client, runtim
         )
     ingestion, info = await both_views(c, kb)
     assert counts(ingestion) == counts(info) == ("complete", 0, 1, 2, 3)
+
+
+async def test_a_bases_status_counts_its_own_documents_not_a_namesakes(
+    client: Client, runtime: Runtime
+) -> None:
+    """``GET /kb/{id}/ingestion`` counts the documents the base lists, not everything under
+    its collection name: another base may share the name (here a member's personal base)."""
+    c = client("alice", "acme", (VIEW, EDIT))
+    org = await create(c, uniq("namesake"), "org")
+    r = await c.post(
+        "/kb",
+        json={
+            "name": "mine",
+            "collection_name": org["collection_name"],
+            "scope": "personal",
+            **MODEL,
+        },
+    )
+    assert r.status_code == 201, r.text
+    personal = r.json()
+    async with runtime.sessionmaker() as s, s.begin():
+        row = tracking_row(personal["collection_name"], uuid.UUID(personal["id"]), "mine.txt")
+        s.add(row)
+    try:
+        mine = (await c.get(f"/kb/{personal['id']}/ingestion")).json()
+        theirs = (await c.get(f"/kb/{org['id']}/ingestion")).json()
+        assert counts(mine) == ("indexing", 1, 0, 0, 1)
+        assert counts(theirs) == ("complete", 0, 0, 0, 0)
+    finally:
+        async with runtime.sessionmaker() as s, s.begin():
+            await s.execute(delete(RagDocument).where(RagDocument.id == row.id))
 
 
 async def test_an_upload_retires_no_other_row_not_even_a_failed_one_of_the_same_name(

@@ -17,7 +17,10 @@ from typing import Any
 
 import httpx
 import pytest
+from docproc_common.db.models import DocumentStatus, WriterKind
 from docproc_common.runtime import Runtime
+from docproc_common.vectorstore import ensure_table, write_chunks
+from docproc_testing import rows
 from sqlalchemy import text
 
 from .conftest import Client
@@ -277,6 +280,64 @@ async def test_unowned_content_is_refused_except_to_an_app_admin(
         )
     ).json()
     assert "dawn" in hits["results"][0]["content"]
+
+
+async def test_a_claim_is_refused_for_anothers_unfiled_content_never_for_its_own(
+    world: dict[str, Any], runtime: Runtime
+) -> None:
+    """A name no base holds is refused while it holds content of anyone but the claimer's
+    organization: rows describing chunks, rows an interrupted ``rag-ingest`` left
+    ``processing``, chunks of the table. A failed row without a vector id describes nothing;
+    an organization whose own unfiled chunks are the only ones left takes the name back."""
+    users = world["users"]
+
+    async def claim(who: str, name: str) -> int:
+        r = await users[who].post("/kb", json={"name": name, "collection_name": name, **MODEL})
+        return r.status_code
+
+    # acme's own unfiled document (indexed before documents recorded their base)
+    ours = uniq("ours")
+    async with runtime.sessionmaker() as s, s.begin():
+        vector_id = uuid.uuid4()
+        s.add(
+            rows.tracking_row(
+                ours, None, "old.txt", DocumentStatus.DONE, vector_document_id=vector_id
+            )
+        )
+        await ensure_table(s, ours, 384)
+        await write_chunks(
+            s,
+            ours,
+            vector_id,
+            ["old"],
+            rows.unit_vectors(1, 1),
+            rows.chunk_stamp(None, organization_id="acme"),
+        )
+        s.add(
+            rows.tracking_row(ours, None, "failed.txt", DocumentStatus.ERROR, organization_id=None)
+        )
+    assert await claim("bob", ours) == 409  # globex's claim: acme's content
+    assert await claim("alice", ours) == 201  # acme's own: its new base takes it
+    # the operator's interrupted rag-ingest: a processing row, no chunk yet
+    interrupted = uniq("cut")
+    async with runtime.sessionmaker() as s, s.begin():
+        s.add(
+            rows.tracking_row(
+                interrupted, None, "big.md", organization_id=None, writer_kind=WriterKind.OPERATOR
+            )
+        )
+    assert await claim("alice", interrupted) == 409
+    async with runtime.sessionmaker() as s, s.begin():  # rag-drop's part: nothing stays processing
+        await s.execute(
+            text("DELETE FROM rag_documents WHERE collection_name = :n"), {"n": interrupted}
+        )
+    # a failed row without a vector id holds nothing
+    failed = uniq("failed")
+    async with runtime.sessionmaker() as s, s.begin():
+        s.add(
+            rows.tracking_row(failed, None, "bad.txt", DocumentStatus.ERROR, organization_id=None)
+        )
+    assert await claim("bob", failed) == 201
 
 
 async def test_a_busy_name_waits_one_second_then_asks_to_retry(

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 from docproc_cli import main, mcp_relay
+from docproc_common.settings import get_settings
 from typer.testing import CliRunner
 
 runner = CliRunner()
@@ -159,3 +160,47 @@ def test_rag_ingest_says_how_many_files_were_rechunked(
     result = runner.invoke(main.app, ["rag-ingest", str(tmp_path / "a.md"), "-c", "handbook"])
     assert result.exit_code == 2  # a file failed
     assert "3 ingested (2 re-chunked), 1 failed into handbook" in result.output
+
+
+@pytest.mark.parametrize(
+    ("env", "says"),
+    [
+        (
+            {"STORAGE__BACKEND": "local"},
+            ["storage backend: local", "encryption at rest: the volume's own (local backend)"],
+        ),
+        (
+            {"STORAGE__BACKEND": "s3", "STORAGE__S3_SSE": "AES256"},
+            ["storage backend: s3", "encryption at rest: on, AES256"],
+        ),
+        (
+            {
+                "STORAGE__BACKEND": "s3",
+                "STORAGE__S3_SSE": "aws:kms",
+                "STORAGE__S3_KMS_KEY_ID": "k1",
+            },
+            ["storage backend: s3", "encryption at rest: on, aws:kms (KMS key k1)"],
+        ),
+    ],
+    ids=["local", "sse-s3", "sse-kms"],
+)
+def test_doctor_says_which_storage_backend_and_whether_it_encrypts(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, env: dict[str, str], says: list[str]
+) -> None:
+    """The seed: ``doctor`` tells which backend a running deployment uses and whether
+    encryption at rest is on."""
+    monkeypatch.setenv("DOCPROC_HOME", str(tmp_path))
+    for name in ("STORAGE__S3_SSE", "STORAGE__S3_KMS_KEY_ID"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("STORAGE__S3_BUCKET", "docproc-files")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    get_settings.cache_clear()  # the process's settings are read once: read these
+    try:
+        result = runner.invoke(main.app, ["doctor"])
+    finally:
+        get_settings.cache_clear()
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    for line in says:
+        assert line in lines

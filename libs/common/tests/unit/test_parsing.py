@@ -37,6 +37,7 @@ from docproc_common.parsing import (
     preview,
 )
 from docproc_common.parsing import doc as doc_module
+from docproc_common.parsing import office as office_module
 from docproc_common.parsing.ole import OleRefused, check_header
 from docproc_testing.archives import rewrite_member
 from docproc_testing.documents import make_pdf
@@ -768,6 +769,32 @@ def test_pptx_shapes_tables_notes() -> None:
         "## Slide 1\nTitle here\nBody text\nc00\t\n\tc11\nNotes: speaker notes\n\n"
         "## Slide 2\nTwo\n\n"
     )
+
+
+def test_pptx_budget_stops_at_the_slide(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The limit is a budget the parser spends: past it, no further slide is read."""
+    presentation = pptx.Presentation()
+    for n in range(200):
+        slide = presentation.slides.add_slide(presentation.slide_layouts[5])
+        slide.shapes.title.text = f"slide {n} " + "x" * 80
+    out = io.BytesIO()
+    presentation.save(out)
+    data = out.getvalue()
+    read: list[object] = []
+    original: Any = office_module._shape_texts
+
+    def counting(shapes: Any) -> Any:
+        read.append(shapes)
+        return original(shapes)
+
+    monkeypatch.setattr(office_module, "_shape_texts", counting)
+    result = parse(data, detect(data, "deck.pptx", None), ParseLimits(max_chars=500))
+    assert result.truncated
+    assert result.pages == 200
+    assert result.text is not None
+    assert result.text.endswith(MARKER)
+    assert "slide 10 " not in result.text
+    assert len(read) <= 6  # stopped reading: ~100 characters a slide
 
 
 def test_odt_paragraphs() -> None:

@@ -9,11 +9,17 @@ from typing import Any
 import httpx
 import pytest
 from docproc_common.auth import EDIT, VIEW
-from docproc_common.db.models import AuditLog, KnowledgeBase, SyncLog, SyncSource
+from docproc_common.db.models import (
+    AuditLog,
+    CollectionTeardown,
+    KnowledgeBase,
+    SyncLog,
+    SyncSource,
+)
 from docproc_sync.testing import SyncBed
 from docproc_testing.connectors import SHIPPED
 from docproc_upload.sync_sources.service import audience_sentence
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from .conftest import Client
 
@@ -114,6 +120,27 @@ class TestCreate:
         assert entries[0].details["secret_id"] == str(secret)
         assert entries[0].details["connector"] == "s3"
         assert "config" not in entries[0].details and "acme-docs" not in str(entries[0].details)
+
+    async def test_a_blank_organizational_unit_is_no_unit(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        """Blank is not a value: recorded as no unit, so the facet never offers ``""``."""
+        kb = await bed.kb()
+        secret = await bed.secret("aws_credentials", KEYS)
+        c = client()
+        body = {"connector": "s3", "config": S3, "secret_id": str(secret)}
+        r = await create(c, kb, {**body, "organizational_unit": "   "})
+        assert r.status_code == 201, r.text
+        assert r.json()["organizational_unit"] is None
+        path = f"/kb/{kb.id}/sync-sources/{r.json()['id']}"
+        named = await c.patch(path, json={"organizational_unit": " Legal "})
+        assert named.json()["organizational_unit"] == "Legal"
+        cleared = await c.patch(path, json={"organizational_unit": ""})
+        assert cleared.status_code == 200, cleared.text
+        assert cleared.json()["organizational_unit"] is None
+        async with bed.runtime.sessionmaker() as s:
+            row = await s.get(SyncSource, uuid.UUID(r.json()["id"]))
+        assert row is not None and row.organizational_unit is None
 
     async def test_dry_run_answers_the_audience_and_saves_nothing(
         self, client: Client, bed: SyncBed
@@ -283,6 +310,33 @@ class TestRunsAndLogs:
         everything = (await c.get(f"/rag/sync/logs?source_id={src['id']}")).json()
         assert everything["total"] == 4
 
+    async def test_a_repointed_source_keeps_its_earlier_runs(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        """A source's runs are read by its id: moved to another base, it lists the runs it
+        made before under the collection name it had then, and ``limit`` and ``total``
+        describe the same rows."""
+        kb, other = await bed.kb(), await bed.kb()
+        c = client()
+        body = {"connector": "web", "config": {"start_url": "https://e.com/"}}
+        src = (await create(c, kb, body)).json()
+        await c.post(f"/kb/{kb.id}/sync-sources/{src['id']}/run")
+        await c.post(f"/kb/{kb.id}/sync-sources/{src['id']}/cancel")
+        moved = await c.patch(
+            f"/rag/sync/sources/{src['id']}", json={"knowledge_base_id": str(other.id)}
+        )
+        assert moved.status_code == 200, moved.text
+        await c.post(f"/kb/{other.id}/sync-sources/{src['id']}/run")
+        logs = f"/kb/{other.id}/sync-sources/{src['id']}/logs"
+        page = (await c.get(logs)).json()
+        assert page["total"] == 2
+        assert sorted(i["collection_name"] for i in page["items"]) == sorted(
+            [kb.collection_name, other.collection_name]
+        )
+        first = (await c.get(f"{logs}?limit=1")).json()
+        assert (first["total"], len(first["items"])) == (2, 1)
+        assert (await c.get(f"/kb/{kb.id}/sync-sources/{src['id']}/logs")).status_code == 404
+
     async def test_logs_and_sources_are_invisible_to_another_organization(
         self, client: Client, bed: SyncBed
     ) -> None:
@@ -363,6 +417,36 @@ class TestKnowledgeBaseDeleted:
         )
         listed = (await c.get(f"/kb/{kb.id}/sync-sources")).json()
         assert [s["id"] for s in listed] == [src["id"]]
+
+    async def test_a_run_on_an_emptied_default_waits_for_its_teardown(
+        self, client: Client, bed: SyncBed
+    ) -> None:
+        """The emptied default's name is reserved until its table is dropped: a run queued
+        meanwhile is refused (409) instead of repopulating the table the teardown is about to
+        drop (the seed's #1382), and is accepted once the reservation is released."""
+        kb = await bed.kb()
+        async with bed.runtime.sessionmaker() as s, s.begin():
+            await s.execute(
+                update(KnowledgeBase).where(KnowledgeBase.id == kb.id).values(is_default=True)
+            )
+        c = client()
+        src = await s3_source(bed, c, kb)
+        assert (await c.delete(f"/kb/{kb.id}")).status_code == 200
+        refused = await c.post(f"/kb/{kb.id}/sync-sources/{src['id']}/run")
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["error"]["message"] == "The collection is being deleted"
+        async with bed.runtime.sessionmaker() as s, s.begin():
+            assert not (
+                await s.execute(select(SyncLog).where(SyncLog.source_id == uuid.UUID(src["id"])))
+            ).first()
+            released = await s.execute(
+                delete(CollectionTeardown).where(
+                    CollectionTeardown.collection_name == kb.collection_name
+                )
+            )
+            assert getattr(released, "rowcount", 0) == 1  # the teardown's reservation
+        queued = await c.post(f"/kb/{kb.id}/sync-sources/{src['id']}/run")
+        assert queued.status_code == 202, queued.text
 
 
 class TestLocal:

@@ -11,10 +11,11 @@ import httplib2
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 from docproc_common.connectors import CONNECTORS
-from docproc_common.connectors.base import ConnectorOptions
+from docproc_common.connectors.base import ConfigRefusal, ConnectorOptions
 from docproc_common.connectors.config import CREDENTIAL_REFUSAL, check_config, describe
 from docproc_common.connectors.errors import ClientFailedError, ConnectorError
 from docproc_common.connectors.specs.git import MAX_PATTERN_CHARS, MAX_PATTERNS
+from docproc_common.connectors.specs.s3 import S3Spec
 from docproc_common.settings import Settings
 from docproc_sync.connectors.gdrive import (
     MAX_WAIT_S,
@@ -72,6 +73,24 @@ class TestFieldsRooted:
                 "message": "A bucket name is 3-63 lowercase letters, digits, dots and hyphens",
             }
         ]
+
+    def test_a_refusal_that_blames_no_input_names_no_field(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Naming a field is optional: a refusal about no single input (two values that do
+        not belong together) reaches the form as a sentence, never a made-up field."""
+
+        class Fieldless(S3Spec):
+            @classmethod
+            def validate_config(
+                cls, config: object, options: ConnectorOptions
+            ) -> ConfigRefusal | None:
+                return ConfigRefusal("The bucket and the prefix belong to different accounts")
+
+        monkeypatch.setitem(CONNECTORS, "fieldless", Fieldless)
+        error = config_refusal("fieldless", {"bucket": "acme-docs", "prefix": "x/"})
+        assert error["message"] == "The bucket and the prefix belong to different accounts"
+        assert not error["details"].get("fields")
 
     def test_model_errors_are_rooted_too(self) -> None:
         error = config_refusal("web", {"start_url": "https://example.com/", "max_pages": 0})

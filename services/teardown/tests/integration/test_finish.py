@@ -1,9 +1,11 @@
-"""Finishing a teardown that drops a table: the rows it leaves behind, their files, redelivery."""
+"""Finishing a teardown that drops a table: the rows it leaves behind, their files, redelivery,
+and the hourly sweep that finishes a reservation whose run was lost."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -11,10 +13,10 @@ import pytest
 from docproc_common.db.models import CollectionTeardown, DocumentStatus, RagDocument
 from docproc_common.runtime import Runtime
 from docproc_common.vectorstore import ensure_table, table_exists, write_chunks
-from docproc_teardown.service import LEFT_BEHIND, finish
+from docproc_teardown.service import LEFT_BEHIND, finish, sweep_once
 from docproc_testing.rows import chunk_stamp, tracking_row
 from docproc_testing.runtime import fresh_runtime
-from sqlalchemy import select
+from sqlalchemy import func, select, update
 
 pytestmark = pytest.mark.integration
 
@@ -107,3 +109,26 @@ async def test_with_no_row_left_every_file_under_the_name_goes(runtime: Runtime)
     assert not stored(runtime, stray)
     async with runtime.sessionmaker() as s:
         assert not await table_exists(s, name)
+
+
+async def test_the_sweep_takes_only_reservations_older_than_an_hour(runtime: Runtime) -> None:
+    """A reservation an hour old lost its teardown run and the sweep finishes it; a younger
+    one is a teardown still under way (or about to be), left to its own worker."""
+    lost, live = f"lost_{uuid.uuid4().hex[:8]}", f"live_{uuid.uuid4().hex[:8]}"
+    for name in (lost, live):
+        await a_table(runtime, name)
+    old = await reserve(runtime, lost, [])
+    fresh = await reserve(runtime, live, [])
+    async with runtime.sessionmaker() as s, s.begin():
+        await s.execute(
+            update(CollectionTeardown)
+            .where(CollectionTeardown.id == old)
+            .values(created_at=func.now() - timedelta(hours=1, minutes=1))
+        )
+    assert await sweep_once(runtime) == 1
+    async with runtime.sessionmaker() as s:
+        assert await s.get(CollectionTeardown, old) is None
+        assert not await table_exists(s, lost)
+        assert await s.get(CollectionTeardown, fresh) is not None
+        assert await table_exists(s, live)
+    assert await finish(runtime, fresh) is True  # its own run, as the event would

@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING
 
 from docproc_common.db.models import (
     CollectionGrant,
+    DocumentStatus,
     KnowledgeBase,
     RagDocument,
     Scope,
 )
 from docproc_common.db.vector_tables import vector_table_name
 from docproc_common.vectorstore import OPERATOR_CHUNKS, table_exists
-from sqlalchemy import ColumnElement, and_, delete, false, func, or_, select, text
+from sqlalchemy import ColumnElement, and_, delete, false, func, or_, select, text, true
 from sqlalchemy.ext.asyncio import AsyncSession
 
 if TYPE_CHECKING:
@@ -87,14 +88,29 @@ async def all_reachable(session: AsyncSession, reach: Reach) -> list[KnowledgeBa
     return list(rows.scalars())
 
 
-async def unowned_content(session: AsyncSession, collection_name: str) -> bool:
-    """Does the name hold content no knowledge base owns (operator ingests, orphaned rows or chunks)?"""
+async def unowned_content(
+    session: AsyncSession, collection_name: str, organization_id: str | None
+) -> bool:
+    """Does the name, which no knowledge base holds, hold content of anyone but
+    ``organization_id`` (the claimer's organization, whose own unfiled content its new base
+    takes)? A row that describes chunks (a vector id) or is still being written (an
+    interrupted ``rag-ingest`` leaves one ``processing``), or a chunk of the table; a failed
+    row without a vector id describes nothing and holds nothing."""
+    others = (
+        or_(RagDocument.organization_id.is_(None), RagDocument.organization_id != organization_id)
+        if organization_id is not None
+        else true()
+    )
     rows = await session.execute(
         select(func.count())
         .select_from(RagDocument)
         .where(
             RagDocument.collection_name == collection_name,
-            RagDocument.vector_document_id.is_not(None),
+            or_(
+                RagDocument.vector_document_id.is_not(None),
+                RagDocument.status == DocumentStatus.PROCESSING,
+            ),
+            others,
         )
     )
     if rows.scalar():
@@ -104,7 +120,16 @@ async def unowned_content(session: AsyncSession, collection_name: str) -> bool:
     )
     if not exists.scalar():
         return False
-    chunks = await session.execute(text(f"SELECT EXISTS (SELECT 1 FROM rag_{collection_name})"))
+    if organization_id is None:
+        chunks = await session.execute(text(f"SELECT EXISTS (SELECT 1 FROM rag_{collection_name})"))
+    else:
+        chunks = await session.execute(
+            text(
+                f"SELECT EXISTS (SELECT 1 FROM rag_{collection_name} "
+                "WHERE organization_id IS DISTINCT FROM :org)"
+            ),
+            {"org": organization_id},
+        )
     return bool(chunks.scalar())
 
 

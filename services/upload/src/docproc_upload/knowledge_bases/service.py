@@ -178,7 +178,11 @@ async def create_kb(
             fields=[FieldError("collection_name", "reserved by a pending deletion")],
         )
     existing = await kbs_named(session, name)
-    if not existing and not principal.app_admin and await repository.unowned_content(session, name):
+    if (
+        not existing
+        and not principal.app_admin
+        and await repository.unowned_content(session, name, principal.organization_id)
+    ):
         raise Conflict(
             f"The collection name '{name}' is already taken",
             fields=[FieldError("collection_name", "already taken")],
