@@ -82,6 +82,7 @@ from .render_out import RenderOut
 from .render_request import RenderRequest
 from .rendered_file_out import RenderedFileOut
 from .rendered_file_out_file_type import RenderedFileOutFileType
+from .rerank_setting import RerankSetting
 from .run_out import RunOut
 from .search_filters_in import SearchFiltersIn
 from .search_hit import SearchHit
@@ -118,6 +119,12 @@ from .upload_chat_file_body import UploadChatFileBody
 from .upload_document_body import UploadDocumentBody
 from .visibility import Visibility
 from .vision_profile import VisionProfile
+from .vision_profile_create import VisionProfileCreate
+from .vision_profile_create_provider import VisionProfileCreateProvider
+from .vision_profile_out import VisionProfileOut
+from .workspace_entry_out import WorkspaceEntryOut
+from .workspace_fetch_out import WorkspaceFetchOut
+from .workspace_listing_out import WorkspaceListingOut
 
 __all__ = (
     "AgentIn",
@@ -200,6 +207,7 @@ __all__ = (
     "RenderRequest",
     "RenderedFileOut",
     "RenderedFileOutFileType",
+    "RerankSetting",
     "RunOut",
     "SearchFiltersIn",
     "SearchHit",
@@ -236,4 +244,10 @@ __all__ = (
     "UploadDocumentBody",
     "Visibility",
     "VisionProfile",
+    "VisionProfileCreate",
+    "VisionProfileCreateProvider",
+    "VisionProfileOut",
+    "WorkspaceEntryOut",
+    "WorkspaceFetchOut",
+    "WorkspaceListingOut",
 )

@@ -14,6 +14,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.ingestion_config import IngestionConfig
+    from ..models.rerank_setting import RerankSetting
 
 
 T = TypeVar("T", bound="CollectionCreate")
@@ -33,6 +34,7 @@ class CollectionCreate:
         ingestion_config (IngestionConfig | Unset):
         text_search_config (None | str | Unset):
         vector_type (CollectionCreateVectorTypeType0 | None | Unset):
+        rerank (None | RerankSetting | Unset):
         name (None | str | Unset):
     """
 
@@ -45,9 +47,12 @@ class CollectionCreate:
     ingestion_config: IngestionConfig | Unset = UNSET
     text_search_config: None | str | Unset = UNSET
     vector_type: CollectionCreateVectorTypeType0 | None | Unset = UNSET
+    rerank: None | RerankSetting | Unset = UNSET
     name: None | str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.rerank_setting import RerankSetting
+
         scope: None | str | Unset
         if isinstance(self.scope, Unset):
             scope = UNSET
@@ -108,6 +113,14 @@ class CollectionCreate:
         else:
             vector_type = self.vector_type
 
+        rerank: dict[str, Any] | None | Unset
+        if isinstance(self.rerank, Unset):
+            rerank = UNSET
+        elif isinstance(self.rerank, RerankSetting):
+            rerank = self.rerank.to_dict()
+        else:
+            rerank = self.rerank
+
         name: None | str | Unset
         if isinstance(self.name, Unset):
             name = UNSET
@@ -135,6 +148,8 @@ class CollectionCreate:
             field_dict["text_search_config"] = text_search_config
         if vector_type is not UNSET:
             field_dict["vector_type"] = vector_type
+        if rerank is not UNSET:
+            field_dict["rerank"] = rerank
         if name is not UNSET:
             field_dict["name"] = name
 
@@ -143,6 +158,7 @@ class CollectionCreate:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.ingestion_config import IngestionConfig
+        from ..models.rerank_setting import RerankSetting
 
         d = dict(src_dict)
 
@@ -269,6 +285,23 @@ class CollectionCreate:
 
         vector_type = _parse_vector_type(d.pop("vector_type", UNSET))
 
+        def _parse_rerank(data: object) -> None | RerankSetting | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                rerank_type_0 = RerankSetting.from_dict(data)
+
+                return rerank_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | RerankSetting | Unset, data)
+
+        rerank = _parse_rerank(d.pop("rerank", UNSET))
+
         def _parse_name(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -288,6 +321,7 @@ class CollectionCreate:
             ingestion_config=ingestion_config,
             text_search_config=text_search_config,
             vector_type=vector_type,
+            rerank=rerank,
             name=name,
         )
 

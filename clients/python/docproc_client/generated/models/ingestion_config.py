@@ -37,6 +37,7 @@ class IngestionConfig:
         parse_timeout_seconds (int | Unset):  Default: 300.
         llamaparse_secret_id (None | Unset | UUID):
         image_description (bool | Unset):  Default: False.
+        vision_profile_id (None | Unset | UUID):
         vision_profile (None | Unset | VisionProfile):
     """
 
@@ -54,6 +55,7 @@ class IngestionConfig:
     parse_timeout_seconds: int | Unset = 300
     llamaparse_secret_id: None | Unset | UUID = UNSET
     image_description: bool | Unset = False
+    vision_profile_id: None | Unset | UUID = UNSET
     vision_profile: None | Unset | VisionProfile = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -95,6 +97,14 @@ class IngestionConfig:
 
         image_description = self.image_description
 
+        vision_profile_id: None | str | Unset
+        if isinstance(self.vision_profile_id, Unset):
+            vision_profile_id = UNSET
+        elif isinstance(self.vision_profile_id, UUID):
+            vision_profile_id = str(self.vision_profile_id)
+        else:
+            vision_profile_id = self.vision_profile_id
+
         vision_profile: dict[str, Any] | None | Unset
         if isinstance(self.vision_profile, Unset):
             vision_profile = UNSET
@@ -130,6 +140,8 @@ class IngestionConfig:
             field_dict["llamaparse_secret_id"] = llamaparse_secret_id
         if image_description is not UNSET:
             field_dict["image_description"] = image_description
+        if vision_profile_id is not UNSET:
+            field_dict["vision_profile_id"] = vision_profile_id
         if vision_profile is not UNSET:
             field_dict["vision_profile"] = vision_profile
 
@@ -198,6 +210,23 @@ class IngestionConfig:
 
         image_description = d.pop("image_description", UNSET)
 
+        def _parse_vision_profile_id(data: object) -> None | Unset | UUID:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                vision_profile_id_type_0 = UUID(data)
+
+                return vision_profile_id_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Unset | UUID, data)
+
+        vision_profile_id = _parse_vision_profile_id(d.pop("vision_profile_id", UNSET))
+
         def _parse_vision_profile(data: object) -> None | Unset | VisionProfile:
             if data is None:
                 return data
@@ -228,6 +257,7 @@ class IngestionConfig:
             parse_timeout_seconds=parse_timeout_seconds,
             llamaparse_secret_id=llamaparse_secret_id,
             image_description=image_description,
+            vision_profile_id=vision_profile_id,
             vision_profile=vision_profile,
         )
 

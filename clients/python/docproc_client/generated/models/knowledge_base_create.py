@@ -14,6 +14,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.ingestion_config import IngestionConfig
+    from ..models.rerank_setting import RerankSetting
 
 
 T = TypeVar("T", bound="KnowledgeBaseCreate")
@@ -33,6 +34,7 @@ class KnowledgeBaseCreate:
         ingestion_config (IngestionConfig | Unset):
         text_search_config (None | str | Unset):
         vector_type (KnowledgeBaseCreateVectorTypeType0 | None | Unset):
+        rerank (None | RerankSetting | Unset):
         collection_name (None | str | Unset):
         is_default (bool | Unset):  Default: False.
     """
@@ -47,10 +49,13 @@ class KnowledgeBaseCreate:
     ingestion_config: IngestionConfig | Unset = UNSET
     text_search_config: None | str | Unset = UNSET
     vector_type: KnowledgeBaseCreateVectorTypeType0 | None | Unset = UNSET
+    rerank: None | RerankSetting | Unset = UNSET
     collection_name: None | str | Unset = UNSET
     is_default: bool | Unset = False
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.rerank_setting import RerankSetting
+
         name = self.name
 
         scope: None | str | Unset
@@ -113,6 +118,14 @@ class KnowledgeBaseCreate:
         else:
             vector_type = self.vector_type
 
+        rerank: dict[str, Any] | None | Unset
+        if isinstance(self.rerank, Unset):
+            rerank = UNSET
+        elif isinstance(self.rerank, RerankSetting):
+            rerank = self.rerank.to_dict()
+        else:
+            rerank = self.rerank
+
         collection_name: None | str | Unset
         if isinstance(self.collection_name, Unset):
             collection_name = UNSET
@@ -146,6 +159,8 @@ class KnowledgeBaseCreate:
             field_dict["text_search_config"] = text_search_config
         if vector_type is not UNSET:
             field_dict["vector_type"] = vector_type
+        if rerank is not UNSET:
+            field_dict["rerank"] = rerank
         if collection_name is not UNSET:
             field_dict["collection_name"] = collection_name
         if is_default is not UNSET:
@@ -156,6 +171,7 @@ class KnowledgeBaseCreate:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.ingestion_config import IngestionConfig
+        from ..models.rerank_setting import RerankSetting
 
         d = dict(src_dict)
         name = d.pop("name")
@@ -283,6 +299,23 @@ class KnowledgeBaseCreate:
 
         vector_type = _parse_vector_type(d.pop("vector_type", UNSET))
 
+        def _parse_rerank(data: object) -> None | RerankSetting | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                rerank_type_0 = RerankSetting.from_dict(data)
+
+                return rerank_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | RerankSetting | Unset, data)
+
+        rerank = _parse_rerank(d.pop("rerank", UNSET))
+
         def _parse_collection_name(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -305,6 +338,7 @@ class KnowledgeBaseCreate:
             ingestion_config=ingestion_config,
             text_search_config=text_search_config,
             vector_type=vector_type,
+            rerank=rerank,
             collection_name=collection_name,
             is_default=is_default,
         )

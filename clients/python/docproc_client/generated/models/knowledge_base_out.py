@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..models.knowledge_base_out_ingestion_config import (
         KnowledgeBaseOutIngestionConfig,
     )
+    from ..models.rerank_setting import RerankSetting
 
 
 T = TypeVar("T", bound="KnowledgeBaseOut")
@@ -39,6 +40,7 @@ class KnowledgeBaseOut:
         embedding_secret_id (None | Unset | UUID):
         embedding_base_url (None | str | Unset):
         embedding_endpoint_id (None | Unset | UUID):
+        rerank (None | RerankSetting | Unset):
     """
 
     id: UUID
@@ -57,9 +59,12 @@ class KnowledgeBaseOut:
     embedding_secret_id: None | Unset | UUID = UNSET
     embedding_base_url: None | str | Unset = UNSET
     embedding_endpoint_id: None | Unset | UUID = UNSET
+    rerank: None | RerankSetting | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.rerank_setting import RerankSetting
+
         id = str(self.id)
 
         name = self.name
@@ -109,6 +114,14 @@ class KnowledgeBaseOut:
         else:
             embedding_endpoint_id = self.embedding_endpoint_id
 
+        rerank: dict[str, Any] | None | Unset
+        if isinstance(self.rerank, Unset):
+            rerank = UNSET
+        elif isinstance(self.rerank, RerankSetting):
+            rerank = self.rerank.to_dict()
+        else:
+            rerank = self.rerank
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -134,6 +147,8 @@ class KnowledgeBaseOut:
             field_dict["embedding_base_url"] = embedding_base_url
         if embedding_endpoint_id is not UNSET:
             field_dict["embedding_endpoint_id"] = embedding_endpoint_id
+        if rerank is not UNSET:
+            field_dict["rerank"] = rerank
 
         return field_dict
 
@@ -142,6 +157,7 @@ class KnowledgeBaseOut:
         from ..models.knowledge_base_out_ingestion_config import (
             KnowledgeBaseOutIngestionConfig,
         )
+        from ..models.rerank_setting import RerankSetting
 
         d = dict(src_dict)
         id = UUID(d.pop("id"))
@@ -226,6 +242,23 @@ class KnowledgeBaseOut:
             d.pop("embedding_endpoint_id", UNSET)
         )
 
+        def _parse_rerank(data: object) -> None | RerankSetting | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                rerank_type_0 = RerankSetting.from_dict(data)
+
+                return rerank_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | RerankSetting | Unset, data)
+
+        rerank = _parse_rerank(d.pop("rerank", UNSET))
+
         knowledge_base_out = cls(
             id=id,
             name=name,
@@ -243,6 +276,7 @@ class KnowledgeBaseOut:
             embedding_secret_id=embedding_secret_id,
             embedding_base_url=embedding_base_url,
             embedding_endpoint_id=embedding_endpoint_id,
+            rerank=rerank,
         )
 
         knowledge_base_out.additional_properties = d

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from ..models.knowledge_base_patch_ingestion_config import (
         KnowledgeBasePatchIngestionConfig,
     )
+    from ..models.rerank_setting import RerankSetting
 
 
 T = TypeVar("T", bound="KnowledgeBasePatch")
@@ -34,6 +35,7 @@ class KnowledgeBasePatch:
             embedding_endpoint_id (None | Unset | UUID):
             ingestion_config (KnowledgeBasePatchIngestionConfig | Unset):
             is_default (bool | Unset):
+            rerank (None | RerankSetting | Unset):
     """
 
     embedding_provider: None | str | Unset = UNSET
@@ -43,8 +45,11 @@ class KnowledgeBasePatch:
     embedding_endpoint_id: None | Unset | UUID = UNSET
     ingestion_config: KnowledgeBasePatchIngestionConfig | Unset = UNSET
     is_default: bool | Unset = UNSET
+    rerank: None | RerankSetting | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.rerank_setting import RerankSetting
+
         embedding_provider: None | str | Unset
         if isinstance(self.embedding_provider, Unset):
             embedding_provider = UNSET
@@ -85,6 +90,14 @@ class KnowledgeBasePatch:
 
         is_default = self.is_default
 
+        rerank: dict[str, Any] | None | Unset
+        if isinstance(self.rerank, Unset):
+            rerank = UNSET
+        elif isinstance(self.rerank, RerankSetting):
+            rerank = self.rerank.to_dict()
+        else:
+            rerank = self.rerank
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
@@ -102,6 +115,8 @@ class KnowledgeBasePatch:
             field_dict["ingestion_config"] = ingestion_config
         if is_default is not UNSET:
             field_dict["is_default"] = is_default
+        if rerank is not UNSET:
+            field_dict["rerank"] = rerank
 
         return field_dict
 
@@ -110,6 +125,7 @@ class KnowledgeBasePatch:
         from ..models.knowledge_base_patch_ingestion_config import (
             KnowledgeBasePatchIngestionConfig,
         )
+        from ..models.rerank_setting import RerankSetting
 
         d = dict(src_dict)
 
@@ -193,6 +209,23 @@ class KnowledgeBasePatch:
 
         is_default = d.pop("is_default", UNSET)
 
+        def _parse_rerank(data: object) -> None | RerankSetting | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                rerank_type_0 = RerankSetting.from_dict(data)
+
+                return rerank_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | RerankSetting | Unset, data)
+
+        rerank = _parse_rerank(d.pop("rerank", UNSET))
+
         knowledge_base_patch = cls(
             embedding_provider=embedding_provider,
             embedding_model=embedding_model,
@@ -201,6 +234,7 @@ class KnowledgeBasePatch:
             embedding_endpoint_id=embedding_endpoint_id,
             ingestion_config=ingestion_config,
             is_default=is_default,
+            rerank=rerank,
         )
 
         return knowledge_base_patch

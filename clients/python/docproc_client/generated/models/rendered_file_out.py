@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from uuid import UUID
 
 from attrs import define as _attrs_define
@@ -9,6 +9,10 @@ from attrs import field as _attrs_field
 
 from ..models.file_type import FileType
 from ..models.rendered_file_out_file_type import RenderedFileOutFileType
+
+if TYPE_CHECKING:
+    from ..models.workspace_fetch_out import WorkspaceFetchOut
+
 
 T = TypeVar("T", bound="RenderedFileOut")
 
@@ -23,6 +27,8 @@ class RenderedFileOut:
         mode (str):
         workspace_path (None | str):
         sibling_path (None | str):
+        fetch (None | WorkspaceFetchOut): How the runner fetches what was written into the workspace; null when nothing
+            was (inline, not opened, not written, skipped) and on a dry run
         file_type (RenderedFileOutFileType): The specification's classified type, one of eight
     """
 
@@ -32,10 +38,13 @@ class RenderedFileOut:
     mode: str
     workspace_path: None | str
     sibling_path: None | str
+    fetch: None | WorkspaceFetchOut
     file_type: RenderedFileOutFileType
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.workspace_fetch_out import WorkspaceFetchOut
+
         file_kind = self.file_kind.value
 
         file_id = str(self.file_id)
@@ -50,6 +59,12 @@ class RenderedFileOut:
         sibling_path: None | str
         sibling_path = self.sibling_path
 
+        fetch: dict[str, Any] | None
+        if isinstance(self.fetch, WorkspaceFetchOut):
+            fetch = self.fetch.to_dict()
+        else:
+            fetch = self.fetch
+
         file_type = self.file_type.value
 
         field_dict: dict[str, Any] = {}
@@ -62,6 +77,7 @@ class RenderedFileOut:
                 "mode": mode,
                 "workspace_path": workspace_path,
                 "sibling_path": sibling_path,
+                "fetch": fetch,
                 "file_type": file_type,
             }
         )
@@ -70,6 +86,8 @@ class RenderedFileOut:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.workspace_fetch_out import WorkspaceFetchOut
+
         d = dict(src_dict)
         file_kind = FileType(d.pop("file_kind"))
 
@@ -93,6 +111,21 @@ class RenderedFileOut:
 
         sibling_path = _parse_sibling_path(d.pop("sibling_path"))
 
+        def _parse_fetch(data: object) -> None | WorkspaceFetchOut:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                fetch_type_0 = WorkspaceFetchOut.from_dict(data)
+
+                return fetch_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | WorkspaceFetchOut, data)
+
+        fetch = _parse_fetch(d.pop("fetch"))
+
         file_type = RenderedFileOutFileType(d.pop("file_type"))
 
         rendered_file_out = cls(
@@ -102,6 +135,7 @@ class RenderedFileOut:
             mode=mode,
             workspace_path=workspace_path,
             sibling_path=sibling_path,
+            fetch=fetch,
             file_type=file_type,
         )
 

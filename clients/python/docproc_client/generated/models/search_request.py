@@ -28,6 +28,7 @@ class SearchRequest:
             knowledge_base_ids (list[UUID] | None | Unset):
             top_k (int | Unset):  Default: 5.
             mode (SearchRequestMode | Unset):  Default: SearchRequestMode.VECTOR.
+            rerank (bool | None | Unset):
             filters (None | SearchFiltersIn | Unset):
             filter_ (None | str | Unset):
     """
@@ -37,6 +38,7 @@ class SearchRequest:
     knowledge_base_ids: list[UUID] | None | Unset = UNSET
     top_k: int | Unset = 5
     mode: SearchRequestMode | Unset = SearchRequestMode.VECTOR
+    rerank: bool | None | Unset = UNSET
     filters: None | SearchFiltersIn | Unset = UNSET
     filter_: None | str | Unset = UNSET
 
@@ -74,6 +76,12 @@ class SearchRequest:
         if not isinstance(self.mode, Unset):
             mode = self.mode.value
 
+        rerank: bool | None | Unset
+        if isinstance(self.rerank, Unset):
+            rerank = UNSET
+        else:
+            rerank = self.rerank
+
         filters: dict[str, Any] | None | Unset
         if isinstance(self.filters, Unset):
             filters = UNSET
@@ -103,6 +111,8 @@ class SearchRequest:
             field_dict["top_k"] = top_k
         if mode is not UNSET:
             field_dict["mode"] = mode
+        if rerank is not UNSET:
+            field_dict["rerank"] = rerank
         if filters is not UNSET:
             field_dict["filters"] = filters
         if filter_ is not UNSET:
@@ -169,6 +179,15 @@ class SearchRequest:
         else:
             mode = SearchRequestMode(_mode)
 
+        def _parse_rerank(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        rerank = _parse_rerank(d.pop("rerank", UNSET))
+
         def _parse_filters(data: object) -> None | SearchFiltersIn | Unset:
             if data is None:
                 return data
@@ -201,6 +220,7 @@ class SearchRequest:
             knowledge_base_ids=knowledge_base_ids,
             top_k=top_k,
             mode=mode,
+            rerank=rerank,
             filters=filters,
             filter_=filter_,
         )
