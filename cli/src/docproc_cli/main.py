@@ -268,8 +268,11 @@ def search(
     ] = None,
     top_k: Annotated[int, typer.Option("--top-k", "-k")] = 5,
     mode: Annotated[
-        str, typer.Option("--mode", "-m", help="vector, keyword or hybrid (docs/search.md)")
-    ] = "vector",
+        str | None,
+        typer.Option(
+            "--mode", "-m", help="vector, keyword or hybrid (default: hybrid; docs/search.md)"
+        ),
+    ] = None,
     url: UrlOpt = DEFAULT_URL,
 ) -> None:
     """Search collections and print the ranked chunks."""
@@ -281,7 +284,7 @@ def search(
                     "query": query,
                     "collections": collection or [DEFAULT_COLLECTION],
                     "top_k": top_k,
-                    "mode": mode,
+                    **({"mode": mode} if mode else {}),
                 },
             )
         )

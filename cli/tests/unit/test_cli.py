@@ -62,7 +62,7 @@ def test_search_defaults_to_the_default_collection(sent: list[tuple[str, str, An
     (call,) = sent
     assert call[1] == "/api/v1/rag/search"
     assert call[2]["collections"] == ["default"]
-    assert call[2]["mode"] == "vector"
+    assert "mode" not in call[2]  # the server's default (hybrid)
 
 
 def test_search_sends_its_mode(sent: list[tuple[str, str, Any]]) -> None:

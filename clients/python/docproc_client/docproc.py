@@ -265,13 +265,16 @@ class Docproc:
         knowledge_bases: Sequence[BaseRef] | None = None,
         collections: Sequence[str] | None = None,
         top_k: int = 5,
-        mode: str = "vector",
+        mode: str | None = None,
         filters: Mapping[str, Any] | None = None,
     ) -> list[SearchHit]:
         """``POST /rag/search``: the best ``top_k`` chunks of the bases named (by id, name
         or collection name), or of every base on the ``collections`` named; each hit
-        with its citation (``docproc_client.cite``)."""
-        body = SearchRequest(query=query, top_k=top_k, mode=SearchRequestMode(mode))
+        with its citation (``docproc_client.cite``). ``mode``: ``hybrid``, ``vector`` or
+        ``keyword``; none, the server's default (hybrid)."""
+        body = SearchRequest(query=query, top_k=top_k)
+        if mode is not None:
+            body.mode = SearchRequestMode(mode)
         if knowledge_bases is not None:
             body.knowledge_base_ids = [self._kb_id(kb) for kb in knowledge_bases]
         if collections is not None:

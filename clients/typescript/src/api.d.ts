@@ -2229,7 +2229,7 @@ export interface components {
             top_k?: number;
             /**
              * Mode
-             * @default vector
+             * @default hybrid
              * @enum {string}
              */
             mode?: "vector" | "keyword" | "hybrid";

@@ -194,9 +194,10 @@ export class Docproc {
   }
 
   /** The best chunks of the bases named, or of every base on the collections named; each
-   * hit with its citation (`cite`). */
+   * hit with its citation (`cite`). No `mode`: the server's default (hybrid). */
   async search(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
-    const body: SearchRequest = { query, top_k: options.topK ?? 5, mode: options.mode ?? "vector" };
+    const body: SearchRequest = { query, top_k: options.topK ?? 5 };
+    if (options.mode) body.mode = options.mode;
     if (options.knowledgeBaseIds) body.knowledge_base_ids = options.knowledgeBaseIds;
     if (options.collections) body.collections = options.collections;
     if (options.filters) body.filters = options.filters;

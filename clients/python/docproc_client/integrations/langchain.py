@@ -34,7 +34,7 @@ class DocprocRetriever(BaseRetriever):
     knowledge_bases: list[str] | None = None
     collections: list[str] | None = None
     top_k: int = 5
-    mode: Literal["vector", "keyword", "hybrid"] = "vector"
+    mode: Literal["vector", "keyword", "hybrid"] | None = None
     filters: dict[str, Any] | None = None
 
     def _get_relevant_documents(

@@ -59,7 +59,7 @@ class DocprocRetriever(BaseRetriever):
         knowledge_bases: Sequence[str] | None = None,
         collections: Sequence[str] | None = None,
         top_k: int = 5,
-        mode: str = "vector",
+        mode: str | None = None,
         filters: Mapping[str, Any] | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,

@@ -286,10 +286,13 @@ async def test_a_table_from_before_gets_its_keyword_index(
     async with sessions() as s, s.begin():  # as the table was created before hybrid search
         await s.execute(text(f"DROP INDEX rag_{name}_tsv_idx"))
         await s.execute(text(f"ALTER TABLE rag_{name} DROP COLUMN content_tsv"))
-    assert await ranked(sessions, model, name, kb, TICKETS[0], "vector")
+    vector = await ranked(sessions, model, name, kb, TICKETS[0], "vector")
+    assert vector
     with pytest.raises(KeywordIndexMissing) as refused:
         await ranked(sessions, model, name, kb, TICKETS[0], "hybrid")
     assert refused.value.fields[0].field == "mode"
+    # a search that names no mode (the default, hybrid) is a vector search there
+    assert await ranked(sessions, model, name, kb, TICKETS[0], "hybrid", chosen=False) == vector
 
     assert await add_keyword_index(engine, name, "simple")
     assert not await add_keyword_index(engine, name, "simple")  # nothing left to add
@@ -308,11 +311,23 @@ def hit(n: int, score: float) -> Hit:
     return Hit(uuid.UUID(int=n), uuid.UUID(int=n), None, 0, "", str(n), score)
 
 
-def test_fusion_blends_the_scores() -> None:
-    vector = [hit(1, 0.8), hit(2, 0.7), hit(3, 0.6)]
-    keyword = [hit(3, 0.9), hit(4, 0.3)]
+def test_fusion_blends_the_scores_each_scaled_by_its_best() -> None:
+    vector = [hit(1, 0.8), hit(2, 0.7), hit(3, 0.6)]  # scaled: 1, 0.875, 0.75
+    keyword = [hit(3, 0.9), hit(4, 0.3)]  # scaled: 1, 1/3
     fused = fuse(vector, keyword, top_k=4, limit=3, weight=0.5)
-    # 3: (0.6 + 0.9) / 2; 1 and 2 are in no keyword list that was short, so 0 there; 4 was
-    # not in the full vector list: at most its last cosine there, 0.6
+    # 3: (0.75 + 1) / 2; 1 and 2 are in no keyword list that was short, so 0 there; 4 was
+    # not in the full vector list: at most its last scaled cosine there, 0.75
     assert [h.filename for h in fused] == ["3", "4", "1", "2"]
-    assert [h.score for h in fused] == pytest.approx([0.75, 0.45, 0.4, 0.35])
+    assert [h.score for h in fused] == pytest.approx([0.875, (0.75 + 1 / 3) / 2, 0.5, 0.4375])
+    # the weight moves the blend towards the vector ranking
+    leaning = fuse(vector, keyword, top_k=4, limit=3, weight=0.9)
+    assert [h.filename for h in leaning] == ["1", "2", "3", "4"]
+
+
+def test_a_ranking_without_a_positive_score_adds_nothing() -> None:
+    vector = [hit(1, 0.5), hit(2, 0.4)]
+    fused = fuse(vector, [], top_k=2, limit=3, weight=0.75)
+    assert [h.filename for h in fused] == ["1", "2"]
+    assert [h.score for h in fused] == pytest.approx([0.75, 0.6])
+    nothing = fuse([hit(1, -0.1), hit(2, -0.2)], [], top_k=2, limit=3, weight=0.75)
+    assert [h.score for h in nothing] == [0.0, 0.0]

@@ -27,7 +27,7 @@ class SearchRequest:
             collections (list[str] | None | Unset):
             knowledge_base_ids (list[UUID] | None | Unset):
             top_k (int | Unset):  Default: 5.
-            mode (SearchRequestMode | Unset):  Default: SearchRequestMode.VECTOR.
+            mode (SearchRequestMode | Unset):  Default: SearchRequestMode.HYBRID.
             rerank (bool | None | Unset):
             filters (None | SearchFiltersIn | Unset):
             filter_ (None | str | Unset):
@@ -37,7 +37,7 @@ class SearchRequest:
     collections: list[str] | None | Unset = UNSET
     knowledge_base_ids: list[UUID] | None | Unset = UNSET
     top_k: int | Unset = 5
-    mode: SearchRequestMode | Unset = SearchRequestMode.VECTOR
+    mode: SearchRequestMode | Unset = SearchRequestMode.HYBRID
     rerank: bool | None | Unset = UNSET
     filters: None | SearchFiltersIn | Unset = UNSET
     filter_: None | str | Unset = UNSET

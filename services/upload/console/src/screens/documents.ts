@@ -265,9 +265,9 @@ function searchPanel(kb: KnowledgeBase): HTMLElement {
     "Mode",
     "mode",
     select([
+      ["hybrid", "Hybrid (meaning and words; the default)"],
       ["vector", "Vector (meaning)"],
-      ["keyword", "Keyword (every word)"],
-      ["hybrid", "Hybrid (both, fused)"],
+      ["keyword", "Keyword (words, BM25)"],
     ]),
   );
   const source = field("Source", "filters.source", h("input", { placeholder: "upload, s3" }), "Comma-separated");

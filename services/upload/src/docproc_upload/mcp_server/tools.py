@@ -176,8 +176,9 @@ TOOLS: dict[str, Tool] = {
         Tool(
             "search",
             "Search knowledge bases for chunks that answer a query: give knowledge_base_ids "
-            "(from list_knowledge_bases) or collections (names), never both. mode: vector "
-            "(meaning, the default), keyword (every word) or hybrid. Each hit cites its "
+            "(from list_knowledge_bases) or collections (names), never both. mode: hybrid "
+            "(meaning and words, the default), vector (meaning) or keyword (words, BM25). "
+            "Each hit cites its "
             "document (document_id, filename) and chunk (chunk_no): read around it with "
             "get_chunk_context, or the document with read_document.",
             SearchRequest,

@@ -61,9 +61,10 @@ class SearchRequest(BaseModel):
         default=None, min_length=1, max_length=20, validate_default=True
     )
     top_k: int = Field(default=5, ge=1, le=100)
-    #: ``vector`` (cosine similarity), ``keyword`` (full-text match of every word) or
-    #: ``hybrid`` (both, fused by reciprocal rank); see docs/search.md.
-    mode: Literal["vector", "keyword", "hybrid"] = "vector"
+    #: ``vector`` (cosine similarity), ``keyword`` (BM25 over any word of the query) or
+    #: ``hybrid`` (both, their scores blended; the default, ADR 0016). A search that names
+    #: no mode is ``vector`` on a collection without a keyword index yet (docs/search.md).
+    mode: Literal["vector", "keyword", "hybrid"] = "hybrid"
     #: The rerank stage (docs/search.md, "Reranking"): null (the default) reranks the
     #: collections whose base names a reranker and no other; ``true`` requires one of each
     #: collection searched (409 otherwise); ``false`` skips it.

@@ -209,7 +209,10 @@ async def rerank(reranker: Reranker, query: str, hits: Sequence[Hit], top_k: int
 
 
 async def query_client(
-    session: AsyncSession, clients: EmbeddingClients, billed: KnowledgeBase, mode: SearchMode
+    session: AsyncSession,
+    clients: EmbeddingClients,
+    billed: KnowledgeBase,
+    mode: SearchMode,
 ) -> EmbeddingClient | None:
     """The client that embeds a query billed to ``billed`` (none for a keyword search); a
     base without a usable key or service refuses every mode, though keyword embeds nothing."""
@@ -250,9 +253,9 @@ def ef_search_for(table_rows: float, limit: int, matching_rows: float | None = N
 SearchMode = Literal["vector", "keyword", "hybrid"]
 
 
-HYBRID_VECTOR_WEIGHT = 0.5
-"""The vector ranking's share of a hybrid score (``fuse``): ``w x cosine + (1 - w) x
-keyword score``; see ``fuse`` for how it was measured."""
+HYBRID_VECTOR_WEIGHT = 0.75
+"""The vector ranking's share of a hybrid score (``fuse``): ``w x cosine / best cosine +
+(1 - w) x keyword score / best keyword score``; see ``fuse`` for how it was measured."""
 
 
 HYBRID_CANDIDATES = 50
@@ -341,26 +344,37 @@ def fuse(
     weight: float = HYBRID_VECTOR_WEIGHT,
 ) -> list[Hit]:
     """A normalised score blend of the two rankings (each at most ``limit`` hits, best
-    first): ``weight x cosine + (1 - weight) x keyword score``, best first, ties in the
-    vector ranking's order then the keyword one's.
+    first): ``weight x cosine / best cosine + (1 - weight) x keyword score / best keyword
+    score``, best first, ties in the vector ranking's order then the keyword one's.
 
-    Both scores are on fixed scales (a cosine; the keyword score in [0, 1), 0.5 and above
-    for a chunk satisfying the whole query), so a weak keyword match (a paraphrase sharing
-    a common word) moves a chunk little, and an exact identifier a lot, where reciprocal
-    rank fusion gives a ranking's first hit the same weight however poor it is. A chunk
-    missing from a full ranking (``limit`` hits) takes that ranking's last score, the most
-    it can have there; from a shorter one, 0 (it did not match).
+    Each ranking is scaled by its own best score, so each leg's first hit counts 1 and the
+    others keep their distance from it: a keyword ranking whose best is a weak match of a
+    common word spreads as little as its scores do, and a chunk holding an exact identifier
+    (a whole match, twice any partial one) stays far ahead of the partial matches. A chunk
+    missing from a full ranking (``limit`` hits) takes that ranking's last scaled score, the
+    most it can have there; from a shorter one, 0 (it did not match).
+
+    Measured by ``bench/quality.py --sweep`` through the whole pipeline (docs/benchmarks.md,
+    "Retrieval quality"; ADR 0016): on SciFact's training claims, where both legs are as
+    good (nDCG@10 0.662 vector, 0.655 keyword), this blend is 0.718 at weight 0.75 (0.728
+    at its best, 0.6); on the project's own PostgreSQL reference set, where the keyword leg
+    is far weaker (0.867 and 0.676), it is 0.867, the vector leg's. Reciprocal rank fusion
+    was 0.691-0.704 and 0.808-0.818; the unscaled blend 0.719 and 0.798 at 0.5.
     """
 
-    def floor(ranking: Sequence[Hit]) -> float:
-        return ranking[-1].score if len(ranking) >= limit else 0.0
+    def scaled(ranking: Sequence[Hit]) -> dict[uuid.UUID, float]:
+        best = max((h.score for h in ranking), default=0.0)
+        return {h.chunk_id: h.score / best if best > 0 else 0.0 for h in ranking}
 
-    similarity = {h.chunk_id: h.score for h in vector}
-    matched = {h.chunk_id: h.score for h in keyword}
+    similarity, matched = scaled(vector), scaled(keyword)
+
+    def floor(ranking: Sequence[Hit], scores: dict[uuid.UUID, float]) -> float:
+        return scores[ranking[-1].chunk_id] if len(ranking) >= limit else 0.0
+
     first: dict[uuid.UUID, Hit] = {}
     for hit in [*vector, *keyword]:
         first.setdefault(hit.chunk_id, hit)
-    low_v, low_k = floor(vector), floor(keyword)
+    low_v, low_k = floor(vector, similarity), floor(keyword, matched)
     scores = {
         c: weight * similarity.get(c, low_v) + (1 - weight) * matched.get(c, low_k) for c in first
     }
@@ -378,6 +392,7 @@ async def search_collection(
     filters: SearchFilters = SearchFilters(),  # noqa: B008 - frozen, immutable default
     include_operator: bool = False,
     mode: SearchMode = "vector",
+    chosen: bool = True,
     text_query: str = "",
     text_search_config: str = DEFAULT_TEXT_SEARCH_CONFIG,
     plans: PlanCache | None = None,
@@ -385,10 +400,12 @@ async def search_collection(
     """Top-k within the caller's knowledge bases, filters applied before top-k.
 
     ``mode``: ``vector`` ranks by cosine similarity to ``query`` (score: the similarity);
-    ``keyword`` by full-text match of ``text_query`` on ``content_tsv`` read with
-    ``text_search_config`` (score: ``ts_rank_cd``; ``query`` is not needed); ``hybrid``
-    fuses the first ``HYBRID_CANDIDATES`` of both rankings (``fuse``; score: the fused
-    one). Both rankings read the same scope and filters.
+    ``keyword`` by BM25 over ``text_query``'s words on ``content_tsv`` read with
+    ``text_search_config`` (``repository.keyword_hits``; ``query`` is not needed);
+    ``hybrid`` fuses the first ``HYBRID_CANDIDATES`` of both rankings (``fuse``; score: the
+    fused one). Both rankings read the same scope and filters. On a table without a keyword
+    index yet, ``keyword`` and ``hybrid`` are refused (``KeywordIndexMissing``) when the
+    caller ``chosen`` them, and the search is ``vector`` when the mode is only the default.
 
     The vector ranking is HNSW with pgvector's iterative scan (``relaxed_order``) and
     ``hnsw.ef_search`` from the table's size and the share of it the scope and filters keep
@@ -437,7 +454,9 @@ async def search_collection(
         if plans is not None:
             plans.put(key, estimates)
     if mode != "vector" and not estimates.keyword_index:
-        raise KeywordIndexMissing(collection)
+        if chosen:
+            raise KeywordIndexMissing(collection)
+        mode = "vector"
     # a table from before citations has no columns for them (until its next write)
     chunks = replace(chunks, citations=estimates.citations)
     limit = top_k if mode != "hybrid" else max(top_k, HYBRID_CANDIDATES)
@@ -514,6 +533,7 @@ async def search_plan(
                 filters=plan.filters,
                 include_operator=adopts_operator(kbs),
                 mode=req.mode,
+                chosen="mode" in req.model_fields_set,
                 text_query=req.query,
                 text_search_config=billed.text_search_config,
                 plans=plans,
