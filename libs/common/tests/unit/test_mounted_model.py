@@ -61,7 +61,8 @@ def pieces(directory: Path, text: str) -> list[int]:
 
 
 def unit(v: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    return v / np.linalg.norm(v)
+    out: npt.NDArray[Any] = v / np.linalg.norm(v)
+    return out
 
 
 class TestPooling:
