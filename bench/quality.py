@@ -19,6 +19,12 @@ pipeline is held to, over the same texts: the built-in model run directly (whole
 exact cosine, sentence-transformers' 256-token truncation; the parity check) and BM25 by
 ``bm25s`` (English stop words and Snowball stemming, and plain lower-cased words).
 Never commit a data set or anything derived from one; ``bench/out/`` is ignored.
+
+``--model-dir`` embeds with a mounted model instead of the built-in one (a folder with
+``model.onnx``, ``tokenizer.json`` and ``docproc-model.json``, e.g. the one
+``bench/models.py fetch`` writes): the all-in-one gets its parent as
+``EMBEDDER__MODELS_DIR`` and the collection (default name suffixed with the model's
+folder) names the card's model; ``--reference`` then runs that model directly.
 """
 
 from __future__ import annotations
@@ -157,12 +163,15 @@ def client(api: str) -> httpx.Client:
     return httpx.Client(base_url=api + "/api/v1", auth=FreshToken(), timeout=300)
 
 
-def knowledge_base(c: httpx.Client, name: str, config: str) -> dict[str, str]:
+def knowledge_base(
+    c: httpx.Client, name: str, config: str, model: dict[str, str] | None = None
+) -> dict[str, str]:
     for kb in c.get("/kb").raise_for_status().json():
         if kb["collection_name"] == name:
             return dict(kb)
     body = {"name": name, "collection_name": name, "scope": "app", "text_search_config": config}
-    return dict(c.post("/kb", json={**body, **LOCAL_MODEL}).raise_for_status().json())
+    embedding = model or LOCAL_MODEL
+    return dict(c.post("/kb", json={**body, **embedding}).raise_for_status().json())
 
 
 def held(c: httpx.Client, kb_id: str) -> set[str]:
@@ -284,12 +293,18 @@ def percentiles(latencies: list[float]) -> str:
 # -- references over the same texts --------------------------------------------------------
 
 
-def model_run(data: DataSet, cache: Path) -> Run:
-    """The built-in model directly: every document embedded whole (truncated to its window,
-    as sentence-transformers does), exact cosine top 100."""
-    from docproc_common.embedding.local_model import LocalMiniLM
+def model_run(data: DataSet, cache: Path, model_dir: Path | None = None) -> Run:
+    """The built-in model (or the mounted one in ``model_dir``) directly: every document
+    embedded whole (truncated to its window, as sentence-transformers does; a mounted
+    model's queries with its query prefix), exact cosine top 100."""
+    from docproc_common.embedding.local_model import LocalMiniLM, WindowedEncoder
+    from docproc_common.embedding.mounted import MountedModel, MountedModelDir, read_card
 
-    model = LocalMiniLM(cache_dir=ROOT / ".cache" / "models")
+    model: WindowedEncoder
+    if model_dir is not None:
+        model = MountedModel(MountedModelDir(model_dir, read_card(model_dir)))
+    else:
+        model = LocalMiniLM(cache_dir=ROOT / ".cache" / "models")
     ids = list(data.corpus)
     cache.parent.mkdir(parents=True, exist_ok=True)
     if cache.exists():
@@ -297,7 +312,7 @@ def model_run(data: DataSet, cache: Path) -> Run:
     else:
         docs = model.embed([data.corpus[d] for d in ids], truncate=True)
         np.save(cache, docs)
-    queries = model.embed(list(data.queries.values()), truncate=True)
+    queries = model.embed(list(data.queries.values()), truncate=True, kind="query")
     scores = queries @ docs.T
     run: Run = {}
     for qid, row in zip(data.queries, scores, strict=True):
@@ -365,7 +380,23 @@ def main() -> None:
     ap.add_argument(
         "--sweep", action="store_true", help="hybrid's fusion over the vector weights 0 to 1"
     )
+    ap.add_argument(
+        "--model-dir",
+        type=Path,
+        help="embed with this mounted model (bench/models.py fetch) instead of MiniLM",
+    )
     args = ap.parse_args()
+    mounted: dict[str, str] | None = None
+    env: dict[str, str] = {}
+    model_label = "MiniLM"
+    if args.model_dir is not None:
+        from docproc_common.embedding.mounted import read_card
+
+        model_dir = args.model_dir.resolve()
+        card = read_card(model_dir)
+        mounted = {"embedding_provider": "local", "embedding_model": card.name}
+        env["EMBEDDER__MODELS_DIR"] = str(model_dir.parent)
+        model_label = card.name
 
     data = load_beir(args.data, args.split)
     if args.queries:
@@ -375,13 +406,19 @@ def main() -> None:
         )
     folder = re.sub(r"[^a-z0-9_]", "_", args.data.resolve().name.lower())
     collection = args.collection or f"beir_{folder}_{args.config}"
+    if args.model_dir is not None and not args.collection:
+        collection += "_" + re.sub(r"[^a-z0-9_]", "_", args.model_dir.resolve().name.lower())
     print(
         f"data {args.data} split {args.split}: {len(data.corpus)} documents, "
         f"{len(data.queries)} judged queries; collection {collection}; load {load()}",
         flush=True,
     )
-    with home(args.home) as where, running_dev(where, embedded=True) as dev, client(dev.url) as c:
-        kb = knowledge_base(c, collection, args.config)
+    with (
+        home(args.home) as where,
+        running_dev(where, embedded=True, env=env) as dev,
+        client(dev.url) as c,
+    ):
+        kb = knowledge_base(c, collection, args.config, mounted)
         seconds, state = ingest(c, kb["id"], data)
         chunks = c.get(f"/rag/collections/{collection}/info").raise_for_status().json()
         print(
@@ -399,8 +436,12 @@ def main() -> None:
             fusion_sweep(data, legs["vector"], legs["keyword"], args.bootstrap)
         if args.reference:
             references: dict[str, Callable[[], Run]] = {
-                "MiniLM directly (exact, no chunking)": lambda: model_run(
-                    data, where / "bench" / f"{collection}_minilm.npy"
+                f"{model_label} directly (exact, no chunking)": lambda: model_run(
+                    data,
+                    where
+                    / "bench"
+                    / f"{collection}_{'minilm' if mounted is None else 'model'}.npy",
+                    args.model_dir,
                 ),
                 "bm25s (en stop words, Snowball)": lambda: bm25_run(data, stem=True),
                 "bm25s (lower-cased words)": lambda: bm25_run(data, stem=False),

@@ -303,6 +303,11 @@ Context: per-service dict.
 {{- $probes := mustMergeOverwrite (deepCopy $v.probes) (deepCopy ($svc.probes | default dict)) -}}
 {{- $port := $svc.containerPort | default 8000 -}}
 {{- $metricsPort := include "docproc.metricsPort" . | int -}}
+{{- /* mounted embedding models: upload embeds queries, the embedder chunks */}}
+{{- $models := and $v.embeddingModels.enabled (has .name (list "upload" "embedder")) -}}
+{{- if and $models (not $v.embeddingModels.volume) }}
+{{- fail "embeddingModels.volume: a volume source is required when embeddingModels.enabled" }}
+{{- end }}
 {{- if eq (int $port) $metricsPort }}
 {{- fail (printf "services.%s: the metrics port (%d) must differ from the container port" .name $metricsPort) }}
 {{- end }}
@@ -353,6 +358,10 @@ containers:
       {{- with include "docproc.envMap" $svc.env | trim }}
       {{- . | nindent 6 }}
       {{- end }}
+      {{- if $models }}
+      - name: EMBEDDER__MODELS_DIR
+        value: {{ $v.embeddingModels.mountPath | quote }}
+      {{- end }}
     startupProbe:
       {{- include "docproc.probe" (dict "path" "/healthz" "probe" $probes.startup) | nindent 6 }}
     livenessProbe:
@@ -370,6 +379,11 @@ containers:
       - name: media
         mountPath: {{ $v.common.storage.local.mediaDir }}
       {{- end }}
+      {{- if $models }}
+      - name: embedding-models
+        mountPath: {{ $v.embeddingModels.mountPath }}
+        readOnly: true
+      {{- end }}
 volumes:
   - name: tmp
     emptyDir:
@@ -378,6 +392,10 @@ volumes:
   - name: media
     persistentVolumeClaim:
       claimName: {{ include "docproc.mediaClaimName" $root }}
+  {{- end }}
+  {{- if $models }}
+  - name: embedding-models
+    {{- toYaml $v.embeddingModels.volume | nindent 4 }}
   {{- end }}
 {{- with ($svc.nodeSelector | default $v.pod.nodeSelector) }}
 nodeSelector:
