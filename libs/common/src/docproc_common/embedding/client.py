@@ -638,9 +638,14 @@ class EmbeddingClients:
     def local_loaded(self) -> bool:
         return LocalMiniLM.MODEL_NAME in self._locals
 
-    async def warm(self) -> None:
-        """Build (or load the cached graph of) the local model off the event loop."""
-        await asyncio.to_thread(self.local)
+    @property
+    def loaded(self) -> frozenset[str]:
+        """The local models (built-in or mounted) loaded in this process."""
+        return frozenset(self._locals)
+
+    async def warm(self, model: str = LocalMiniLM.MODEL_NAME) -> None:
+        """Build (or load the cached graph of) a local model off the event loop."""
+        await asyncio.to_thread(self.local, model)
 
     @staticmethod
     def _unloadable(resolved: ResolvedEmbedding, exc: Exception) -> EmbeddingNotConfiguredError:
