@@ -6,7 +6,7 @@ export UV
 PORT ?= 8000
 export UV_LINK_MODE ?= copy
 
-.PHONY: help ensure-uv sync check bench-quality system-packages console console-screenshots clients api-types fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint chart-consumers images deploy-smoke smoke-journey dev demo bench dev-k8s
+.PHONY: help ensure-uv sync check bench-quality bench-models system-packages console console-screenshots clients api-types fmt lint typecheck test test-unit test-integration infra-up infra-down migrate helm-lint chart-consumers images deploy-smoke smoke-journey dev demo bench dev-k8s
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -87,10 +87,13 @@ demo: sync console ## start docproc dev, ingest samples/, search, print the cons
 	bash scripts/demo.sh
 
 bench: sync infra-up ## every benchmark but retrieval quality (it needs a data set: make bench-quality DATA=<BEIR folder>); figures go to docs/benchmarks.md
-	for b in bench/*.py; do [ "$$b" = bench/quality.py ] || $(UV) run python $$b || exit 1; done
+	for b in bench/*.py; do case $$b in bench/quality.py|bench/models.py) ;; *) $(UV) run python $$b || exit 1;; esac; done
 
 bench-quality: sync ## retrieval quality on a BEIR-format folder you provide (DATA=...; never committed)
 	$(UV) run python bench/quality.py --data "$(DATA)"
+
+bench-models: sync ## fetch and check the benchmark's stronger embedding model (bge-small-en-v1.5, via Maven) into bench/out/models
+	$(UV) run python bench/models.py fetch --dest bench/out/models
 
 dev-k8s: ## skaffold dev (needs a cluster)
 	skaffold dev

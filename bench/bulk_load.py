@@ -81,7 +81,11 @@ class InstantClient:
     def __init__(self, vectors: npt.NDArray[np.float32]) -> None:
         self._vectors = vectors
 
-    async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+    async def embed(
+        self,
+        texts: list[str],
+        kind: str = "passage",  # noqa: ARG002
+    ) -> npt.NDArray[np.float32]:
         rows = [int(t.split(" ", 1)[0]) for t in texts]
         return self._vectors[rows]
 

@@ -24,6 +24,12 @@ optional ``card.json``; docs/search.md, "Reranking") as the all-in-one's
 mode: hybrid, its first 50 hits scored by the cross-encoder. Every other mode is searched
 with ``rerank: false``, so the legs are measured without it.
 Never commit a data set or anything derived from one; ``bench/out/`` is ignored.
+
+``--model-dir`` embeds with a mounted model instead of the built-in one (a folder with
+``model.onnx``, ``tokenizer.json`` and ``docproc-model.json``, e.g. the one
+``bench/models.py fetch`` writes): the all-in-one gets its parent as
+``EMBEDDER__MODELS_DIR`` and the collection (default name suffixed with the model's
+folder) names the card's model; ``--reference`` then runs that model directly.
 """
 
 from __future__ import annotations
@@ -204,7 +210,11 @@ def client(api: str) -> httpx.Client:
 
 
 def knowledge_base(
-    c: httpx.Client, name: str, config: str, chunk_size: int | None
+    c: httpx.Client,
+    name: str,
+    config: str,
+    chunk_size: int | None,
+    model: dict[str, str] | None = None,
 ) -> dict[str, str]:
     for kb in c.get("/kb").raise_for_status().json():
         if kb["collection_name"] == name:
@@ -218,7 +228,8 @@ def knowledge_base(
     if chunk_size is not None:
         overlap = min(200, chunk_size // 8)
         body["ingestion_config"] = {"chunk_size": chunk_size, "chunk_overlap": overlap}
-    return dict(c.post("/kb", json={**body, **LOCAL_MODEL}).raise_for_status().json())
+    embedding = model or LOCAL_MODEL
+    return dict(c.post("/kb", json={**body, **embedding}).raise_for_status().json())
 
 
 def held(c: httpx.Client, kb_id: str) -> set[str]:
@@ -340,12 +351,18 @@ def percentiles(latencies: list[float]) -> str:
 # -- references over the same texts --------------------------------------------------------
 
 
-def model_run(data: DataSet, cache: Path) -> Run:
-    """The built-in model directly: every document embedded whole (truncated to its window,
-    as sentence-transformers does), exact cosine top 100."""
-    from docproc_common.embedding.local_model import LocalMiniLM
+def model_run(data: DataSet, cache: Path, model_dir: Path | None = None) -> Run:
+    """The built-in model (or the mounted one in ``model_dir``) directly: every document
+    embedded whole (truncated to its window, as sentence-transformers does; a mounted
+    model's queries with its query prefix), exact cosine top 100."""
+    from docproc_common.embedding.local_model import LocalMiniLM, WindowedEncoder
+    from docproc_common.embedding.mounted import MountedModel, MountedModelDir, read_card
 
-    model = LocalMiniLM(cache_dir=ROOT / ".cache" / "models")
+    model: WindowedEncoder
+    if model_dir is not None:
+        model = MountedModel(MountedModelDir(model_dir, read_card(model_dir)))
+    else:
+        model = LocalMiniLM(cache_dir=ROOT / ".cache" / "models")
     ids = list(data.corpus)
     cache.parent.mkdir(parents=True, exist_ok=True)
     if cache.exists():
@@ -353,7 +370,7 @@ def model_run(data: DataSet, cache: Path) -> Run:
     else:
         docs = model.embed([data.corpus[d] for d in ids], truncate=True)
         np.save(cache, docs)
-    queries = model.embed(list(data.queries.values()), truncate=True)
+    queries = model.embed(list(data.queries.values()), truncate=True, kind="query")
     scores = queries @ docs.T
     run: Run = {}
     for qid, row in zip(data.queries, scores, strict=True):
@@ -449,10 +466,27 @@ def main() -> None:
         type=Path,
         help="the quality gate: exit 1 when a mode's nDCG@10 falls below this baseline's interval",
     )
+    ap.add_argument(
+        "--model-dir",
+        type=Path,
+        help="embed with this mounted model (bench/models.py fetch) instead of MiniLM",
+    )
     args = ap.parse_args()
+    mounted: dict[str, str] | None = None
+    env: dict[str, str] = {}
+    model_label = "MiniLM"
+    if args.model_dir is not None:
+        from docproc_common.embedding.mounted import read_card
+
+        model_dir = args.model_dir.resolve()
+        card = read_card(model_dir)
+        mounted = {"embedding_provider": "local", "embedding_model": card.name}
+        env["EMBEDDER__MODELS_DIR"] = str(model_dir.parent)
+        model_label = card.name
 
     data = load_beir(args.data, args.split)
-    args.modes, env = with_reranker(ap, args.modes, args.rerank_model_dir)
+    args.modes, reranker_env = with_reranker(ap, args.modes, args.rerank_model_dir)
+    env.update(reranker_env)
     if args.queries:
         keep = list(data.queries)[: args.queries]
         data = DataSet(
@@ -461,6 +495,8 @@ def main() -> None:
     folder = re.sub(r"[^a-z0-9_]", "_", args.data.resolve().name.lower())
     chunking = f"_{args.chunk_size}" if args.chunk_size else ""
     collection = args.collection or f"beir_{folder}_{args.config}{chunking}"
+    if args.model_dir is not None and not args.collection:
+        collection += "_" + re.sub(r"[^a-z0-9_]", "_", args.model_dir.resolve().name.lower())
     print(
         f"data {args.data} split {args.split}: {len(data.corpus)} documents, "
         f"{len(data.queries)} judged queries; collection {collection}; load {load()}",
@@ -471,7 +507,7 @@ def main() -> None:
         running_dev(where, embedded=True, env=env) as dev,
         client(dev.url) as c,
     ):
-        kb = knowledge_base(c, collection, args.config, args.chunk_size)
+        kb = knowledge_base(c, collection, args.config, args.chunk_size, mounted)
         if args.rerank_model_dir is not None:
             reranker = {"rerank": {"provider": "local"}}
             c.patch(f"/kb/{kb['id']}", json=reranker).raise_for_status()
@@ -500,8 +536,12 @@ def main() -> None:
             fusion_sweep(data, legs["vector"], legs["keyword"], args.bootstrap)
         if args.reference:
             references: dict[str, Callable[[], Run]] = {
-                "MiniLM directly (exact, no chunking)": lambda: model_run(
-                    data, where / "bench" / f"{collection}_minilm.npy"
+                f"{model_label} directly (exact, no chunking)": lambda: model_run(
+                    data,
+                    where
+                    / "bench"
+                    / f"{collection}_{'minilm' if mounted is None else 'model'}.npy",
+                    args.model_dir,
                 ),
                 "bm25s (en stop words, Snowball)": lambda: bm25_run(data, stem=True),
                 "bm25s (lower-cased words)": lambda: bm25_run(data, stem=False),

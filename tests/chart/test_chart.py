@@ -517,6 +517,43 @@ class TestConfig:
         env = {e["name"]: e.get("value") for e in c["env"]}
         assert env["EMBEDDER__MODEL_CACHE_DIR"].startswith("/tmp/")
 
+    def test_mounted_embedding_models_reach_upload_and_the_embedder_read_only(
+        self, helm: Path, tmp_path: Path
+    ) -> None:
+        volume = {"persistentVolumeClaim": {"claimName": "embedding-models"}}
+        docs = render_docs(
+            helm, values={"embeddingModels": {"enabled": True, "volume": volume}}, tmp=tmp_path
+        )
+        for name, dep in by_name(docs, "Deployment").items():
+            pod = dep["spec"]["template"]["spec"]
+            (c,) = pod["containers"]
+            env = {e["name"]: e.get("value") for e in c["env"]}
+            mounts = {m["name"]: m for m in c["volumeMounts"]}
+            volumes = {v["name"]: v for v in pod["volumes"]}
+            if name in ("docproc-upload", "docproc-embedder"):
+                assert env["EMBEDDER__MODELS_DIR"] == "/models/embedding"
+                assert mounts["embedding-models"] == {
+                    "name": "embedding-models",
+                    "mountPath": "/models/embedding",
+                    "readOnly": True,
+                }
+                assert volumes["embedding-models"] == {"name": "embedding-models", **volume}
+            else:
+                assert "EMBEDDER__MODELS_DIR" not in env and "embedding-models" not in volumes
+
+    def test_no_embedding_models_are_mounted_by_default(
+        self, rendered: dict[str, list[Doc]]
+    ) -> None:
+        for dep in of_kind(rendered["default"], "Deployment"):
+            pod = dep["spec"]["template"]["spec"]
+            assert "embedding-models" not in {v["name"] for v in pod["volumes"]}
+            assert all(e["name"] != "EMBEDDER__MODELS_DIR" for e in pod["containers"][0]["env"])
+
+    def test_mounted_embedding_models_need_a_volume(self, helm: Path, tmp_path: Path) -> None:
+        result = render(helm, values={"embeddingModels": {"enabled": True}}, tmp=tmp_path)
+        assert result.returncode != 0
+        assert "embeddingModels.volume: a volume source is required" in result.stderr
+
     def test_every_pod_loads_the_configmap(self, rendered: dict[str, list[Doc]]) -> None:
         for dep in of_kind(rendered["default"], "Deployment"):
             (c,) = dep["spec"]["template"]["spec"]["containers"]

@@ -30,6 +30,10 @@ def cluster(
     (``deployment``): each test works in its own knowledge bases, and a test that kills or
     reconfigures a service restarts it as it was."""
     tmp = Path(tmp_path_factory.mktemp("cluster"))
-    env = deployment.embedding_gateway(tmp) | deployment.sync_on_loopback(graph, drive)
+    env = (
+        deployment.embedding_gateway(tmp)
+        | deployment.mounted_models(tmp)
+        | deployment.sync_on_loopback(graph, drive)
+    )
     with running_cluster(tmp, env_for=dict.fromkeys(SERVICES, env)) as c:
         yield c

@@ -4,6 +4,8 @@ module of the package runs on it instead of starting a deployment of its own.
 * ``test_embeddings``: the embedder serves its OpenAI-compatible ``/v1/embeddings`` behind
   ``GATEWAY_TOKEN`` (this deployment's "OpenAI" gateway is the embedder itself, serving the
   local model), and the collections may point at it and at a stand-in on loopback.
+* ``test_embeddings``: a tiny encoder is mounted (``EMBEDDER__MODELS_DIR``) as
+  ``TINY_MODEL``, with query and passage prefixes of its own.
 * ``test_sync``: sync reaches the emulators and the Graph and Drive stand-ins on loopback
   over plain http, and its reconciler runs every second.
 
@@ -19,9 +21,25 @@ from pathlib import Path
 
 from docproc_testing.drive_standin import DriveStandIn
 from docproc_testing.graph_standin import GraphStandIn
+from docproc_testing.tiny_models import tiny_encoder
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 GATEWAY_TOKEN = f"sk-e2e-{uuid.uuid4().hex}"
+TINY_MODEL = "docproc-test/tiny-encoder"
+
+
+def mounted_models(tmp: Path) -> dict[str, str]:
+    """A models directory holding one tiny encoder (``tiny_models.tiny_encoder``)."""
+    root = tmp / "embedding-models"
+    tiny_encoder(
+        root / "tiny",
+        name=TINY_MODEL,
+        pooling="cls",
+        query_prefix="query: ",
+        passage_prefix="passage: ",
+        window=64,
+    )
+    return {"EMBEDDER__MODELS_DIR": str(root)}
 
 
 def embedding_gateway(tmp: Path) -> dict[str, str]:

@@ -17,6 +17,7 @@ the provider's answers (the 401 message, the key sent, the log line of a 503), a
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,7 +25,7 @@ import pytest
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW
 from docproc_testing.api import wait_for
 
-from tests.e2e.deployment import GATEWAY_TOKEN, MINILM
+from tests.e2e.deployment import GATEWAY_TOKEN, MINILM, TINY_MODEL
 from tests.e2e.harness import Cluster
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
@@ -125,6 +126,49 @@ def test_openai_provider_through_the_embedders_own_endpoint(cluster: Cluster) ->
         )
         _, first = indexed_and_found(cluster, client, kb, doc, "largest rodent")
         assert "capybara" in first
+
+
+def test_a_mounted_model_indexes_chunks_as_passages_and_searches_queries_as_queries(
+    cluster: Cluster,
+) -> None:
+    from docproc_common.embedding.mounted import MountedModel, mounted_models
+
+    with member(cluster) as client:
+        catalog = client.get("/rag/embedding-models").raise_for_status().json()
+        (local,) = [p for p in catalog["providers"] if p["name"] == "local"]
+        assert {"model": TINY_MODEL, "dimensions": 16, "max_input_tokens": 64} in local["models"]
+        name = f"emb_{uuid.uuid4().hex[:8]}"
+        r = client.post(
+            "/kb",
+            json={
+                "name": name,
+                "collection_name": name,
+                "embedding_provider": "local",
+                "embedding_model": TINY_MODEL,
+            },
+        )
+        assert r.status_code == 201, r.text
+        kb = r.json()
+        assert kb["embedding_dim"] == 16  # the width comes from the model's card
+        doc = upload(client, kb, "The quick brown fox jumps over the lazy dog.")
+        status, error, chunks = settled(cluster, doc)
+        assert (status, error, chunks) == ("done", None, 1)
+        query = "a lazy dog"
+        hits = client.post(
+            "/rag/search",
+            json={"query": query, "collections": [name], "top_k": 1, "mode": "vector"},
+        )
+        assert hits.status_code == 200, hits.text
+        (hit,) = hits.json()["results"]
+        # the score is the cosine of the query embedded with the query prefix and the chunk
+        # embedded with the passage prefix, as the model embeds them here
+        root = Path(cluster.services["embedder"].env["EMBEDDER__MODELS_DIR"])
+        model = MountedModel(mounted_models(root)[TINY_MODEL], threads=1)
+        q = model.embed([query], kind="query")[0]
+        p = model.embed([hit["content"]], kind="passage")[0]
+        assert abs(hit["score"] - float(q @ p)) < 1e-4
+        plain = model.embed([query], kind="passage")[0] @ p  # the query without its prefix
+        assert abs(hit["score"] - float(plain)) > 1e-3  # so the prefix made the difference
 
 
 def with_its_key_deleted(cluster: Cluster, client: httpx.Client) -> dict[str, Any]:

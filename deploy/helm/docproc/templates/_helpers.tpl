@@ -307,6 +307,11 @@ Context: per-service dict.
 {{- $metricsPort := include "docproc.metricsPort" . | int -}}
 {{- /* the mounted cross-encoder: upload reranks with it, the embedder serves it */}}
 {{- $reranks := and (not (empty $v.common.rerankModel.volume)) (has .name (list "upload" "embedder")) -}}
+{{- /* mounted embedding models: upload embeds queries, the embedder chunks */}}
+{{- $models := and $v.embeddingModels.enabled (has .name (list "upload" "embedder")) -}}
+{{- if and $models (not $v.embeddingModels.volume) }}
+{{- fail "embeddingModels.volume: a volume source is required when embeddingModels.enabled" }}
+{{- end }}
 {{- if eq (int $port) $metricsPort }}
 {{- fail (printf "services.%s: the metrics port (%d) must differ from the container port" .name $metricsPort) }}
 {{- end }}
@@ -361,6 +366,10 @@ containers:
       - name: EMBEDDER__RERANK_MODEL_DIR
         value: {{ $v.common.rerankModel.mountPath | quote }}
       {{- end }}
+      {{- if $models }}
+      - name: EMBEDDER__MODELS_DIR
+        value: {{ $v.embeddingModels.mountPath | quote }}
+      {{- end }}
     startupProbe:
       {{- include "docproc.probe" (dict "path" "/healthz" "probe" $probes.startup) | nindent 6 }}
     livenessProbe:
@@ -383,6 +392,11 @@ containers:
         mountPath: {{ $v.common.rerankModel.mountPath }}
         readOnly: true
       {{- end }}
+      {{- if $models }}
+      - name: embedding-models
+        mountPath: {{ $v.embeddingModels.mountPath }}
+        readOnly: true
+      {{- end }}
 volumes:
   - name: tmp
     emptyDir:
@@ -395,6 +409,10 @@ volumes:
   {{- if $reranks }}
   - name: rerank-model
     {{- toYaml $v.common.rerankModel.volume | nindent 4 }}
+  {{- end }}
+  {{- if $models }}
+  - name: embedding-models
+    {{- toYaml $v.embeddingModels.volume | nindent 4 }}
   {{- end }}
 {{- with ($svc.nodeSelector | default $v.pod.nodeSelector) }}
 nodeSelector:

@@ -254,6 +254,11 @@ class EmbedderSettings(BaseModel):
     #: A JSON file in the shape of the packaged catalog whose models are added to it (e.g.
     #: the models an OpenAI-compatible gateway serves); see docs/embeddings.md.
     catalog_path: Path | None = None
+    #: A directory of mounted embedding models, one per sub-directory (``model.onnx``,
+    #: ``tokenizer.json``, ``docproc-model.json``), offered on provider ``local`` under
+    #: their cards' names (docproc_common.embedding.mounted, docs/embeddings.md). Read by
+    #: upload (choosing, search queries) and the embedder (chunks); checked at start-up.
+    models_dir: Path | None = None
     #: Origins (``scheme://host[:port][/path]``) a collection's ``embedding_base_url`` may
     #: name besides each provider's own hosts in the catalog (``EMBEDDER__ALLOWED_BASE_URLS``
     #: as a JSON list). A base URL receives the collection's key, so it is never free-form.

@@ -12,21 +12,23 @@ import numpy.typing as npt
 import pytest
 from docproc_common.blocking import BlockingPool
 from docproc_common.embedding.client import LocalEmbeddingClient
-from docproc_common.embedding.local_model import LocalMiniLM
+from docproc_common.embedding.local_model import InputKind, LocalMiniLM
 
 
 class GatedModel:
     """A stand-in model: each text's vector is its length; a call waits for ``gate``."""
 
-    DIMENSIONS = 2
+    DIMENSIONS = dimensions = 2
 
     def __init__(self) -> None:
         self.calls: list[list[str]] = []
+        self.kinds: list[str] = []
         self.gate = threading.Event()
         self.running = threading.Event()
 
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    def embed(self, texts: Sequence[str], kind: str = "passage") -> npt.NDArray[np.float32]:
         self.calls.append(list(texts))
+        self.kinds.append(kind)
         self.running.set()
         assert self.gate.wait(30)
         if "boom" in texts:
@@ -135,9 +137,11 @@ async def test_documents_embedded_together_equal_each_one_embedded_alone_unbatch
     calls: list[int] = []
     embed = model.embed
 
-    def counting(texts: Sequence[str], *, truncate: bool = False) -> npt.NDArray[np.float32]:
+    def counting(
+        texts: Sequence[str], *, truncate: bool = False, kind: InputKind = "passage"
+    ) -> npt.NDArray[np.float32]:
         calls.append(len(texts))
-        return embed(texts, truncate=truncate)
+        return embed(texts, truncate=truncate, kind=kind)
 
     model.embed = counting  # type: ignore[method-assign]
     client = LocalEmbeddingClient(model, pool)

@@ -22,7 +22,7 @@ from docproc_common.rerank.client import (
 )
 from docproc_common.rerank.cross_encoder import CrossEncoder, CrossEncoderMissing
 from docproc_testing.rerank_standin import RerankStandIn, running_rerank_standin, standin_score
-from docproc_testing.tiny_models import overlap, tiny_cross_encoder
+from docproc_testing.tiny_rerankers import overlap, tiny_cross_encoder
 
 QUERY = "which penguins live in the antarctic ice"
 PASSAGES = [

@@ -15,7 +15,7 @@
 
 Any other field, a wrong type, a missing bearer token or another token than ``api_key``
 is refused as the provider refuses it (422/400, 401). It scores a passage by the tiny
-cross-encoder's rule over every word (``tiny_models.overlap``), squashed to (0, 1), so a
+cross-encoder's rule over every word (``tiny_rerankers.overlap``), squashed to (0, 1), so a
 test knows the order in advance. ``status``/``body`` script another answer; every request
 is recorded.
 """
@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from docproc_testing.embedding_standin import Recorded
 from docproc_testing.servers import QuietHandler, serving
-from docproc_testing.tiny_models import overlap
+from docproc_testing.tiny_rerankers import overlap
 
 Flavour = Literal["cohere", "jina", "tei"]
 

@@ -7,6 +7,8 @@ import logging
 
 from docproc_common.bus.topics import subscriptions
 from docproc_common.embedding.client import EmbeddingClients
+from docproc_common.embedding.local_model import LocalMiniLM
+from docproc_common.embedding.mounted import ModelCardError
 from docproc_common.events import DocumentParsed
 from docproc_common.periodic import Task
 from docproc_common.runtime import Runtime, ServiceSpec
@@ -20,17 +22,24 @@ log = logging.getLogger(__name__)
 
 
 def warm_model(runtime: Runtime, clients: EmbeddingClients, serves_openai_api: bool) -> Task:
-    """Load the local model at start-up, not on the first document, when something uses it:
-    a knowledge base on the ``local`` provider, or this embedder's OpenAI-compatible
-    endpoint (which serves it). Otherwise it stays unloaded (~150 MiB) until first used."""
+    """Load the local models at start-up, not on the first document, when something uses
+    them: a knowledge base on the ``local`` provider (the built-in model or a mounted one),
+    or this embedder's OpenAI-compatible endpoint (which serves the built-in one). Otherwise
+    a model stays unloaded (~150 MiB for the built-in) until first used. A mounted model
+    that cannot be loaded is logged here; its collections' documents fail with the reason."""
 
     async def run(_stop: asyncio.Event) -> None:
         async with runtime.sessionmaker() as session:
-            needed = serves_openai_api or await repository.local_model_in_use(session)
-        if needed:
-            await clients.warm()
-        else:
-            log.info("no knowledge base uses the local model; it loads on first use")
+            models = await repository.local_models_in_use(session)
+        if serves_openai_api:
+            models.add(LocalMiniLM.MODEL_NAME)
+        if not models:
+            log.info("no knowledge base uses a local model; each loads on first use")
+        for model in sorted(models):
+            try:
+                await clients.warm(model)
+            except (ModelCardError, OSError) as exc:
+                log.error("local model %s cannot be loaded: %s", model, exc)
 
     return run
 

@@ -45,12 +45,14 @@ async def complete(
     )
 
 
-async def local_model_in_use(session: AsyncSession) -> bool:
-    """Whether any knowledge base embeds with the built-in local model."""
-    row = await session.execute(
-        select(select(KnowledgeBase.id).where(KnowledgeBase.embedding_provider == "local").exists())
+async def local_models_in_use(session: AsyncSession) -> set[str]:
+    """The models of provider ``local`` (built-in or mounted) some knowledge base embeds with."""
+    rows = await session.execute(
+        select(KnowledgeBase.embedding_model)
+        .where(KnowledgeBase.embedding_provider == "local")
+        .distinct()
     )
-    return bool(row.scalar())
+    return set(rows.scalars())
 
 
 async def retire_replaced(session: AsyncSession, doc: RagDocument) -> int:

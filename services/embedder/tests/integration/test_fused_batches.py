@@ -20,7 +20,7 @@ import pytest
 from docproc_common.bus.delivery import Subscription
 from docproc_common.bus.embedded import EmbeddedStageRunner
 from docproc_common.embedding.client import EmbeddingClients
-from docproc_common.embedding.local_model import LocalMiniLM
+from docproc_common.embedding.local_model import InputKind, LocalMiniLM
 from docproc_common.events import DocumentIndexed, DocumentParsed
 from docproc_common.observability import BusMetrics
 from docproc_common.runtime import Runtime
@@ -72,9 +72,12 @@ async def test_documents_in_one_batch_share_model_calls_and_keep_their_own_vecto
     calls: list[int] = []
     embed = model.embed
 
-    def counting(texts: Sequence[str], *, truncate: bool = False) -> npt.NDArray[np.float32]:
+    def counting(
+        texts: Sequence[str], *, truncate: bool = False, kind: InputKind = "passage"
+    ) -> npt.NDArray[np.float32]:
+        assert kind == "passage"  # chunks are passages
         calls.append(len(texts))
-        return embed(texts, truncate=truncate)
+        return embed(texts, truncate=truncate, kind=kind)
 
     monkeypatch.setattr(model, "embed", counting)
     handler = EmbedderHandler(runtime, clients)

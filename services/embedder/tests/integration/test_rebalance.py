@@ -26,6 +26,7 @@ from docproc_common.bus.delivery import Delivery, Subscription
 from docproc_common.bus.kafka import KafkaStageRunner
 from docproc_common.bus.outbox import EVENT_ID_HEADER
 from docproc_common.embedding.client import EmbeddingClient, EmbeddingClients
+from docproc_common.embedding.local_model import InputKind
 from docproc_common.events import EVENT_TYPES, DocumentParsed
 from docproc_common.observability import BusMetrics
 from docproc_common.runtime import Runtime
@@ -57,10 +58,10 @@ class SlowClient:
         self.owner = owner
         self.dimensions = inner.dimensions
 
-    async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+    async def embed(self, texts: list[str], kind: InputKind = "passage") -> npt.NDArray[np.float32]:
         self.owner.started += 1
         await asyncio.sleep(self.owner.delay_s)
-        return await self.inner.embed(texts)
+        return await self.inner.embed(texts, kind)
 
     def count_tokens(self, texts: list[str]) -> int:
         return self.inner.count_tokens(texts)

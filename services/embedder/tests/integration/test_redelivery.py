@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from docproc_common.embedding.client import EmbeddingClient, EmbeddingClients
+from docproc_common.embedding.local_model import InputKind
 from docproc_common.runtime import Runtime
 from docproc_common.settings import Settings
 from docproc_embedder.handler import EmbedderHandler
@@ -63,8 +64,8 @@ class GatedClient:
         self.barrier = barrier
         self.dimensions = inner.dimensions
 
-    async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        vectors = await self.inner.embed(texts)
+    async def embed(self, texts: list[str], kind: InputKind = "passage") -> npt.NDArray[np.float32]:
+        vectors = await self.inner.embed(texts, kind)
         await asyncio.wait_for(self.barrier.wait(), 60)
         return vectors
 

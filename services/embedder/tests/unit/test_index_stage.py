@@ -117,7 +117,11 @@ class Client:
         self.calls = 0
         self.refusal: Exception | None = None
 
-    async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+    async def embed(
+        self,
+        texts: list[str],
+        kind: str = "passage",  # noqa: ARG002
+    ) -> npt.NDArray[np.float32]:
         self.calls += 1
         if self.refusal is not None:
             raise self.refusal
@@ -277,9 +281,9 @@ async def test_a_base_deleted_before_the_read_or_while_embedding_fails_the_row(
     row, event = setup.parsed()
     embed = setup.client.embed
 
-    async def deleted_meanwhile(texts: list[str]) -> npt.NDArray[np.float32]:
+    async def deleted_meanwhile(texts: list[str], kind: str = "passage") -> npt.NDArray[np.float32]:
         del setup.index.bases[setup.kb.id]
-        return await embed(texts)
+        return await embed(texts, kind)
 
     setup.client.embed = deleted_meanwhile  # type: ignore[method-assign]
     assert await setup.run(event, delivery()) is Outcome.FAILED
@@ -299,9 +303,9 @@ async def test_a_retry_started_while_embedding_writes_nothing(setup: Setup) -> N
     row, event = setup.parsed()
     embed = setup.client.embed
 
-    async def retried_meanwhile(texts: list[str]) -> npt.NDArray[np.float32]:
+    async def retried_meanwhile(texts: list[str], kind: str = "passage") -> npt.NDArray[np.float32]:
         row.attempt_id = uuid.uuid4()
-        return await embed(texts)
+        return await embed(texts, kind)
 
     setup.client.embed = retried_meanwhile  # type: ignore[method-assign]
     d = delivery()

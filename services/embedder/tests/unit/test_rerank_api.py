@@ -21,7 +21,7 @@ from docproc_common.rerank.cross_encoder import CrossEncoder
 from docproc_common.settings import Settings
 from docproc_embedder.openai_api import build_openai_router
 from docproc_testing.servers import serving_app
-from docproc_testing.tiny_models import overlap, tiny_cross_encoder
+from docproc_testing.tiny_rerankers import overlap, tiny_cross_encoder
 from fastapi import FastAPI
 
 TOKEN = "sk-embedder-test"  # noqa: S105 - a test bearer

@@ -21,7 +21,7 @@ from docproc_testing.embedding_standin import StandIn, running_standin, standin_
 from docproc_testing.rerank_standin import RerankStandIn, running_rerank_standin, standin_score
 from docproc_testing.rows import chunk_stamp
 from docproc_testing.runtime import api_client, fresh_runtime
-from docproc_testing.tiny_models import overlap, tiny_cross_encoder
+from docproc_testing.tiny_rerankers import overlap, tiny_cross_encoder
 from docproc_upload.app import build
 
 pytestmark = pytest.mark.integration

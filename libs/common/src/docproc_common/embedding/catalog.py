@@ -15,6 +15,9 @@ Per model: ``dimensions``, ``max_input_tokens`` and ``space``, the model's ident
 across providers: two catalog entries with the same ``space`` and width produce
 vectors of one embedding space, which is what lets ``PATCH /kb/{id}`` move a
 collection between providers without re-indexing.
+
+The models a deployment mounts (``EMBEDDER__MODELS_DIR``, ``mounted``) are added to the
+``local`` provider under their cards' names, at their cards' width and window.
 """
 
 from __future__ import annotations
@@ -104,11 +107,36 @@ def _parse(raw: dict[str, Any]) -> Catalog:
     return out
 
 
+def _with_mounted(providers: Catalog, models_dir: Path) -> Catalog:
+    from docproc_common.embedding.mounted import mounted_models
+
+    base = providers["local"]
+    mounted = {
+        name: ModelSpec("local", name, m.card.dimensions, m.card.window, m.space)
+        for name, m in mounted_models(models_dir).items()
+    }
+    local = ProviderSpec(
+        name=base.name,
+        label=base.label,
+        credential=base.credential,
+        base_url=base.base_url,
+        base_url_hosts=base.base_url_hosts,
+        max_inputs_per_request=base.max_inputs_per_request,
+        max_tokens_per_request=base.max_tokens_per_request,
+        models={**base.models, **mounted},
+    )
+    return {**providers, "local": local}
+
+
 @lru_cache(maxsize=8)
-def load_catalog(extra: Path | None = None) -> Catalog:
-    """The packaged catalog, plus the models of ``extra`` when given (cached per path)."""
+def load_catalog(extra: Path | None = None, models_dir: Path | None = None) -> Catalog:
+    """The packaged catalog, plus the models of ``extra`` and the models mounted under
+    ``models_dir`` when given (cached per paths; a bad mounted model raises
+    ``mounted.ModelCardError``)."""
     packaged = json.loads(resources.files(__package__).joinpath("catalog.json").read_text())
     providers = _parse(packaged)
+    if models_dir is not None:
+        providers = _with_mounted(providers, models_dir)
     if extra is None:
         return providers
     added = json.loads(Path(extra).read_text())
@@ -129,8 +157,8 @@ def load_catalog(extra: Path | None = None) -> Catalog:
     return providers
 
 
-def catalog(extra: Path | None = None) -> Catalog:
-    return load_catalog(extra)
+def catalog(extra: Path | None = None, models_dir: Path | None = None) -> Catalog:
+    return load_catalog(extra, models_dir)
 
 
 def provider_spec(provider: str, cat: Catalog | None = None) -> ProviderSpec:

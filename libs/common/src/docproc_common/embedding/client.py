@@ -55,7 +55,8 @@ from docproc_common.connectors.errors import NetworkRefusedError
 from docproc_common.db.models import EmbeddingEndpoint, KnowledgeBase
 from docproc_common.egress.pinned import PinnedTransport
 from docproc_common.embedding.catalog import Catalog, catalog
-from docproc_common.embedding.local_model import LocalMiniLM
+from docproc_common.embedding.local_model import InputKind, LocalMiniLM, WindowedEncoder
+from docproc_common.embedding.mounted import ModelCardError, MountedModel, mounted_models
 from docproc_common.errors import AppError, RetryableError
 from docproc_common.rerank.client import Rerankers
 from docproc_common.settings import Settings
@@ -117,6 +118,7 @@ class CredentialSource(StrEnum):
     SECRET_WITHOUT_KEY = "secret_without_key"  # degraded: not an API key of this provider
     ENDPOINT_MISSING = "endpoint_missing"  # degraded: the keyless service is gone or unnamed
     UNKNOWN_PROVIDER = "unknown_provider"  # degraded: the catalog no longer has the provider
+    MODEL_NOT_MOUNTED = "model_not_mounted"  # degraded: a local model this deployment lacks
 
 
 _DEGRADED_TEXT = {
@@ -126,6 +128,7 @@ _DEGRADED_TEXT = {
     CredentialSource.SECRET_WITHOUT_KEY: "the secret holds no API key for this provider",
     CredentialSource.ENDPOINT_MISSING: "its registered embedding service was deleted",
     CredentialSource.UNKNOWN_PROVIDER: "this deployment does not offer the provider",
+    CredentialSource.MODEL_NOT_MOUNTED: "this deployment does not mount its model",
 }
 
 
@@ -194,7 +197,11 @@ async def resolve_embedding(
 ) -> ResolvedEmbedding:
     """What ``kb`` embeds with, opening its key for the collection's own organization."""
     target = EmbeddingTarget.of(kb)
-    providers = cat if cat is not None else catalog(settings.embedder.catalog_path)
+    providers = (
+        cat
+        if cat is not None
+        else catalog(settings.embedder.catalog_path, settings.embedder.models_dir)
+    )
     pspec = providers.get(target.provider)
 
     def resolved(
@@ -232,6 +239,8 @@ async def resolve_embedding(
     if pspec is None:
         return resolved(CredentialSource.UNKNOWN_PROVIDER)
     if pspec.credential == "none":
+        if target.model not in pspec.models:  # a mounted model no longer mounted
+            return resolved(CredentialSource.MODEL_NOT_MOUNTED)
         return resolved(CredentialSource.KEYLESS)
     if pspec.credential == "endpoint":
         endpoint = (
@@ -270,7 +279,11 @@ async def resolve_embedding(
 class EmbeddingClient(Protocol):
     dimensions: int
 
-    async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]: ...
+    async def embed(self, texts: list[str], kind: InputKind = "passage") -> npt.NDArray[np.float32]:
+        """``texts`` embedded as ``kind``: chunks are passages (the default), a search's
+        text is a query; a mounted model puts its card's prefix before each (HTTP
+        providers' models take no prefix)."""
+        ...
 
     def count_tokens(self, texts: list[str]) -> int:
         """Tokens these texts cost (exact for the local model, estimated for HTTP providers)."""
@@ -281,6 +294,7 @@ class EmbeddingClient(Protocol):
 class _EmbedRequest:
     texts: list[str]
     done: asyncio.Future[npt.NDArray[np.float32]]
+    kind: InputKind = "passage"
 
 
 class LocalEmbeddingClient:
@@ -296,22 +310,27 @@ class LocalEmbeddingClient:
     embedded at the same time share the model's length-sorted batches. Each text's
     vector is the one embedding it alone gives (the model pools per text; batching
     moves results by ~1e-8). If a fused call fails, its requests are embedded one by
-    one, so an error belongs to the request that caused it.
+    one, so an error belongs to the request that caused it. Only requests of one kind
+    (query or passage) are fused, since the kind chooses a mounted model's prefix.
+
+    The built-in model and every mounted one each have a client; they share one pool.
     """
 
-    def __init__(self, model: LocalMiniLM, pool: BlockingPool, max_fused_texts: int = 128) -> None:
+    def __init__(
+        self, model: WindowedEncoder, pool: BlockingPool, max_fused_texts: int = 128
+    ) -> None:
         self._model = model
         self._pool = pool
         self._max_fused_texts = max_fused_texts
         self._queue: deque[_EmbedRequest] = deque()
         self._worker: asyncio.Task[None] | None = None
-        self.dimensions = model.DIMENSIONS
+        self.dimensions = model.dimensions
 
-    async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+    async def embed(self, texts: list[str], kind: InputKind = "passage") -> npt.NDArray[np.float32]:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         loop = asyncio.get_running_loop()
-        request = _EmbedRequest(list(texts), loop.create_future())
+        request = _EmbedRequest(list(texts), loop.create_future(), kind)
         self._queue.append(request)
         if self._worker is None or self._worker.done():
             self._worker = loop.create_task(self._drain(), name="docproc-embed-local-fuse")
@@ -333,12 +352,15 @@ class LocalEmbeddingClient:
             self._queue.clear()
 
     def _next_call(self) -> list[_EmbedRequest]:
-        """Whole queued requests (a cancelled one is dropped) up to ``max_fused_texts``."""
+        """Whole queued requests of one kind (a cancelled one is dropped) up to
+        ``max_fused_texts``."""
         fused: list[_EmbedRequest] = []
         count = 0
         while self._queue:
             request = self._queue[0]
-            if fused and count + len(request.texts) > self._max_fused_texts:
+            if fused and (
+                count + len(request.texts) > self._max_fused_texts or request.kind != fused[0].kind
+            ):
                 break
             self._queue.popleft()
             if not request.done.done():
@@ -348,7 +370,9 @@ class LocalEmbeddingClient:
 
     async def _run(self, fused: list[_EmbedRequest]) -> None:
         try:
-            vectors = await self._pool.run(self._model.embed, [t for r in fused for t in r.texts])
+            vectors = await self._pool.run(
+                self._model.embed, [t for r in fused for t in r.texts], kind=fused[0].kind
+            )
         except Exception as exc:
             if len(fused) > 1:
                 for request in fused:
@@ -371,7 +395,11 @@ class RefusingClient:
         self._error = error
         self.dimensions = dimensions
 
-    async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:  # noqa: ARG002
+    async def embed(
+        self,
+        texts: list[str],  # noqa: ARG002
+        kind: InputKind = "passage",  # noqa: ARG002
+    ) -> npt.NDArray[np.float32]:
         raise self._error
 
     def count_tokens(self, texts: list[str]) -> int:  # noqa: ARG002
@@ -413,7 +441,11 @@ class HttpEmbeddingClient:
     def count_tokens(self, texts: list[str]) -> int:
         return sum(max(1, len(t) // CHARS_PER_TOKEN) for t in texts)
 
-    async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+    async def embed(
+        self,
+        texts: list[str],
+        kind: InputKind = "passage",  # noqa: ARG002 (catalog models take no prefix)
+    ) -> npt.NDArray[np.float32]:
         r = self._r
         if not texts:
             return np.zeros((0, r.dims), dtype=np.float32)
@@ -557,10 +589,12 @@ class EmbeddingClients:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
         e = settings.embedder
+        if e.models_dir is not None:  # a bad mounted model stops the process at start-up
+            catalog(e.catalog_path, e.models_dir)
         self._cache_dir = e.model_cache_dir
         self._threads = e.threads
         self._batch_tokens = e.batch_tokens
-        self._local: LocalEmbeddingClient | None = None
+        self._locals: dict[str, LocalEmbeddingClient] = {}
         self._local_pool: BlockingPool | None = None
         self._http: httpx.AsyncClient | None = None
         self._pinned: httpx.AsyncClient | None = None
@@ -570,7 +604,7 @@ class EmbeddingClients:
 
     @property
     def catalog(self) -> Catalog:
-        return catalog(self._settings.embedder.catalog_path)
+        return catalog(self._settings.embedder.catalog_path, self._settings.embedder.models_dir)
 
     async def resolve(
         self,
@@ -592,28 +626,51 @@ class EmbeddingClients:
 
     async def open(self, resolved: ResolvedEmbedding) -> EmbeddingClient:
         """The client for a resolution, the local model built first when it is the one."""
-        if resolved.provider == "local" and self._local is None:
-            await self.warm()
+        if (
+            resolved.provider == "local"
+            and resolved.degraded_reason is None
+            and resolved.model not in self._locals
+        ):
+            try:
+                await asyncio.to_thread(self.local, resolved.model)
+            except (ModelCardError, OSError) as exc:
+                return RefusingClient(self._unloadable(resolved, exc), resolved.dims)
         return self.client(resolved)
 
     @property
     def local_loaded(self) -> bool:
-        return self._local is not None
+        return LocalMiniLM.MODEL_NAME in self._locals
 
-    async def warm(self) -> None:
-        """Build (or load the cached graph of) the local model off the event loop."""
-        await asyncio.to_thread(self.local)
+    @property
+    def loaded(self) -> frozenset[str]:
+        """The local models (built-in or mounted) loaded in this process."""
+        return frozenset(self._locals)
+
+    async def warm(self, model: str = LocalMiniLM.MODEL_NAME) -> None:
+        """Build (or load the cached graph of) a local model off the event loop."""
+        await asyncio.to_thread(self.local, model)
+
+    @staticmethod
+    def _unloadable(resolved: ResolvedEmbedding, exc: Exception) -> EmbeddingNotConfiguredError:
+        log.error("mounted model %s cannot be loaded: %s", resolved.model, exc)
+        return EmbeddingNotConfiguredError(
+            f"The model '{resolved.model}' of collection '{resolved.collection_name}' cannot "
+            "be loaded on this deployment; the service log says why"
+        )
 
     def client(self, resolved: ResolvedEmbedding) -> EmbeddingClient:
         if resolved.degraded_reason is not None:
             return RefusingClient(resolved.refusal(), resolved.dims)
         if resolved.provider == "local":
-            local = self.local()
+            try:
+                local = self.local(resolved.model)
+            except (ModelCardError, OSError) as exc:
+                return RefusingClient(self._unloadable(resolved, exc), resolved.dims)
             if local.dimensions != resolved.dims:
                 return RefusingClient(
                     EmbeddingProviderError(
-                        f"The built-in model embeds at width {local.dimensions}; collection "
-                        f"'{resolved.collection_name}' stores {resolved.dims}"
+                        f"The model '{resolved.model}' embeds at width {local.dimensions}; "
+                        f"collection '{resolved.collection_name}' stores {resolved.dims}"
                     ),
                     resolved.dims,
                 )
@@ -649,17 +706,29 @@ class EmbeddingClients:
         seconds = self._settings.embedder.request_timeout_s
         return httpx.Timeout(seconds, connect=min(10.0, seconds))
 
-    def local(self) -> LocalEmbeddingClient:
+    def local(self, model: str = LocalMiniLM.MODEL_NAME) -> LocalEmbeddingClient:
+        """The in-process client of the built-in model or of a mounted one (loaded once;
+        a mounted model that cannot be loaded raises ``ModelCardError``)."""
         with self._lock:
-            if self._local is None:
-                model = LocalMiniLM(
-                    cache_dir=self._cache_dir,
-                    threads=self._threads,
-                    batch_tokens=self._batch_tokens,
-                )
-                self._local_pool = BlockingPool(1, name="docproc-embed-local")
-                self._local = LocalEmbeddingClient(model, self._local_pool)
-            return self._local
+            client = self._locals.get(model)
+            if client is None:
+                encoder: WindowedEncoder
+                if model == LocalMiniLM.MODEL_NAME:
+                    encoder = LocalMiniLM(
+                        cache_dir=self._cache_dir,
+                        threads=self._threads,
+                        batch_tokens=self._batch_tokens,
+                    )
+                else:
+                    root = self._settings.embedder.models_dir
+                    mounted = mounted_models(root).get(model) if root is not None else None
+                    if mounted is None:
+                        raise ModelCardError(f"no mounted model is named {model!r}")
+                    encoder = MountedModel(mounted, self._threads, self._batch_tokens)
+                if self._local_pool is None:
+                    self._local_pool = BlockingPool(1, name="docproc-embed-local")
+                client = self._locals[model] = LocalEmbeddingClient(encoder, self._local_pool)
+            return client
 
     async def aclose(self) -> None:
         await self.rerankers.aclose()
@@ -668,5 +737,6 @@ class EmbeddingClients:
                 await http.aclose()
         self._http = self._pinned = None
         if self._local_pool is not None:
-            pool, self._local_pool, self._local = self._local_pool, None, None
+            pool, self._local_pool = self._local_pool, None
+            self._locals.clear()
             await asyncio.to_thread(pool.shutdown)

@@ -66,7 +66,10 @@ from tokenizers import Tokenizer
 __all__ = [
     "GRAPH_BUILDER_VERSION",
     "GraphVariant",
+    "InputKind",
     "LocalMiniLM",
+    "Pooling",
+    "WindowedEncoder",
     "build_plain_graph",
     "default_cache_dir",
     "ensure_graph",
@@ -361,23 +364,40 @@ def ensure_graph(
 
 # --------------------------------------------------------------------------- model
 
+InputKind = Literal["query", "passage"]
+"""What a text is: a search query or an indexed passage (a model card's prefixes)."""
 
-class LocalMiniLM:
-    """all-MiniLM-L6-v2 sentence embeddings (384 dims, L2-normalized) in-process."""
+Pooling = Literal["mean", "cls"]
 
-    MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-    DIMENSIONS = 384
-    MAX_INPUT_TOKENS = 256
-    #: Word-pieces per window, leaving room for [CLS] and [SEP].
-    WINDOW_TOKENS = MAX_INPUT_TOKENS - 2
+
+class WindowedEncoder:
+    """Windowing, batching and pooling of a BERT-family encoder on onnxruntime.
+
+    The machinery of the module docstring, shared by the built-in model
+    (:class:`LocalMiniLM`) and the models a deployment mounts
+    (``docproc_common.embedding.mounted``). A subclass sets the tokenizer and session
+    and implements :meth:`_forward` (one padded batch -> pooled vectors).
+
+    ``prefixes`` are word-piece ids put before every window of a text of that kind
+    (a model card's query and passage prefixes): a long text is split into windows of
+    ``max_input_tokens - 2 - len(prefix)`` word-pieces, each encoded as
+    ``[CLS] prefix piece [SEP]``. The windows' pooled vectors (mean, or [CLS]) are
+    averaged weighted by each window's token count, then L2-normalized when
+    ``normalize``.
+    """
+
+    dimensions: int
+    max_input_tokens: int
+    pooling: Pooling = "mean"
+    normalize: bool = True
 
     def __init__(
         self,
-        cache_dir: Path | None = None,
-        threads: int | None = None,
-        batch_tokens: int = 8192,  # 32 full windows
+        tokenizer: Tokenizer,
         *,
-        graph: GraphVariant = "fused",
+        threads: int | None,
+        batch_tokens: int,
+        prefixes: dict[InputKind, str] | None = None,
     ) -> None:
         if batch_tokens < 1:
             raise ValueError("batch_tokens must be >= 1")
@@ -386,11 +406,7 @@ class LocalMiniLM:
         #: Padded tokens (rows x width) per model call; a wider window runs alone.
         self.batch_tokens = batch_tokens
         self.threads = threads if threads is not None else _default_threads()
-        self.graph_variant: GraphVariant = graph
-
-        source = model_dir()
-        tokenizer = Tokenizer.from_file(str(source / "tokenizer.json"))
-        tokenizer.no_truncation()  # the file truncates/pads at 128; windows are cut here
+        tokenizer.no_truncation()  # windows are cut here
         tokenizer.no_padding()
         self._tokenizer = tokenizer
         cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
@@ -398,13 +414,10 @@ class LocalMiniLM:
         if cls_id is None or sep_id is None or pad_id is None:
             raise ValueError("tokenizer.json lacks [CLS]/[SEP]/[PAD]")
         self._cls, self._sep, self._pad = cls_id, sep_id, pad_id
-
-        self.graph_path = ensure_graph(cache_dir, graph)
-        try:
-            self._session = self._open_session(self.graph_path)
-        except Exception:  # an unreadable cached file: rebuild once
-            self.graph_path = ensure_graph(cache_dir, graph, rebuild=True)
-            self._session = self._open_session(self.graph_path)
+        self._prefix_ids: dict[InputKind, list[int]] = {
+            kind: tokenizer.encode(text, add_special_tokens=False).ids if text else []
+            for kind, text in (prefixes or {}).items()
+        }
 
     def _open_session(self, path: Path) -> Any:
         options = ort.SessionOptions()
@@ -414,45 +427,64 @@ class LocalMiniLM:
         options.inter_op_num_threads = 1
         return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
-    def count_tokens(self, text: str) -> int:
-        """Word-pieces the model sees for ``text`` in one window, [CLS] and [SEP] included.
+    def window_tokens(self, kind: InputKind = "passage") -> int:
+        """Word-pieces of a text per window: the window less [CLS], [SEP] and the prefix."""
+        return self.max_input_tokens - 2 - len(self._prefix_ids.get(kind, ()))
 
-        A text fits the model window when ``count_tokens(text) <= MAX_INPUT_TOKENS``.
+    def count_tokens(self, text: str, kind: InputKind = "passage") -> int:
+        """Word-pieces the model sees for ``text`` in one window, [CLS], [SEP] and the
+        prefix of ``kind`` included.
+
+        A text fits the model window when ``count_tokens(text) <= max_input_tokens``.
         """
-        return len(self._tokenizer.encode(text, add_special_tokens=False).ids) + 2
+        prefix = len(self._prefix_ids.get(kind, ()))
+        return len(self._tokenizer.encode(text, add_special_tokens=False).ids) + 2 + prefix
 
-    def embed(self, texts: Sequence[str], *, truncate: bool = False) -> npt.NDArray[np.float32]:
-        """L2-normalized float32 embeddings, shape ``(len(texts), 384)``, in input order.
+    def embed(
+        self, texts: Sequence[str], *, truncate: bool = False, kind: InputKind = "passage"
+    ) -> npt.NDArray[np.float32]:
+        """Float32 embeddings, shape ``(len(texts), dimensions)``, in input order.
 
         Texts longer than the window are embedded window by window and combined (see
         the module docstring); ``truncate=True`` keeps only the first window, as
-        sentence-transformers does.
+        sentence-transformers does. ``kind`` chooses the prefix put before each window.
         """
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not a single str")
         if len(texts) == 0:
-            return np.zeros((0, self.DIMENSIONS), dtype=np.float32)
+            return np.zeros((0, self.dimensions), dtype=np.float32)
 
+        prefix = self._prefix_ids.get(kind, [])
+        size = self.window_tokens(kind)
+        if size < 1:
+            raise ValueError(
+                f"the {kind} prefix leaves no room in a {self.max_input_tokens} window"
+            )
         encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
         owners: list[int] = []  # text index of each window
         windows: list[list[int]] = []  # word-piece ids of each window, without [CLS]/[SEP]
         for index, encoding in enumerate(encodings):
             ids = encoding.ids
-            if truncate or len(ids) <= self.WINDOW_TOKENS:
+            if truncate or len(ids) <= size:
                 owners.append(index)
-                windows.append(ids[: self.WINDOW_TOKENS])
+                windows.append(prefix + ids[:size])
             else:
-                for start in range(0, len(ids), self.WINDOW_TOKENS):
+                for start in range(0, len(ids), size):
                     owners.append(index)
-                    windows.append(ids[start : start + self.WINDOW_TOKENS])
+                    windows.append(prefix + ids[start : start + size])
 
-        # Weight each window's mean by its token count ([CLS] and [SEP] included): the
-        # weighted sum is the sum of all token vectors, i.e. mean pooling over the text.
+        # Weight each window by its token count ([CLS] and [SEP] included): for mean
+        # pooling the weighted sum is the sum of all token vectors, i.e. mean pooling
+        # over the text.
         weights = np.array([len(ids) + 2 for ids in windows], dtype=np.float64)[:, None]
-        sums = np.zeros((len(texts), self.DIMENSIONS), dtype=np.float64)
+        sums = np.zeros((len(texts), self.dimensions), dtype=np.float64)
         np.add.at(sums, owners, self._pooled(windows) * weights)
-        norms = np.linalg.norm(sums, axis=1, keepdims=True)
-        result: npt.NDArray[np.float32] = (sums / np.maximum(norms, 1e-12)).astype(np.float32)
+        if self.normalize:
+            scale = np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
+        else:
+            scale = np.zeros((len(texts), 1), dtype=np.float64)
+            np.add.at(scale, owners, weights)
+        result: npt.NDArray[np.float32] = (sums / scale).astype(np.float32)
         return result
 
     def _batches(self, widths: Sequence[int]) -> list[list[int]]:
@@ -473,26 +505,74 @@ class LocalMiniLM:
         return batches
 
     def _pooled(self, windows: Sequence[Sequence[int]]) -> npt.NDArray[np.float64]:
-        """Mean-pooled, unnormalized vectors of windows of word-piece ids (each <= 254 ids)."""
-        pooled = np.zeros((len(windows), self.DIMENSIONS), dtype=np.float64)
+        """Pooled, unnormalized vectors of windows of word-piece ids (each fits the window)."""
+        pooled = np.zeros((len(windows), self.dimensions), dtype=np.float64)
         widths = [len(ids) + 2 for ids in windows]
         for rows in self._batches(widths):
             width = widths[rows[0]]
-            if width > self.MAX_INPUT_TOKENS:
-                raise ValueError(f"window of {width} tokens exceeds {self.MAX_INPUT_TOKENS}")
+            if width > self.max_input_tokens:
+                raise ValueError(f"window of {width} tokens exceeds {self.max_input_tokens}")
             input_ids = np.full((len(rows), width), self._pad, dtype=np.int64)
             attention = np.zeros((len(rows), width), dtype=np.int64)
             for row, window in enumerate(rows):
                 ids = windows[window]
                 input_ids[row, : len(ids) + 2] = [self._cls, *ids, self._sep]
                 attention[row, : len(ids) + 2] = 1
-            (vectors,) = self._session.run(
-                ["sentence_embedding"],
-                {
-                    "input_ids": input_ids,
-                    "attention_mask": attention,
-                    "token_type_ids": np.zeros_like(input_ids),
-                },
-            )
-            pooled[rows] = vectors
+            pooled[rows] = self._forward(input_ids, attention)
         return pooled
+
+    def _forward(
+        self, input_ids: npt.NDArray[np.int64], attention: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.floating[Any]]:
+        """One padded batch -> its pooled vectors ``[rows, dimensions]``."""
+        raise NotImplementedError
+
+
+class LocalMiniLM(WindowedEncoder):
+    """all-MiniLM-L6-v2 sentence embeddings (384 dims, L2-normalized) in-process."""
+
+    MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+    DIMENSIONS = 384
+    MAX_INPUT_TOKENS = 256
+    #: Word-pieces per window, leaving room for [CLS] and [SEP].
+    WINDOW_TOKENS = MAX_INPUT_TOKENS - 2
+
+    dimensions = DIMENSIONS
+    max_input_tokens = MAX_INPUT_TOKENS
+
+    def __init__(
+        self,
+        cache_dir: Path | None = None,
+        threads: int | None = None,
+        batch_tokens: int = 8192,  # 32 full windows
+        *,
+        graph: GraphVariant = "fused",
+    ) -> None:
+        source = model_dir()
+        # (the file truncates/pads at 128; the base class turns both off)
+        super().__init__(
+            Tokenizer.from_file(str(source / "tokenizer.json")),
+            threads=threads,
+            batch_tokens=batch_tokens,
+        )
+        self.graph_variant: GraphVariant = graph
+        self.graph_path = ensure_graph(cache_dir, graph)
+        try:
+            self._session = self._open_session(self.graph_path)
+        except Exception:  # an unreadable cached file: rebuild once
+            self.graph_path = ensure_graph(cache_dir, graph, rebuild=True)
+            self._session = self._open_session(self.graph_path)
+
+    def _forward(
+        self, input_ids: npt.NDArray[np.int64], attention: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.floating[Any]]:
+        (vectors,) = self._session.run(
+            ["sentence_embedding"],
+            {
+                "input_ids": input_ids,
+                "attention_mask": attention,
+                "token_type_ids": np.zeros_like(input_ids),
+            },
+        )
+        out: npt.NDArray[np.floating[Any]] = vectors
+        return out

@@ -241,7 +241,7 @@ async def choose_embedding(
     existing: Sequence[KnowledgeBase],
 ) -> EmbeddingChoice:
     """What a new knowledge base embeds with (``existing``: the rows already on its name)."""
-    cat = catalog(settings.embedder.catalog_path)
+    cat = catalog(settings.embedder.catalog_path, settings.embedder.models_dir)
     adopted = False
     if existing:
         first = existing[0]
@@ -337,7 +337,7 @@ async def move_embedding(
 ) -> KnowledgeBase:
     """Move a collection (resolved for editing) to another provider, key or endpoint serving
     the same model."""
-    cat: Catalog = catalog(settings.embedder.catalog_path)
+    cat: Catalog = catalog(settings.embedder.catalog_path, settings.embedder.models_dir)
     given = patch.model_fields_set
     target = patch.embedding_provider or kb.embedding_provider
     pspec = provider_spec(target, cat)
@@ -517,14 +517,14 @@ def catalog_out(settings: Settings) -> EmbeddingCatalogOut:
                 default_base_url=p.base_url,
                 models=_models_out(list(p.models.values())),
             )
-            for p in catalog(settings.embedder.catalog_path).values()
+            for p in catalog(settings.embedder.catalog_path, settings.embedder.models_dir).values()
         ]
     )
 
 
 async def served(settings: Settings, provider: str, base_url: str | None) -> ServedModelsOut:
     """The catalog models that ``base_url`` (default: the provider's) says it serves."""
-    providers = catalog(settings.embedder.catalog_path)
+    providers = catalog(settings.embedder.catalog_path, settings.embedder.models_dir)
     if provider not in providers:
         raise NotFound(f"The catalog has no embedding provider '{provider}'")
     pspec = providers[provider]

@@ -516,7 +516,7 @@ async def search_plan(
     """The query embedded with no connection held, then each collection searched on one
     autocommit connection, a statement per collection once ``plans`` holds its estimates."""
     queries = {
-        name: (await client.embed([req.query]))[0]
+        name: (await client.embed([req.query], "query"))[0]
         for name, _, _, client in plan.collections
         if client is not None
     }
