@@ -378,8 +378,8 @@ async def test_filter_values_stay_within_the_bases_the_caller_reaches(client: Cl
 
 
 async def test_keyword_and_hybrid_modes_through_the_api(corpus: dict[str, Any]) -> None:
-    """``mode`` on the search: keyword matches every word (no embedding), hybrid fuses both
-    rankings, both under the same filters; the default stays vector (cosine scores)."""
+    """``mode`` on the search: keyword matches any word by BM25 (no embedding), hybrid fuses
+    both rankings, both under the same filters; a search naming no mode is hybrid."""
     c, kb = corpus["client"], corpus["kb"]
     r = await search(c, kb, query="rota", mode="keyword")
     assert names(r) == {"eng.md"}
@@ -390,9 +390,10 @@ async def test_keyword_and_hybrid_modes_through_the_api(corpus: dict[str, Any]) 
         c, kb, query="rota", mode="hybrid", filters={"organizational_unit": ["hr"]}
     )
     assert names(filtered) == {"hr.txt"}
-    default = (await search(c, kb)).json()["results"]
-    vector = (await search(c, kb, mode="vector")).json()["results"]
-    assert default == vector
+    default = (await search(c, kb, query="engineering rota")).json()["results"]
+    assert default == hybrid.json()["results"]
+    vector = (await search(c, kb, query="engineering rota", mode="vector")).json()["results"]
+    assert [h["score"] for h in default] != [h["score"] for h in vector]
     r = await search(c, kb, mode="fuzzy")
     assert r.status_code == 422
     assert r.json()["error"]["details"]["fields"][0]["field"] == "mode"
