@@ -286,3 +286,44 @@ async def test_local_needs_a_mounted_model(runtime: Runtime) -> None:
     assert r.status_code == 400
     assert fields(r) == {"rerank.provider"}
     assert "mounts no cross-encoder" in r.json()["error"]["message"]
+
+
+async def test_repointing_a_bound_key_needs_what_binding_it_needs(
+    runtime: Runtime, alice: httpx.AsyncClient, provider: RerankStandIn
+) -> None:
+    """An editor of an organization's base who may not see its reranker's shared key
+    (no ``secrets:view``) cannot send that key to another address; nothing changes."""
+    body = {
+        "name": f"key_{uuid.uuid4().hex[:8]}",
+        "kind": "api_key",
+        "provider": "cohere",
+        "value": {"api_key": "rk-shared"},
+        "visibility": "org",
+    }
+    r = await alice.post("/secrets", json=body)
+    assert r.status_code == 201, r.text
+    shared = r.json()["id"]
+    name = f"rr_{uuid.uuid4().hex[:8]}"
+    bound = {"provider": "cohere", "model": "rerank-v3.5", "base_url": provider.url}
+    r = await alice.post(
+        "/kb",
+        json={
+            "name": name,
+            "collection_name": name,
+            "scope": "org",
+            "embedding_provider": "local",
+            "embedding_model": "sentence-transformers/all-MiniLM-L6-v2",
+            "rerank": {**bound, "secret_id": shared},
+        },
+    )
+    assert r.status_code == 201, r.text
+    base = r.json()
+    async with client_of(runtime)("dave", "acme", (VIEW, EDIT)) as dave:
+        elsewhere = {**bound, "secret_id": shared, "base_url": f"{provider.url}/elsewhere"}
+        r = await set_rerank(dave, base, elsewhere)
+        assert r.status_code == 403, r.text
+        assert fields(r) == {"rerank.base_url"}
+        # the same key at the same address is his to keep naming
+        r = await set_rerank(dave, base, {**bound, "secret_id": shared})
+        assert r.status_code == 200, r.text
+    assert (await alice.get(f"/kb/{base['id']}")).json()["rerank"] == base["rerank"]
