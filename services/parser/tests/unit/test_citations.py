@@ -17,8 +17,10 @@ from docproc_parser.citations import (
     markdown_outline,
     outline_headings,
 )
-from docproc_parser.engine.jobs import OutlineEntry, PageText
-from docproc_parser.engine.processor import compose, extract_text
+from docproc_parser.engine import worker
+from docproc_parser.engine.jobs import OutlineEntry, PageText, ParseJob, cut_pages
+from docproc_parser.engine.liteparse import LiteParseOptions
+from docproc_parser.engine.processor import compose, extract_text, is_paged
 from docproc_parser.handler import chunk_and_cite
 from parser_samples import pdf
 
@@ -317,3 +319,38 @@ def test_citations_travel_next_to_the_chunk_set() -> None:
         load_citations(dump_citations(cited), 3)
     with pytest.raises(ValueError, match="schema_version"):
         load_citations(b'{"schema_version": 2, "citations": []}', 0)
+
+
+@pytest.mark.parametrize("output_format", ["markdown", "text"])
+def test_a_pdf_read_by_liteparse_names_its_pages(output_format: str) -> None:
+    first = "Penguins live in Antarctica and swim very well. " * 12
+    data = pdf([first, "", "Capybaras graze by the river."])
+    options = LiteParseOptions(
+        output_format, auto_ocr=False, ocr_language="eng", dpi=150, max_pages=10
+    )
+    out = worker.run(ParseJob(data, "a.pdf", "pdf", "liteparse", 10, 100_000, liteparse=options))
+    text, starts = compose(out.pages, {})
+    assert len(starts) == 3 and page_text(text, starts, 2) == ""
+    assert page_text(text, starts, 3) == "Capybaras graze by the river."
+    pieces = split_text(text, chunk_size=300, chunk_overlap=60)
+    citations = cite(pieces, starts, paged=True)
+    assert {c.page_start for c in citations} == {1, 3}
+    for piece, c in zip(pieces, citations, strict=True):
+        assert body(text, starts, c) == piece.text
+    assert citations[-1].page_end == 3 and "Capybaras" in pieces[-1].text
+
+
+def test_a_liteparse_pdf_is_cited_by_page_and_an_office_file_is_not() -> None:
+    doc = extract_text(pdf(["Penguins swim.", "Capybaras graze."]), "a.pdf", "liteparse")
+    assert doc.paged and doc.markdown and len(doc.page_starts) == 2
+    _, citations = chunk_and_cite(doc, IngestionConfig(chunk_size=300, chunk_overlap=0))
+    assert [(c.page_start, c.page_end) for c in citations] == [(1, 2)]
+    # An office file's pages are its converter's layout, not the document's own.
+    assert not any(is_paged(ext) for ext in ("docx", "xlsx", "pptx", "png"))
+
+
+def test_a_long_document_is_cut_on_its_pages() -> None:
+    pages, truncated = cut_pages(["abcd", "", "efgh", "ijkl"], 6)
+    assert [p.text for p in pages] == ["abcd", "", "ef"] and truncated
+    pages, truncated = cut_pages(["abcd", "efgh"], 8)
+    assert [p.text for p in pages] == ["abcd", "efgh"] and not truncated

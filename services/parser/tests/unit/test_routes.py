@@ -14,8 +14,10 @@ import pytest_asyncio
 from docproc_common.errors import RetryableError
 from docproc_common.ingestion import IngestionConfig
 from docproc_parser.engine.errors import DocumentUnreadable, ParserUnavailable
+from docproc_parser.engine.llamaparse import markdown_pages
 from docproc_parser.engine.pdf import extract_pdf
 from docproc_parser.engine.processor import DocumentProcessor, ProcessorOptions, parse_isolation
+from docproc_parser.handler import chunk_and_cite
 from parser_samples import MARKER, needs_calc, needs_tesseract, pdf, scanned_pdf, text_png
 from parser_standins import LlamaParseStandIn, VisionStandIn
 
@@ -244,6 +246,42 @@ class TestLlamaParse:
         job = next(iter(llamaparse.jobs.values()))
         assert job.configuration["page_ranges"] == {"max_pages": 1000}
         assert {"tier", "version"} <= job.configuration.keys()
+
+    async def test_a_pdf_names_its_pages(self, processor: DocumentProcessor, keys: Keys) -> None:
+        first = "Penguins live in Antarctica and swim very well. " * 12
+        data = pdf([first, "", "Capybaras graze by the river."])
+        doc = await processor.extract(data, "animals.pdf", llama_config(), secrets=keys)
+        assert doc.paged and doc.markdown and len(doc.page_starts) == 3
+        pieces, citations = chunk_and_cite(doc, IngestionConfig(chunk_size=300, chunk_overlap=60))
+        assert {c.page_start for c in citations} == {1, 3}
+        last_page = doc.text[doc.page_starts[2] :]
+        assert last_page == "Capybaras graze by the river."
+        assert (citations[-1].page_end, pieces[-1].text.endswith(last_page)) == (3, True)
+        for piece, c in zip(pieces, citations, strict=True):
+            assert c.page_start is not None
+            origin = doc.page_starts[c.page_start - 1]
+            assert doc.text[origin + c.char_start : origin + c.char_end] == piece.text
+
+    async def test_an_answer_without_page_numbers_is_one_text(self) -> None:
+        pages = [{"markdown": "# A"}, {"markdown": "B"}]
+        got = markdown_pages({"markdown": {"pages": pages}}, 10, "job")
+        assert (got.pages, got.numbered, got.billed) == (("# A\n\nB",), False, 2)
+        unordered = [{"page_number": 2, "markdown": "B"}, {"page_number": 1, "markdown": "A"}]
+        got = markdown_pages({"markdown": {"pages": unordered}}, 10, "job")
+        assert (got.pages, got.numbered) == (("B\n\nA",), False)
+        past = [{"page_number": 11, "markdown": "K"}]
+        assert not markdown_pages({"markdown": {"pages": past}}, 10, "job").numbered
+        gap = [{"page_number": 1, "markdown": "A"}, {"page_number": 3, "markdown": "C"}]
+        got = markdown_pages({"markdown": {"pages": gap}}, 10, "job")
+        assert (got.pages, got.numbered) == (("A", "", "C"), True)
+        full = markdown_pages({"markdown_full": "all of it"}, 10, "job")
+        assert (full.pages, full.numbered) == (("all of it",), False)
+
+    async def test_a_non_pdf_is_cited_without_pages(
+        self, processor: DocumentProcessor, keys: Keys
+    ) -> None:
+        doc = await processor.extract(b"<p>hi</p>", "page.html", llama_config(), secrets=keys)
+        assert not doc.paged
 
     async def test_max_pages_bounds_what_is_billed(
         self, processor: DocumentProcessor, keys: Keys

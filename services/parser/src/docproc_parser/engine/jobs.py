@@ -33,6 +33,20 @@ class PageText:
     images: tuple[str, ...] = ()
 
 
+def cut_pages(texts: list[str] | tuple[str, ...], max_chars: int) -> tuple[list[PageText], bool]:
+    """Pages in order while ``max_chars`` of their text last (the last one cut short), and
+    whether any text was left out."""
+    pages: list[PageText] = []
+    left = max_chars
+    for text in texts:
+        if len(text) > left:
+            pages.append(PageText(text[:left]))
+            return pages, True
+        pages.append(PageText(text))
+        left -= len(text)
+    return pages, False
+
+
 @dataclass(frozen=True, slots=True)
 class OutlineEntry:
     """One entry of a PDF's outline (its bookmarks): depth from 1, title, 1-based page."""

@@ -77,10 +77,17 @@ class LiteParseOptions:
 
 @dataclass(frozen=True, slots=True)
 class LiteParseText:
-    text: str
+    pages: tuple[str, ...]
+    """Each page's text (or markdown), in order from the first; an unread page is empty."""
     page_count: int | None
     ocr: bool
     missing_languages: tuple[str, ...]
+
+
+def page_text(raw: str) -> str:
+    """One page as LiteParse wrote it, without NULs nor the empty fenced block it writes for
+    a page it could not read."""
+    return _EMPTY_FENCE.sub("", raw.replace("\x00", "")).strip("\n")
 
 
 def parse_file(path: Path, extension: str, options: LiteParseOptions) -> LiteParseText:
@@ -129,8 +136,14 @@ def parse_file(path: Path, extension: str, options: LiteParseOptions) -> LitePar
                 logged=True,
             ) from exc
         raise errors.DocumentUnreadable("ParseError", errors.GENERIC_ADVICE, logged=True) from exc
+    markdown = options.output_format == "markdown"
+    texts: list[str] = []
+    for page in sorted(result.pages, key=lambda p: p.page_num):
+        # Pages are numbered from 1 in the order read; a gap is a page that gave nothing.
+        texts += [""] * max(page.page_num - len(texts) - 1, 0)
+        texts.append(page_text(page.markdown if markdown else page.text))
     return LiteParseText(
-        text=_EMPTY_FENCE.sub("", result.text.replace("\x00", "")).strip("\n"),
+        pages=tuple(texts),
         page_count=result.total_pages or None,
         ocr=ocr,
         missing_languages=missing,

@@ -28,6 +28,7 @@ Page billing, in practice:
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import time
@@ -65,9 +66,12 @@ class JobJournal(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class LlamaParseText:
-    text: str
-    pages: int
+    pages: tuple[str, ...]
+    """Each page's markdown, page 1 first (a page LlamaParse left out is empty); one text
+    when the answer numbered no pages (``numbered`` is then false)."""
+    billed: int
     job_id: str
+    numbered: bool = True
 
 
 class LlamaParseClient:
@@ -122,15 +126,10 @@ class LlamaParseClient:
                 logged=True,
             )
         result = await self._get(job_id, expand="markdown")
-        pages = [
-            p for p in (result.get("markdown") or {}).get("pages") or [] if isinstance(p, dict)
-        ]
-        text = "\n\n".join(str(p.get("markdown") or p.get("md") or "").strip("\n") for p in pages)
-        if not pages and isinstance(result.get("markdown_full"), str):
-            text = result["markdown_full"]
+        parsed = markdown_pages(result, max_pages, job_id)
         await journal.clear()
-        log.info("LlamaParse job %s completed: %d pages billed", job_id, len(pages))
-        return LlamaParseText(text=text, pages=len(pages), job_id=job_id)
+        log.info("LlamaParse job %s completed: %d pages billed", job_id, parsed.billed)
+        return parsed
 
     async def _submit(self, data: bytes, filename: str, max_pages: int) -> str:
         configuration = {
@@ -245,6 +244,24 @@ class LlamaParseClient:
             "reads and within its size limits, then retry the upload",
             logged=True,
         )
+
+
+def markdown_pages(result: dict[str, Any], max_pages: int, job_id: str) -> LlamaParseText:
+    """The pages of an ``expand=markdown`` answer, placed by their ``page_number``. An answer
+    whose pages are not numbered 1 to ``max_pages`` in increasing order (or that has only
+    ``markdown_full``) is kept as one text in the order given, with no page numbers."""
+    pages = [p for p in (result.get("markdown") or {}).get("pages") or [] if isinstance(p, dict)]
+    texts = [str(p.get("markdown") or p.get("md") or "").strip("\n") for p in pages]
+    if not pages and isinstance(result.get("markdown_full"), str):
+        return LlamaParseText((result["markdown_full"],), 0, job_id, numbered=False)
+    given = [p.get("page_number") for p in pages]
+    numbers = [n for n in given if type(n) is int and 1 <= n <= max_pages]
+    if len(numbers) < len(given) or any(a >= b for a, b in itertools.pairwise(numbers)):
+        return LlamaParseText(("\n\n".join(texts),), len(pages), job_id, numbered=False)
+    placed = [""] * (numbers[-1] if numbers else 0)
+    for number, text in zip(numbers, texts, strict=True):
+        placed[number - 1] = text
+    return LlamaParseText(tuple(placed), len(pages), job_id)
 
 
 def _job_id(body: Any) -> str:

@@ -38,6 +38,7 @@ from docproc_parser.engine.jobs import (
     PageText,
     ParseJob,
     WorkerOutput,
+    cut_pages,
 )
 from docproc_parser.engine.llamaparse import JobJournal, LlamaParseClient
 from docproc_parser.engine.vision import VisionDescriber
@@ -80,12 +81,12 @@ class ExtractedDocument:
     document_date: date | None = None
     """What the document's metadata dates it (``engine.dates``); None when it says nothing."""
     page_starts: tuple[int, ...] = ()
-    """Where each page the parser read separately begins in ``text``: one per PDF page
-    (PyMuPDF); one in all for a format read as one text (and LiteParse's output); none from
-    LlamaParse."""
+    """Where each page the parser read separately begins in ``text``: one per page of a PDF
+    (every parser), of an office file as LiteParse's converter laid it out, or of LlamaParse's
+    answer; one in all for a format read as one text."""
     paged: bool = False
-    """Whether ``page_starts`` are the document's own pages (PyMuPDF's PDF pages), which a
-    citation names; otherwise the document is one text with no page numbers."""
+    """Whether ``page_starts`` are the document's own pages (a PDF's), which a citation
+    names; otherwise the document is cited with no page numbers."""
     markdown: bool = False
     """Whether ``text`` is markdown (a ``.md`` file, LiteParse's markdown output,
     LlamaParse's), whose ``#`` headings a citation names."""
@@ -202,7 +203,7 @@ class DocumentProcessor:
             images_described=len(descriptions),
             ocr=output.ocr,
             page_starts=starts,
-            paged=route == "pymupdf",
+            paged=is_paged(ext),
             markdown=is_markdown(ext, route, config),
             outline=output.outline,
         )
@@ -266,15 +267,18 @@ class DocumentProcessor:
             timeout_s=float(config.parse_timeout_seconds),
             journal=journal or _NoJournal(),
         )
-        text = result.text[: self.options.max_chars]
+        pages, truncated = cut_pages(result.pages, self.options.max_chars)
+        text, starts = compose(pages, {})
         if not has_words(text):
             raise errors.empty("LlamaParse found no text in it")
         return ExtractedDocument(
             text=text,
-            pages=result.pages,
-            truncated=len(result.text) > self.options.max_chars,
+            pages=result.billed,
+            truncated=truncated,
             route="llamaparse",
-            billed_pages=result.pages,
+            billed_pages=result.billed,
+            page_starts=starts,
+            paged=result.numbered and is_paged(ext),
             markdown=True,
         )
 
@@ -299,6 +303,13 @@ IMAGE_MARKER = "[Image: {}]"
 def is_markdown(ext: str, route: str, config: IngestionConfig) -> bool:
     """Whether a local parse's text is markdown: a ``.md`` file, or LiteParse asked for it."""
     return ext == "md" or (route == "liteparse" and config.liteparse_output_format == "markdown")
+
+
+def is_paged(ext: str) -> bool:
+    """Whether the pages a parser read are the document's own, which a citation names: a
+    PDF's, read by any parser. An office file's pages are its converter's layout and an
+    image is one picture, so neither is cited by page."""
+    return ext == "pdf"
 
 
 def has_words(text: str) -> bool:
@@ -391,7 +402,7 @@ def extract_text(data: bytes, filename: str, parser: str) -> ExtractedDocument:
         output.ocr,
         document_date=own,
         page_starts=starts,
-        paged=route == "pymupdf",
+        paged=is_paged(ext),
         markdown=is_markdown(ext, route, config),
         outline=output.outline,
     )

@@ -29,7 +29,7 @@ from docproc_common.parsing import ParseLimits, ParsingRefused, detect, parse  #
 from docproc_common.parsing.errors import EncryptedDocument  # noqa: E402
 
 from docproc_parser.engine import dates, errors  # noqa: E402
-from docproc_parser.engine.jobs import PageText, ParseJob, WorkerOutput  # noqa: E402
+from docproc_parser.engine.jobs import PageText, ParseJob, WorkerOutput, cut_pages  # noqa: E402
 from docproc_parser.engine.liteparse import parse_file  # noqa: E402
 from docproc_parser.engine.pdf import extract_pdf, probe_pdf  # noqa: E402
 
@@ -98,14 +98,11 @@ def _liteparse(job: ParseJob) -> WorkerOutput:
         path = Path(tmp) / f"document.{job.extension}"  # LiteParse routes by the extension
         path.write_bytes(job.data)
         result = parse_file(path, job.extension, job.liteparse)
-    text = result.text
-    truncated = False
-    if len(text) > job.max_chars:
-        text, truncated = text[: job.max_chars], True
+    pages, truncated = cut_pages(result.pages, job.max_chars)
     if result.page_count is not None and result.page_count > job.max_pages:
         truncated = True
     return WorkerOutput(
-        [PageText(text)],
+        pages,
         result.page_count,
         truncated,
         ocr=result.ocr,
