@@ -106,6 +106,9 @@ async def world(client: Client) -> dict[str, Any]:
     ids = {
         "atlas.pdf": await upload(alice, kb["id"], "atlas.pdf", pdf, LINES),
         "guide.md": await upload(alice, kb["id"], "guide.md", GUIDE.encode(), SECTIONS),
+        "atlas-lite.pdf": await upload(
+            alice, kb["id"], "atlas-lite.pdf", pdf, {**LINES, "parser": "liteparse"}
+        ),
     }
     await wait_complete(alice, kb["id"])
     return {"org": org, "alice": alice, "kb": kb, "pdf": pdf, "ids": ids}
@@ -152,6 +155,22 @@ async def test_a_pdf_hit_names_its_pages_offsets_outline_and_links(
     parsed = await viewer.get(parsed_url)
     assert parsed.status_code == 200, parsed.text
     assert top["content"] in parsed.json()["pages"][int(page) - 1]["chunks"]
+
+
+async def test_a_pdf_read_by_liteparse_names_its_pages_too(world: dict[str, Any]) -> None:
+    alice, kb, doc = world["alice"], world["kb"], world["ids"]["atlas-lite.pdf"]
+    assert (await alice.get(f"/rag/documents/{doc}")).json()["parser"] == "liteparse"
+    found = await hits(alice, kb, "capybaras rivers and lakes", doc)
+    parsed = await alice.get(f"/kb/{kb['id']}/documents/{doc}/parsed")
+    assert parsed.status_code == 200, parsed.text
+    pages = parsed.json()["pages"]
+    assert len(pages) == 2
+    for hit in found:
+        assert hit["links"]["parsed"].endswith(f"#page={hit['page_start']}")
+        assert hit["content"] in pages[hit["page_start"] - 1]["chunks"]
+    in_order = sorted(found, key=lambda h: h["chunk_no"])
+    assert (in_order[0]["page_start"], in_order[-1]["page_end"]) == (1, 2)
+    assert "Capybaras" in in_order[-1]["content"] and "Penguins" in in_order[0]["content"]
 
 
 async def test_a_markdown_hit_names_its_headings_and_offsets_in_the_document(
