@@ -2328,6 +2328,10 @@ export interface components {
             ingestion_config: {
                 [key: string]: unknown;
             };
+            /** Rerank */
+            rerank?: {
+                [key: string]: unknown;
+            } | null;
         } & {
             [key: string]: unknown;
         };

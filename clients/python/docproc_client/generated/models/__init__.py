@@ -99,6 +99,7 @@ from .secret_out_visibility import SecretOutVisibility
 from .served_models_out import ServedModelsOut
 from .settings_snapshot import SettingsSnapshot
 from .settings_snapshot_ingestion_config import SettingsSnapshotIngestionConfig
+from .settings_snapshot_rerank_type_0 import SettingsSnapshotRerankType0
 from .source_create import SourceCreate
 from .source_create_config import SourceCreateConfig
 from .source_create_connector import SourceCreateConnector
@@ -224,6 +225,7 @@ __all__ = (
     "ServedModelsOut",
     "SettingsSnapshot",
     "SettingsSnapshotIngestionConfig",
+    "SettingsSnapshotRerankType0",
     "SourceCreate",
     "SourceCreateConfig",
     "SourceCreateConnector",

@@ -1,15 +1,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.settings_snapshot_ingestion_config import (
         SettingsSnapshotIngestionConfig,
     )
+    from ..models.settings_snapshot_rerank_type_0 import SettingsSnapshotRerankType0
 
 
 T = TypeVar("T", bound="SettingsSnapshot")
@@ -28,6 +31,7 @@ class SettingsSnapshot:
         search_default_mode (str):
         splitter_version (int):
         ingestion_config (SettingsSnapshotIngestionConfig):
+        rerank (None | SettingsSnapshotRerankType0 | Unset):
     """
 
     embedding_provider: str
@@ -38,9 +42,12 @@ class SettingsSnapshot:
     search_default_mode: str
     splitter_version: int
     ingestion_config: SettingsSnapshotIngestionConfig
+    rerank: None | SettingsSnapshotRerankType0 | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.settings_snapshot_rerank_type_0 import SettingsSnapshotRerankType0
+
         embedding_provider = self.embedding_provider
 
         embedding_model = self.embedding_model
@@ -57,6 +64,14 @@ class SettingsSnapshot:
 
         ingestion_config = self.ingestion_config.to_dict()
 
+        rerank: dict[str, Any] | None | Unset
+        if isinstance(self.rerank, Unset):
+            rerank = UNSET
+        elif isinstance(self.rerank, SettingsSnapshotRerankType0):
+            rerank = self.rerank.to_dict()
+        else:
+            rerank = self.rerank
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -71,6 +86,8 @@ class SettingsSnapshot:
                 "ingestion_config": ingestion_config,
             }
         )
+        if rerank is not UNSET:
+            field_dict["rerank"] = rerank
 
         return field_dict
 
@@ -79,6 +96,7 @@ class SettingsSnapshot:
         from ..models.settings_snapshot_ingestion_config import (
             SettingsSnapshotIngestionConfig,
         )
+        from ..models.settings_snapshot_rerank_type_0 import SettingsSnapshotRerankType0
 
         d = dict(src_dict)
         embedding_provider = d.pop("embedding_provider")
@@ -99,6 +117,23 @@ class SettingsSnapshot:
             d.pop("ingestion_config")
         )
 
+        def _parse_rerank(data: object) -> None | SettingsSnapshotRerankType0 | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                rerank_type_0 = SettingsSnapshotRerankType0.from_dict(data)
+
+                return rerank_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | SettingsSnapshotRerankType0 | Unset, data)
+
+        rerank = _parse_rerank(d.pop("rerank", UNSET))
+
         settings_snapshot = cls(
             embedding_provider=embedding_provider,
             embedding_model=embedding_model,
@@ -108,6 +143,7 @@ class SettingsSnapshot:
             search_default_mode=search_default_mode,
             splitter_version=splitter_version,
             ingestion_config=ingestion_config,
+            rerank=rerank,
         )
 
         settings_snapshot.additional_properties = d

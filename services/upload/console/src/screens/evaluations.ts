@@ -6,7 +6,7 @@ import { ApiError, api, type Evaluation, type EvaluationRun, type KnowledgeBase 
 import { h, loadInto } from "../dom";
 import { canEdit } from "./documents";
 
-const MODES = ["vector", "keyword", "hybrid"] as const;
+const MODES = ["vector", "keyword", "hybrid", "rerank"] as const;
 
 export function evaluationsSection(kb: KnowledgeBase): HTMLElement {
   const body = h("div", {}, h("p", { role: "status" }, "Loading the evaluation sets…"));

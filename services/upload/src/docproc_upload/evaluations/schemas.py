@@ -31,7 +31,9 @@ DOCUMENT_KEY_CHARS = column_length(RagDocument.filename)
 #: A document as a query names it: its id, or its file name in the base.
 DocumentKey = Annotated[str, Field(min_length=1, max_length=DOCUMENT_KEY_CHARS)]
 Grade = Annotated[int, Field(ge=0, le=MAX_GRADE)]
-Mode = Literal["vector", "keyword", "hybrid"]
+#: A search mode, or ``rerank``: a search naming no mode (hybrid, vector on a collection
+#: without a keyword index) with the base's reranker, scored when the base names one.
+Mode = Literal["vector", "keyword", "hybrid", "rerank"]
 
 
 class EvaluationQuery(BaseModel):
@@ -94,6 +96,8 @@ class SettingsSnapshot(BaseModel):
     search_default_mode: str
     splitter_version: int
     ingestion_config: dict[str, Any]
+    #: The base's reranker (provider, model, ...), null when it names none.
+    rerank: dict[str, Any] | None = None
 
 
 class EvaluationRunOut(BaseModel):
@@ -110,7 +114,8 @@ class EvaluationRunOut(BaseModel):
     #: Judged documents the base no longer lists (deleted since the set was made).
     missing_documents: int
     scores: dict[Mode, ModeScores]
-    #: A mode not scored, and why (a collection without a keyword index).
+    #: A mode not scored, and why (a collection without a keyword index, a reranker whose
+    #: key is gone).
     skipped: dict[Mode, str]
     settings: SettingsSnapshot
 

@@ -4,7 +4,9 @@ documents judged relevant, on the base as it stands, kept with the settings it h
 A set is queries with graded judgments (``POST /kb/{id}/evaluations``, or BEIR's
 ``queries.jsonl`` and a qrels file), each judged document resolved to a document of the
 base when the set is made. A run (``score``) sends every query through the search of
-``POST /rag/search`` (``search.service.search_plan``) in each mode, ``top_k`` 100, ranks
+``POST /rag/search`` (``search.service.search_plan``) in each mode, without the rerank
+stage, and, when the base names a reranker, once more as a search naming no mode is
+answered with it (``rerank``), ``top_k`` 100 each; it ranks
 documents by their best chunk and measures the ranking with ``ir_measures`` (trec_eval's
 nDCG@10, recall@10 and @100, MRR@10; graded judgments, linear gain). A set holds at most
 ``MAX_QUERIES`` queries, so a run answers in seconds; one set runs once at a time
@@ -34,6 +36,7 @@ from docproc_common.db.models import (
 )
 from docproc_common.embedding.client import EmbeddingClients
 from docproc_common.errors import AppError, Conflict, FieldError, InvalidInput, NotFound
+from docproc_common.rerank.client import Reranker
 from docproc_common.runtime import Runtime
 from docproc_common.splitters import SPLITTER_VERSION
 from ir_measures import MRR, R, nDCG
@@ -53,6 +56,7 @@ from docproc_upload.evaluations.schemas import (
     EvaluationDetail,
     EvaluationOut,
     EvaluationRunOut,
+    Mode,
     ModeScores,
     StoredQuery,
 )
@@ -65,6 +69,7 @@ from docproc_upload.search.service import (
     PlanCache,
     SearchMode,
     SearchPlan,
+    plan_rerank,
     query_client,
     search_plan,
 )
@@ -96,7 +101,8 @@ def stem(filename: str) -> str:
 
 def settings_snapshot(kb: KnowledgeBase) -> dict[str, Any]:
     """What a run searched with: the base's embedding, keyword configuration, vector type
-    and ingestion settings, the search's default mode and the splitter's version."""
+    and ingestion settings, the search's default mode, the splitter's version and the
+    base's reranker."""
     return {
         "embedding_provider": kb.embedding_provider,
         "embedding_model": kb.embedding_model,
@@ -106,6 +112,7 @@ def settings_snapshot(kb: KnowledgeBase) -> dict[str, Any]:
         "search_default_mode": SearchRequest.model_fields["mode"].default,
         "splitter_version": SPLITTER_VERSION,
         "ingestion_config": kb.ingestion_config,
+        "rerank": kb.rerank,
     }
 
 
@@ -432,10 +439,13 @@ class RunPlan:
     evaluation_id: uuid.UUID
     kb: KnowledgeBase
     queries: list[dict[str, Any]]
-    #: The base searched alone, its query embedded with its own client.
+    #: The base searched alone, its query embedded with its own client, no rerank stage.
     plan: SearchPlan
     settings: dict[str, Any]
     missing_documents: int
+    #: The base's reranker, opened; or why it could not be (the ``rerank`` mode skipped).
+    reranker: Reranker | None = None
+    rerank_refused: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -457,6 +467,11 @@ async def plan_run(
     client = await query_client(session, clients, kb, "vector")
     judged = {uuid.UUID(d) for q in evaluation.queries for d in q["relevant"]}
     listed = await repository.listed_ids(session, kb, judged)
+    reranker, refused = None, None
+    try:
+        reranker = await plan_rerank(session, clients, kb, None)
+    except AppError as exc:  # its key deleted or refused since it was set: scored without
+        refused = exc.message
     return RunPlan(
         evaluation_id=evaluation.id,
         kb=kb,
@@ -464,6 +479,8 @@ async def plan_run(
         plan=SearchPlan(SearchFilters(), [(kb.collection_name, [kb], kb, client)]),
         settings=settings_snapshot(kb),
         missing_documents=len(judged - listed),
+        reranker=reranker,
+        rerank_refused=refused,
     )
 
 
@@ -523,18 +540,20 @@ def measure(qrels: Qrels, ranking: Ranking) -> ModeScores:
     return ModeScores(**{name: statistics.fmean(v.values()) for name, v in values.items()})
 
 
-async def _rankings(
-    runtime: Runtime, run: RunPlan, mode: SearchMode, plans: PlanCache | None
-) -> Ranking:
+async def _rankings(runtime: Runtime, run: RunPlan, mode: Mode, plans: PlanCache | None) -> Ranking:
     plan = run.plan
     if mode == "keyword":  # nothing to embed
         plan = replace(plan, collections=[(*c[:3], None) for c in plan.collections])
+    if mode == "rerank" and run.reranker is not None:
+        plan = replace(plan, rerankers={run.kb.collection_name: run.reranker})
+    # ``rerank``: the request names no mode, as a search answered with the stage by default
+    chosen = {} if mode == "rerank" else {"mode": mode}
     gate = asyncio.Semaphore(SEARCHES_AT_ONCE)
     ranking: Ranking = {}
 
     async def one(query: dict[str, Any]) -> None:
         request = SearchRequest(
-            query=query["text"], knowledge_base_ids=[run.kb.id], top_k=TOP_K, mode=mode
+            query=query["text"], knowledge_base_ids=[run.kb.id], top_k=TOP_K, **chosen
         )
         async with gate:
             ranking[query["id"]] = ranked_documents(
@@ -553,13 +572,17 @@ async def _rankings(
 
 
 async def score(runtime: Runtime, run: RunPlan, plans: PlanCache | None = None) -> Scored:
-    """Every query searched in each mode (``MODES``), measured off the event loop; a mode the
-    collection cannot search (no keyword index) is skipped with the reason."""
+    """Every query searched in each mode (``MODES``, then ``rerank`` when the base names a
+    reranker), measured off the event loop; a mode the collection cannot search (no keyword
+    index, a reranker that could not be opened) is skipped with the reason."""
     started = datetime.now(UTC)
     qrels = {q["id"]: dict(q["relevant"]) for q in run.queries}
     scores: dict[str, ModeScores] = {}
     skipped: dict[str, str] = {}
-    for mode in MODES:
+    modes: list[Mode] = [*MODES, "rerank"] if run.reranker is not None else list(MODES)
+    if run.rerank_refused is not None:
+        skipped["rerank"] = run.rerank_refused
+    for mode in modes:
         try:
             ranking = await _rankings(runtime, run, mode, plans)
         except KeywordIndexMissing as exc:
