@@ -5,6 +5,7 @@ paraphrases, and the migration of a table created before the keyword column."""
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import AsyncIterator
 
@@ -311,23 +312,51 @@ def hit(n: int, score: float) -> Hit:
     return Hit(uuid.UUID(int=n), uuid.UUID(int=n), None, 0, "", str(n), score)
 
 
-def test_fusion_blends_the_scores_each_scaled_by_its_best() -> None:
-    vector = [hit(1, 0.8), hit(2, 0.7), hit(3, 0.6)]  # scaled: 1, 0.875, 0.75
-    keyword = [hit(3, 0.9), hit(4, 0.3)]  # scaled: 1, 1/3
+def logistic(x: float) -> float:
+    return 1 / (1 + math.exp(-x))
+
+
+def test_fusion_blends_each_rankings_standard_scores() -> None:
+    vector = [hit(1, 0.8), hit(2, 0.7), hit(3, 0.6)]  # full (limit 3): mean 0.7
+    keyword = [hit(3, 0.9), hit(4, 0.3)]  # short: the unmatched count 0, mean 0.4
+    sd_v = math.sqrt(0.02 / 3)
+    sd_k = math.sqrt(0.14)
+    z_v = {1: 0.1 / sd_v, 2: 0.0, 3: -0.1 / sd_v}
+    z_k = {3: 0.5 / sd_k, 4: -0.1 / sd_k}
+    missing_v, missing_k = z_v[3], -0.4 / sd_k  # the last cosine; a keyword score of 0
     fused = fuse(vector, keyword, top_k=4, limit=3, weight=0.5)
-    # 3: (0.75 + 1) / 2; 1 and 2 are in no keyword list that was short, so 0 there; 4 was
-    # not in the full vector list: at most its last scaled cosine there, 0.75
-    assert [h.filename for h in fused] == ["3", "4", "1", "2"]
-    assert [h.score for h in fused] == pytest.approx([0.875, (0.75 + 1 / 3) / 2, 0.5, 0.4375])
-    # the weight moves the blend towards the vector ranking
+    blend = {n: (z_v.get(n, missing_v) + z_k.get(n, missing_k)) / 2 for n in (1, 2, 3, 4)}
+    assert [h.filename for h in fused] == ["1", "3", "2", "4"]
+    assert [h.score for h in fused] == pytest.approx([logistic(blend[n]) for n in (1, 3, 2, 4)])
+    assert all(0 < h.score < 1 for h in fused)
+    # the weight moves the blend towards one ranking or the other
     leaning = fuse(vector, keyword, top_k=4, limit=3, weight=0.9)
     assert [h.filename for h in leaning] == ["1", "2", "3", "4"]
+    words = fuse(vector, keyword, top_k=4, limit=3, weight=0.1)
+    assert [h.filename for h in words] == ["3", "4", "1", "2"]
 
 
-def test_a_ranking_without_a_positive_score_adds_nothing() -> None:
+def test_the_scale_of_a_rankings_scores_does_not_weigh() -> None:
+    """A model whose cosines crowd together (bge: 0.80-0.86) counts as one that spreads
+    them (0.2-0.8): only how far a chunk stands out of its ranking does."""
+    keyword = [hit(4, 0.9), hit(3, 0.5), hit(2, 0.2)]
+    spread = [hit(1, 0.8), hit(2, 0.6), hit(3, 0.4), hit(4, 0.2)]
+    crowded = [hit(1, 0.86), hit(2, 0.84), hit(3, 0.82), hit(4, 0.80)]
+    for weight in (0.3, 0.6, 0.9):
+        a = fuse(spread, keyword, top_k=4, limit=4, weight=weight)
+        b = fuse(crowded, keyword, top_k=4, limit=4, weight=weight)
+        assert [h.filename for h in a] == [h.filename for h in b]
+        assert [h.score for h in a] == pytest.approx([h.score for h in b])
+
+
+def test_a_ranking_whose_scores_are_all_alike_adds_nothing() -> None:
     vector = [hit(1, 0.5), hit(2, 0.4)]
     fused = fuse(vector, [], top_k=2, limit=3, weight=0.75)
     assert [h.filename for h in fused] == ["1", "2"]
-    assert [h.score for h in fused] == pytest.approx([0.75, 0.6])
-    nothing = fuse([hit(1, -0.1), hit(2, -0.2)], [], top_k=2, limit=3, weight=0.75)
-    assert [h.score for h in nothing] == [0.0, 0.0]
+    sd = math.sqrt(0.14 / 3)  # 0.5, 0.4 and the unmatched 0: mean 0.3
+    assert [h.score for h in fused] == pytest.approx(
+        [logistic(0.75 * 0.2 / sd), logistic(0.75 * 0.1 / sd)]
+    )
+    same = fuse([hit(1, 0.2), hit(2, 0.2)], [hit(2, 0.7), hit(1, 0.7)], top_k=2, limit=2)
+    assert [h.filename for h in same] == ["1", "2"]  # the vector ranking's order
+    assert [h.score for h in same] == [0.5, 0.5]

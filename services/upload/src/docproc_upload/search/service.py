@@ -13,6 +13,7 @@ whose base names a reranker (or every one, with ``rerank: true``) then has its f
 from __future__ import annotations
 
 import math
+import statistics
 import time
 import uuid
 from collections import OrderedDict
@@ -253,9 +254,9 @@ def ef_search_for(table_rows: float, limit: int, matching_rows: float | None = N
 SearchMode = Literal["vector", "keyword", "hybrid"]
 
 
-HYBRID_VECTOR_WEIGHT = 0.75
-"""The vector ranking's share of a hybrid score (``fuse``): ``w x cosine / best cosine +
-(1 - w) x keyword score / best keyword score``; see ``fuse`` for how it was measured."""
+HYBRID_VECTOR_WEIGHT = 0.6
+"""The vector ranking's share of a hybrid score (``fuse``): ``w x z(cosine) + (1 - w) x
+z(keyword score)``; see ``fuse`` for how it was measured."""
 
 
 HYBRID_CANDIDATES = 50
@@ -343,43 +344,52 @@ def fuse(
     limit: int,
     weight: float = HYBRID_VECTOR_WEIGHT,
 ) -> list[Hit]:
-    """A normalised score blend of the two rankings (each at most ``limit`` hits, best
-    first): ``weight x cosine / best cosine + (1 - weight) x keyword score / best keyword
-    score``, best first, ties in the vector ranking's order then the keyword one's.
+    """A blend of the two rankings' standard scores (each ranking at most ``limit`` hits,
+    best first): ``weight x z(cosine) + (1 - weight) x z(keyword score)``, best first, ties
+    in the vector ranking's order then the keyword one's. The score a hit answers is the
+    blend through the logistic function: in (0, 1), comparable within one search only.
 
-    Each ranking is scaled by its own best score, so each leg's first hit counts 1 and the
-    others keep their distance from it: a keyword ranking whose best is a weak match of a
-    common word spreads as little as its scores do, and a chunk holding an exact identifier
-    (a whole match, twice any partial one) stays far ahead of the partial matches. A chunk
-    missing from a full ranking (``limit`` hits) takes that ranking's last scaled score, the
-    most it can have there; from a shorter one, 0 (it did not match).
+    ``z`` is a score's distance from its ranking's mean in standard deviations, so each leg
+    counts by how far a chunk stands out among its candidates, whatever the scale of its
+    scores: a model whose cosines crowd into 0.6-0.9 (bge) weighs what one spread over
+    0.1-0.7 (MiniLM) does, and a chunk holding an exact identifier (a whole match, twice any
+    partial one) stands as far out of the keyword ranking as it is ahead. A ranking shorter
+    than ``limit`` holds every chunk that matched, and the others count as a score of 0,
+    which joins its mean and deviation once; a chunk missing from a full ranking takes its
+    last score, the most it can have there. A ranking whose scores are all alike adds
+    nothing.
 
-    Measured by ``bench/quality.py --sweep`` through the whole pipeline (docs/benchmarks.md,
-    "Retrieval quality"; ADR 0016): on SciFact's training claims, where both legs are as
-    good (nDCG@10 0.662 vector, 0.655 keyword), this blend is 0.718 at weight 0.75 (0.728
-    at its best, 0.6); on the project's own PostgreSQL reference set, where the keyword leg
-    is far weaker (0.867 and 0.676), it is 0.867, the vector leg's. Reciprocal rank fusion
-    was 0.691-0.704 and 0.808-0.818; the unscaled blend 0.719 and 0.798 at 0.5.
+    Measured on the hits of the whole pipeline (docs/benchmarks.md, "A stronger model,
+    mounted"; ADR 0022, which replaced ADR 0016's scaling by the best score): nDCG@10 at
+    0.6, with ADR 0016's blend in brackets: SciFact's training claims 0.716 (0.718) with
+    MiniLM and 0.759 (0.741) with bge-small-en-v1.5; the PostgreSQL reference set 0.865
+    (0.867) with MiniLM and 0.871 (0.809) with bge.
     """
 
-    def scaled(ranking: Sequence[Hit]) -> dict[uuid.UUID, float]:
-        best = max((h.score for h in ranking), default=0.0)
-        return {h.chunk_id: h.score / best if best > 0 else 0.0 for h in ranking}
+    def standard(ranking: Sequence[Hit]) -> tuple[dict[uuid.UUID, float], float]:
+        """Each hit's standard score, and that of a chunk the ranking does not hold."""
+        scores = [h.score for h in ranking]
+        full = len(ranking) >= limit
+        population = scores if full else [*scores, 0.0]
+        mean, spread = statistics.fmean(population), statistics.pstdev(population)
+        if spread == 0:
+            return dict.fromkeys((h.chunk_id for h in ranking), 0.0), 0.0
+        floor = scores[-1] if full else 0.0
+        return {h.chunk_id: (h.score - mean) / spread for h in ranking}, (floor - mean) / spread
 
-    similarity, matched = scaled(vector), scaled(keyword)
-
-    def floor(ranking: Sequence[Hit], scores: dict[uuid.UUID, float]) -> float:
-        return scores[ranking[-1].chunk_id] if len(ranking) >= limit else 0.0
-
+    (similarity, low_v), (matched, low_k) = standard(vector), standard(keyword)
     first: dict[uuid.UUID, Hit] = {}
     for hit in [*vector, *keyword]:
         first.setdefault(hit.chunk_id, hit)
-    low_v, low_k = floor(vector, similarity), floor(keyword, matched)
     scores = {
         c: weight * similarity.get(c, low_v) + (1 - weight) * matched.get(c, low_k) for c in first
     }
     order = sorted(first, key=scores.__getitem__, reverse=True)  # stable: first seen wins ties
-    return [replace(first[c], score=scores[c]) for c in order[:top_k]]
+    return [replace(first[c], score=_logistic(scores[c])) for c in order[:top_k]]
+
+
+def _logistic(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
 
 
 async def search_collection(
