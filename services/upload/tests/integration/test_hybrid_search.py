@@ -349,6 +349,18 @@ def test_the_scale_of_a_rankings_scores_does_not_weigh() -> None:
         assert [h.score for h in a] == pytest.approx([h.score for h in b])
 
 
+def test_the_standard_scores_do_not_depend_on_how_many_hits_were_asked_for() -> None:
+    """A search of top_k 100 fuses 100 candidates a leg, one of top_k 5 fuses 50: each
+    chunk's standard score is taken against the same first 50."""
+    vector = [hit(n, 0.9 - n / 250) for n in range(100)]
+    words = [hit(n, 10.0 - n / 10 + (n * 7) % 5 / 10) for n in range(100)]
+    keyword = sorted(words, key=lambda h: h.score, reverse=True)  # best first, as ranked
+    few = {h.filename: h.score for h in fuse(vector[:50], keyword[:50], top_k=10, limit=50)}
+    many = {h.filename: h.score for h in fuse(vector, keyword, top_k=10, limit=100)}
+    assert list(few) == list(many)
+    assert list(few.values()) == pytest.approx(list(many.values()))
+
+
 def test_a_ranking_whose_scores_are_all_alike_adds_nothing() -> None:
     vector = [hit(1, 0.5), hit(2, 0.4)]
     fused = fuse(vector, [], top_k=2, limit=3, weight=0.75)

@@ -349,32 +349,35 @@ def fuse(
     in the vector ranking's order then the keyword one's. The score a hit answers is the
     blend through the logistic function: in (0, 1), comparable within one search only.
 
-    ``z`` is a score's distance from its ranking's mean in standard deviations, so each leg
-    counts by how far a chunk stands out among its candidates, whatever the scale of its
-    scores: a model whose cosines crowd into 0.6-0.9 (bge) weighs what one spread over
-    0.1-0.7 (MiniLM) does, and a chunk holding an exact identifier (a whole match, twice any
-    partial one) stands as far out of the keyword ranking as it is ahead. A ranking shorter
-    than ``limit`` holds every chunk that matched, and the others count as a score of 0,
-    which joins its mean and deviation once; a chunk missing from a full ranking takes its
-    last score, the most it can have there. A ranking whose scores are all alike adds
-    nothing.
+    ``z`` is a score's distance from the mean of its ranking's first ``HYBRID_CANDIDATES``
+    (``limit`` when smaller), in their standard deviation: each leg counts by how far a
+    chunk stands out among its candidates, whatever the scale of its scores. A model whose
+    cosines crowd into 0.6-0.9 (bge) weighs what one spread over 0.1-0.7 (MiniLM) does, and
+    a chunk holding an exact identifier (a whole match, twice any partial one) stands as far
+    out of the keyword ranking as it is ahead. The sample is the same whatever ``top_k``, so
+    a chunk's standard score does not depend on how many hits were asked for. A ranking
+    shorter than ``limit`` holds every chunk that matched, and the others count as a score
+    of 0 (which joins the sample once when the ranking is shorter than it); a chunk missing
+    from a full ranking takes its last score, the most it can have there. A ranking whose
+    scores are all alike adds nothing.
 
     Measured on the hits of the whole pipeline (docs/benchmarks.md, "A stronger model,
     mounted"; ADR 0022, which replaced ADR 0016's scaling by the best score): nDCG@10 at
-    0.6, with ADR 0016's blend in brackets: SciFact's training claims 0.716 (0.718) with
-    MiniLM and 0.759 (0.741) with bge-small-en-v1.5; the PostgreSQL reference set 0.865
-    (0.867) with MiniLM and 0.871 (0.809) with bge.
+    0.6, with ADR 0016's blend in brackets: SciFact's training claims 0.715 (0.715) with
+    MiniLM and 0.759 (0.738) with bge-small-en-v1.5; the PostgreSQL reference set 0.865
+    (0.867) with MiniLM and 0.871 (0.813) with bge (``bench/quality.py``, ``top_k`` 100).
     """
+
+    sampled = min(limit, HYBRID_CANDIDATES)
 
     def standard(ranking: Sequence[Hit]) -> tuple[dict[uuid.UUID, float], float]:
         """Each hit's standard score, and that of a chunk the ranking does not hold."""
         scores = [h.score for h in ranking]
-        full = len(ranking) >= limit
-        population = scores if full else [*scores, 0.0]
-        mean, spread = statistics.fmean(population), statistics.pstdev(population)
+        sample = scores[:sampled] if len(scores) >= sampled else [*scores, 0.0]
+        mean, spread = statistics.fmean(sample), statistics.pstdev(sample)
         if spread == 0:
             return dict.fromkeys((h.chunk_id for h in ranking), 0.0), 0.0
-        floor = scores[-1] if full else 0.0
+        floor = scores[-1] if len(ranking) >= limit else 0.0
         return {h.chunk_id: (h.score - mean) / spread for h in ranking}, (floor - mean) / spread
 
     (similarity, low_v), (matched, low_k) = standard(vector), standard(keyword)
