@@ -42,9 +42,8 @@ QUERIES = [
 MODES = {"vector", "keyword", "hybrid"}
 
 
-@pytest.fixture(scope="module")
-async def base(client: Client) -> dict[str, Any]:
-    alice = client("alice", "acme", (VIEW, EDIT))
+async def indexed_base(alice: httpx.AsyncClient) -> tuple[dict[str, Any], dict[str, str]]:
+    """A new base of ``DOCUMENTS``, indexed; its document ids by file name."""
     kb = await create(alice, uniq("evals"), "org")
     ids = {}
     for name, body in DOCUMENTS.items():
@@ -52,6 +51,13 @@ async def base(client: Client) -> dict[str, Any]:
         assert r.status_code == 202, r.text
         ids[name] = r.json()["tracking_id"]
     await wait_complete(alice, kb["id"])
+    return kb, ids
+
+
+@pytest.fixture(scope="module")
+async def base(client: Client) -> dict[str, Any]:
+    alice = client("alice", "acme", (VIEW, EDIT))
+    kb, ids = await indexed_base(alice)
     return {"client": alice, "kb": kb, "ids": ids}
 
 

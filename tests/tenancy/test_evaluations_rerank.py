@@ -15,8 +15,8 @@ from docproc_testing.runtime import fresh_runtime
 from docproc_testing.tiny_rerankers import tiny_cross_encoder
 
 from .conftest import Client
-from .test_evaluations import DOCUMENTS, MODES, judged
-from .test_tenancy import EDIT, VIEW, create, uniq, upload, wait_complete
+from .test_evaluations import MODES, indexed_base, judged
+from .test_tenancy import EDIT, VIEW
 
 pytestmark = pytest.mark.integration
 
@@ -41,13 +41,7 @@ async def run_of(c: Any, kb: dict[str, Any], ids: dict[str, str]) -> dict[str, A
 
 async def test_a_base_with_a_reranker_is_scored_with_it_too(client: Client) -> None:
     alice = client("alice", "acme", (VIEW, EDIT))
-    kb = await create(alice, uniq("evrr"), "org")
-    ids = {}
-    for name, body in DOCUMENTS.items():
-        r = await upload(alice, kb["id"], name, body)
-        assert r.status_code == 202, r.text
-        ids[name] = r.json()["tracking_id"]
-    await wait_complete(alice, kb["id"])
+    kb, ids = await indexed_base(alice)
 
     without = await run_of(alice, kb, ids)
     assert set(without["scores"]) | set(without["skipped"]) == MODES  # no rerank mode
