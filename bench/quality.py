@@ -229,7 +229,10 @@ def knowledge_base(
         overlap = min(200, chunk_size // 8)
         body["ingestion_config"] = {"chunk_size": chunk_size, "chunk_overlap": overlap}
     embedding = model or LOCAL_MODEL
-    return dict(c.post("/kb", json={**body, **embedding}).raise_for_status().json())
+    created = c.post("/kb", json={**body, **embedding})
+    if created.status_code != 201:  # a default name past the limit, say: name one
+        sys.exit(f"creating the collection {name!r} was refused: {created.text} (--collection)")
+    return dict(created.json())
 
 
 def held(c: httpx.Client, kb_id: str) -> set[str]:
