@@ -62,8 +62,9 @@ class SearchRequest(BaseModel):
     )
     top_k: int = Field(default=5, ge=1, le=100)
     #: ``vector`` (cosine similarity), ``keyword`` (BM25 over any word of the query) or
-    #: ``hybrid`` (both, their scores blended; the default, ADR 0016). A search that names
-    #: no mode is ``vector`` on a collection without a keyword index yet (docs/search.md).
+    #: ``hybrid`` (both, their standard scores blended, ADR 0022; the default, ADR 0016). A
+    #: search that names no mode is ``vector`` on a collection without a keyword index yet
+    #: (docs/search.md).
     mode: Literal["vector", "keyword", "hybrid"] = "hybrid"
     #: The rerank stage (docs/search.md, "Reranking"): null (the default) reranks the
     #: collections whose base names a reranker and no other; ``true`` requires one of each
