@@ -276,6 +276,8 @@ class TestLlamaParse:
         assert (got.pages, got.numbered) == (("A", "", "C"), True)
         full = markdown_pages({"markdown_full": "all of it"}, 10, "job")
         assert (full.pages, full.numbered) == (("all of it",), False)
+        for odd in ({"markdown": ["a"]}, {"markdown": {"pages": "a"}}, {"markdown": None}):
+            assert markdown_pages(odd, 10, "job").pages == ()  # no text: refused as empty
 
     async def test_a_non_pdf_is_cited_without_pages(
         self, processor: DocumentProcessor, keys: Keys

@@ -250,7 +250,9 @@ def markdown_pages(result: dict[str, Any], max_pages: int, job_id: str) -> Llama
     """The pages of an ``expand=markdown`` answer, placed by their ``page_number``. An answer
     whose pages are not numbered 1 to ``max_pages`` in increasing order (or that has only
     ``markdown_full``) is kept as one text in the order given, with no page numbers."""
-    pages = [p for p in (result.get("markdown") or {}).get("pages") or [] if isinstance(p, dict)]
+    block = result.get("markdown")
+    listed = block.get("pages") if isinstance(block, dict) else None
+    pages = [p for p in listed if isinstance(p, dict)] if isinstance(listed, list) else []
     texts = [str(p.get("markdown") or p.get("md") or "").strip("\n") for p in pages]
     if not pages and isinstance(result.get("markdown_full"), str):
         return LlamaParseText((result["markdown_full"],), 0, job_id, numbered=False)
