@@ -25,7 +25,14 @@ from docproc_common.operator_content import Totals
 from docproc_common.runtime import Runtime
 from docproc_common.settings import AuthSettings, MissingKeyError, get_settings
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from docproc_cli import dlq, mcp_relay, operator, uploads
@@ -171,7 +178,8 @@ def ingest(
         typer.Option(
             "--max-wait",
             min=0,
-            help="seconds one file may wait on a busy server (503, Retry-After) before giving up",
+            help="seconds one request (a file, a page of the listing, an indexing poll) may "
+            "wait on a busy server (503, Retry-After) before giving up",
         ),
     ] = uploads.DEFAULT_MAX_WAIT_S,
 ) -> None:
@@ -184,7 +192,12 @@ def ingest(
     tally = {"uploaded": 0, "present": 0, "unsupported": 0}
     with _operator_client(url) as client:
         kb = _knowledge_base(client, collection)
-        present = uploads.held(client, kb["id"], _check)
+        try:
+            present = uploads.held(
+                client, kb["id"], _check, max_wait_s=max_wait, waiting=_busy_listing
+            )
+        except uploads.StayedBusyError as busy:
+            _gave_up(busy, "list what the collection holds", tally)
         columns = (
             TextColumn("{task.description}"),
             BarColumn(),
@@ -194,17 +207,20 @@ def ingest(
         with Progress(*columns, console=console) as progress:
             upload = progress.add_task("uploading", total=len(files))
 
-            def waiting(seconds: float) -> None:
-                """Count the wait down in the bar, so a busy server does not look stuck."""
-                left = seconds
-                while left > 0:
-                    progress.update(
-                        upload,
-                        description=f"uploading: server busy, retrying in {math.ceil(left)} s",
-                    )
-                    time.sleep(min(1.0, left))
-                    left -= 1.0
-                progress.update(upload, description="uploading")
+            def waiting_on(task: TaskID, doing: str) -> uploads.Waiting:
+                def waiting(seconds: float) -> None:
+                    """Count the wait down in the bar, so a busy server does not look stuck."""
+                    left = seconds
+                    while left > 0:
+                        progress.update(
+                            task,
+                            description=f"{doing}: server busy, retrying in {math.ceil(left)} s",
+                        )
+                        time.sleep(min(1.0, left))
+                        left -= 1.0
+                    progress.update(task, description=doing)
+
+                return waiting
 
             for path in files:
                 if path.suffix.lower().lstrip(".") not in formats:
@@ -214,11 +230,15 @@ def ingest(
                 else:
                     try:
                         sent = uploads.send(
-                            client, kb["id"], path, max_wait_s=max_wait, waiting=waiting
+                            client,
+                            kb["id"],
+                            path,
+                            max_wait_s=max_wait,
+                            waiting=waiting_on(upload, "uploading"),
                         )
                     except uploads.StayedBusyError as busy:
                         progress.stop()
-                        _gave_up(busy, path, tally)
+                        _gave_up(busy, f"take {path}", tally)
                     _check(sent)
                     present.add(key)
                     tally["uploaded"] += 1
@@ -232,7 +252,16 @@ def ingest(
                 return
             indexing = progress.add_task("indexing", total=None)
             while True:
-                state = _check(client.get(f"/kb/{kb['id']}/ingestion"))
+                try:
+                    answer = uploads.patiently(
+                        lambda: client.get(f"/kb/{kb['id']}/ingestion"),
+                        max_wait_s=max_wait,
+                        waiting=waiting_on(indexing, "indexing"),
+                    )
+                except uploads.StayedBusyError as busy:
+                    progress.stop()
+                    _gave_up(busy, "tell how indexing goes", tally)
+                state = _check(answer)
                 done = state["indexed_count"] + state["failed_count"]
                 progress.update(indexing, total=state["document_count"], completed=done)
                 if state["indexing_status"] == "complete":
@@ -246,7 +275,12 @@ def ingest(
         sys.exit(2)
 
 
-def _gave_up(busy: uploads.StayedBusyError, path: Path, tally: dict[str, int]) -> NoReturn:
+def _busy_listing(seconds: float) -> None:
+    console.print(f"listing what the collection holds: server busy, retrying in {seconds:.0f} s")
+    time.sleep(seconds)
+
+
+def _gave_up(busy: uploads.StayedBusyError, doing: str, tally: dict[str, int]) -> NoReturn:
     """Exit 1 naming what was done, and that running the command again goes on from there."""
     try:
         why = busy.response.json()["error"]["message"]
@@ -254,7 +288,7 @@ def _gave_up(busy: uploads.StayedBusyError, path: Path, tally: dict[str, int]) -
         why = busy.response.text
     console.print(
         f"[red]error[/red] the server was still busy after {busy.waited_s:.0f} s of waiting "
-        f"to take {path} ({why}); {tally['uploaded']} uploaded, {tally['present']} already "
+        f"to {doing} ({why}); {tally['uploaded']} uploaded, {tally['present']} already "
         "present. Run the same command again to go on: what the collection holds is skipped."
     )
     raise typer.Exit(1)

@@ -7,7 +7,8 @@ uploads only what the knowledge base does not already hold.
   ``MAX_RETRY_AFTER_S``; ``DEFAULT_WAIT_S`` when the header is missing or unreadable), so
   a folder larger than the bound is ingested whole. Only after ``max_wait_s`` of waiting
   on one file does the command give up (``StayedBusy``). Any other error, a 503 without
-  the project's envelope (a proxy's) included, is not retried.
+  the project's envelope (a proxy's) included, is not retried. The listing of what the
+  base holds and the indexing poll wait out a busy answer the same way (``patiently``).
 * **Resume.** A local file whose name (as the server cleans it) and sha256 match a
   document the base lists is already there and is not sent again. A document that
   failed (``error``) does not count: its file is uploaded again, a new document beside
@@ -20,6 +21,7 @@ uploads only what the knowledge base does not already hold.
 from __future__ import annotations
 
 import email.utils
+import functools
 import hashlib
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -85,21 +87,19 @@ def busy_wait_s(response: httpx.Response, *, now: datetime | None = None) -> flo
     return retry_after_s(response.headers.get("Retry-After"), now=now)
 
 
-def send(
-    client: httpx.Client,
-    kb_id: str,
-    path: Path,
-    *,
-    max_wait_s: float,
-    waiting: Callable[[float], None],
+Waiting = Callable[[float], None]
+"""Told how many seconds to wait on a busy server; it sleeps them (and may show it)."""
+
+
+def patiently(
+    ask: Callable[[], httpx.Response], *, max_wait_s: float, waiting: Waiting
 ) -> httpx.Response:
-    """Upload ``path``; while the server is busy, ``waiting(seconds)`` (which sleeps) and
-    send it again from its first byte. The first answer that is not "busy"; past
-    ``max_wait_s`` of waiting, ``StayedBusyError``."""
+    """``ask()``'s first answer that is not "busy": while the server is busy,
+    ``waiting(seconds)``, then ask again; past ``max_wait_s`` of waiting in all,
+    ``StayedBusyError``."""
     waited_s = 0.0
     while True:
-        with path.open("rb") as fh:
-            response = client.post(f"/kb/{kb_id}/documents", files={"file": (path.name, fh)})
+        response = ask()
         wait_s = busy_wait_s(response)
         if wait_s is None:
             return response
@@ -109,16 +109,43 @@ def send(
         waited_s += wait_s
 
 
-def held(client: httpx.Client, kb_id: str, check: Callable[[httpx.Response], Any]) -> set[Key]:
+def send(
+    client: httpx.Client, kb_id: str, path: Path, *, max_wait_s: float, waiting: Waiting
+) -> httpx.Response:
+    """Upload ``path``, sent again from its first byte after each busy answer
+    (``patiently``)."""
+
+    def post() -> httpx.Response:
+        with path.open("rb") as fh:
+            return client.post(f"/kb/{kb_id}/documents", files={"file": (path.name, fh)})
+
+    return patiently(post, max_wait_s=max_wait_s, waiting=waiting)
+
+
+def held(
+    client: httpx.Client,
+    kb_id: str,
+    check: Callable[[httpx.Response], Any],
+    *,
+    max_wait_s: float,
+    waiting: Waiting,
+) -> set[Key]:
     """What the base holds that a file need not be sent again for: each listed document
-    with a content hash that did not fail, every page of the listing."""
+    with a content hash that did not fail, every page of the listing (each page asked
+    ``patiently``)."""
     keys: set[Key] = set()
     cursor: str | None = None
     while True:
         params: dict[str, str | int] = {"limit": PAGE_SIZE}
         if cursor:
             params["cursor"] = cursor
-        page = check(client.get(f"/kb/{kb_id}/documents", params=params))
+        page = check(
+            patiently(
+                functools.partial(client.get, f"/kb/{kb_id}/documents", params=params),
+                max_wait_s=max_wait_s,
+                waiting=waiting,
+            )
+        )
         keys |= {
             (doc["filename"], doc["content_hash"])
             for doc in page["items"]

@@ -4,6 +4,7 @@ same file again after it, giving up, and what a knowledge base already holds."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
@@ -114,12 +115,20 @@ def test_held_pages_through_the_listing_and_leaves_out_failed_and_unhashed() -> 
         },
     }
 
+    busy = ["c1"]  # the second page is busy once
+
     def answer(request: httpx.Request) -> httpx.Response:
         assert request.url.params["limit"] == str(uploads.PAGE_SIZE)
-        return httpx.Response(200, json=pages[request.url.params.get("cursor")])
+        cursor = request.url.params.get("cursor")
+        if cursor in busy:
+            busy.remove(cursor)
+            return httpx.Response(503, json=BUSY, headers={"Retry-After": "3"})
+        return httpx.Response(200, json=pages[cursor])
 
+    waits: list[float] = []
     with httpx.Client(base_url="http://docproc", transport=httpx.MockTransport(answer)) as client:
-        keys = uploads.held(client, "k1", main._check)
+        keys = uploads.held(client, "k1", main._check, max_wait_s=60, waiting=waits.append)
+    assert waits == [3.0]  # the busy page was asked again, not the listing given up
     assert keys == {
         ("a.txt", hashlib.sha256(b"a").hexdigest()),
         ("c.txt", hashlib.sha256(b"c").hexdigest()),
@@ -187,3 +196,55 @@ def test_ingest_that_gives_up_exits_1_naming_what_it_did(
     output = " ".join(result.output.split())
     assert "still busy" in output and "Too many documents" in output
     assert "1 uploaded, 0 already present" in output and "Run the same command again" in output
+
+
+def _busy_once_then(
+    listing_busy: int, polls_busy: int, uploaded: list[str]
+) -> Callable[[str], httpx.Client]:
+    """A stand-in API whose listing and indexing poll answer "busy" so many times first."""
+    left = {"listing": listing_busy, "poll": polls_busy}
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if path.endswith("/kb"):
+            return httpx.Response(200, json=[{"id": "k1", "collection_name": "default"}])
+        which = "listing" if path.endswith("/documents") and request.method == "GET" else "poll"
+        if path.endswith("/documents") and request.method == "POST":
+            uploaded.append(request.read().split(b'filename="')[1].split(b'"')[0].decode())
+            return httpx.Response(202, json={})
+        if left[which]:
+            left[which] -= 1
+            return httpx.Response(503, json=BUSY, headers={"Retry-After": "1"})
+        if which == "listing":
+            return httpx.Response(200, json={"items": [], "next_cursor": None})
+        state = {"indexing_status": "complete", "document_count": 1}
+        return httpx.Response(200, json=state | {"indexed_count": 1, "failed_count": 0})
+
+    return lambda url: httpx.Client(base_url=url + "/api/v1", transport=httpx.MockTransport(answer))
+
+
+def test_ingest_waits_out_a_busy_listing_and_a_busy_indexing_poll(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.txt").write_bytes(b"a")
+    uploaded: list[str] = []
+    monkeypatch.setattr(main, "_operator_client", _busy_once_then(1, 2, uploaded))
+    monkeypatch.setattr(main.time, "sleep", lambda _: None)
+    result = CliRunner().invoke(main.app, ["ingest", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert uploaded == ["a.txt"]
+    assert "1 uploaded" in result.output and "1 indexed" in result.output
+
+
+def test_ingest_gives_up_on_a_listing_that_stays_busy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.txt").write_bytes(b"a")
+    uploaded: list[str] = []
+    monkeypatch.setattr(main, "_operator_client", _busy_once_then(5, 0, uploaded))
+    monkeypatch.setattr(main.time, "sleep", lambda _: None)
+    result = CliRunner().invoke(main.app, ["ingest", str(tmp_path), "--max-wait", "2"])
+    assert result.exit_code == 1, result.output
+    output = " ".join(result.output.split())
+    assert "still busy" in output and "list what the collection holds" in output
+    assert uploaded == []
