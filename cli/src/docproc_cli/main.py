@@ -13,16 +13,13 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import httpx
 import typer
 from docproc_common.auth import EDIT, SECRETS_VIEW, VIEW, mint_token
 from docproc_common.errors import AppError
-from docproc_common.formats import BUILTIN_FORMATS, PARSER_FORMATS
 from docproc_common.observability import configure_logging
-from docproc_common.operator_content import Totals
-from docproc_common.runtime import Runtime
 from docproc_common.settings import AuthSettings, MissingKeyError, get_settings
 from rich.console import Console
 from rich.progress import (
@@ -35,7 +32,15 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from docproc_cli import dlq, mcp_relay, operator, uploads
+from docproc_cli import uploads
+
+if TYPE_CHECKING:
+    from docproc_common.operator_content import Totals
+    from docproc_common.runtime import Runtime
+
+# Each command imports what it alone needs (the operator commands' database and storage,
+# the MCP SDK, Kafka's client): `docproc mcp`, started by a desktop agent, loads in about
+# a second instead of three.
 
 T = TypeVar("T")
 app = typer.Typer(
@@ -188,6 +193,8 @@ def ingest(
     A busy server is waited out as its Retry-After says; a file the collection already
     holds (same name and content) is skipped, so running it again finishes an ingest."""
     files = _files(paths)
+    from docproc_common.formats import BUILTIN_FORMATS, PARSER_FORMATS
+
     formats = BUILTIN_FORMATS | PARSER_FORMATS["pymupdf"]
     tally = {"uploaded": 0, "present": 0, "unsupported": 0}
     with _operator_client(url) as client:
@@ -340,6 +347,8 @@ def mcp(url: UrlOpt = DEFAULT_URL) -> None:
     if not token:
         errors.print("[red]error[/red] DOCPROC_TOKEN is not set: the bearer token to call with")
         raise typer.Exit(2)
+    from docproc_cli import mcp_relay
+
     configure_logging()
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # a line per relayed request
     try:
@@ -351,6 +360,8 @@ def mcp(url: UrlOpt = DEFAULT_URL) -> None:
 
 def _runtime() -> Runtime:
     """The configured database, or ``docproc dev``'s own (with its settings)."""
+    from docproc_common.runtime import Runtime
+
     from docproc_cli.embedded import dev_settings
 
     settings = get_settings()
@@ -405,6 +416,8 @@ def dlq_list(
     as_json: Annotated[bool, typer.Option("--json", help="one JSON object per line")] = False,
 ) -> None:
     """Every dead letter: its address (for replay), origin, failure, attempts and trace."""
+    from docproc_cli import dlq
+
     letters = _kafka(dlq.dead_letters(get_settings().kafka, service))
     if as_json:
         for d in letters:
@@ -444,6 +457,8 @@ def dlq_replay(
 ) -> None:
     """Send one dead letter (or its corrected body) back to its stage as a first attempt,
     once: a dead letter replayed before is refused."""
+    from docproc_cli import dlq
+
     body = payload.read_bytes() if payload is not None else None
     letter = _kafka(dlq.replay(get_settings().kafka, address, body))
     console.print(f"replayed {letter.address} to {letter.topic} for {letter.service}")
@@ -452,6 +467,8 @@ def dlq_replay(
 @app.command("rag-collections")
 def rag_collections() -> None:
     """List every collection name: its knowledge bases, tracked documents and whether a table exists."""
+    from docproc_cli import operator
+
     rows = _operator(operator.rag_collections)
     table = Table("collection", "knowledge bases", "documents", "table")
     for row in rows:
@@ -471,6 +488,8 @@ def rag_bulk(
     """Put a collection in bulk mode before a large load (a reindex, a first sync): its new
     chunks skip the HNSW index, searches still find them, and the embedder folds it (builds
     the index CONCURRENTLY, merges) once its backlog has drained; --finish folds it now."""
+    from docproc_cli import operator
+
     outcome = _operator(lambda rt: operator.rag_bulk(rt, collection, finish))
     console.print(f"{collection}: {outcome}")
 
@@ -486,6 +505,8 @@ def rag_keyword_index(
     The column is added under the table's lock (a rewrite: the collection's writes and
     searches wait for it); the index is then built CONCURRENTLY. Safe to run again.
     """
+    from docproc_cli import operator
+
     changed = _operator(
         lambda rt: operator.rag_keyword_index(
             rt, collections or [], lambda name, what: console.print(f"{name}: {what}")
@@ -508,6 +529,8 @@ def rag_ingest(
     settings changed is re-chunked, a changed one replaces its earlier ingest (matched by
     absolute path). A name reserved by a pending deletion is refused before any file is read.
     """
+    from docproc_cli import operator
+
     files = _files(paths)
 
     def show(path: Path, outcome: str) -> None:
@@ -585,6 +608,8 @@ def rag_drop(
 ) -> None:
     """Empty the knowledge base on a name (or remove a name no base holds) through the same
     durable teardown as the API; the last base's table is dropped whatever it holds."""
+    from docproc_cli import operator
+
     kb_id = uuid.UUID(knowledge_base) if knowledge_base else None
     console.print(_operator(lambda rt: operator.rag_drop(rt, collection, kb_id)))
 
@@ -611,6 +636,8 @@ def rag_unfiled_provenance(
     app-scoped base adopts. Atomic and repeatable; content of known document origin is
     skipped. Keep doubtful data isolated: re-import it into its base or rag-drop it.
     """
+    from docproc_cli import operator
+
     if yes and not confirm_operator:
         console.print("[red]refused[/red] --yes answers the confirmation of --confirm-operator")
         raise typer.Exit(2)
