@@ -4,7 +4,6 @@ same file again after it, giving up, and what a knowledge base already holds."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
@@ -198,20 +197,24 @@ def test_ingest_that_gives_up_exits_1_naming_what_it_did(
     assert "1 uploaded, 0 already present" in output and "Run the same command again" in output
 
 
-def _busy_once_then(
-    listing_busy: int, polls_busy: int, uploaded: list[str]
-) -> Callable[[str], httpx.Client]:
-    """A stand-in API whose listing and indexing poll answer "busy" so many times first."""
+def _ingest_on_a_busy_api(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listing_busy: int, polls_busy: int, *args: str
+) -> tuple[Any, list[str]]:
+    """``docproc ingest`` of one file against a stand-in API whose listing and indexing
+    poll answer "busy" so many times first (the waits are not slept); its result and the
+    files uploaded."""
+    (tmp_path / "a.txt").write_bytes(b"a")
     left = {"listing": listing_busy, "poll": polls_busy}
+    uploaded: list[str] = []
 
     def answer(request: httpx.Request) -> httpx.Response:
         path = request.url.path
         if path.endswith("/kb"):
             return httpx.Response(200, json=[{"id": "k1", "collection_name": "default"}])
-        which = "listing" if path.endswith("/documents") and request.method == "GET" else "poll"
         if path.endswith("/documents") and request.method == "POST":
             uploaded.append(request.read().split(b'filename="')[1].split(b'"')[0].decode())
             return httpx.Response(202, json={})
+        which = "listing" if path.endswith("/documents") else "poll"
         if left[which]:
             left[which] -= 1
             return httpx.Response(503, json=BUSY, headers={"Retry-After": "1"})
@@ -220,17 +223,19 @@ def _busy_once_then(
         state = {"indexing_status": "complete", "document_count": 1}
         return httpx.Response(200, json=state | {"indexed_count": 1, "failed_count": 0})
 
-    return lambda url: httpx.Client(base_url=url + "/api/v1", transport=httpx.MockTransport(answer))
+    monkeypatch.setattr(
+        main,
+        "_operator_client",
+        lambda url: httpx.Client(base_url=url + "/api/v1", transport=httpx.MockTransport(answer)),
+    )
+    monkeypatch.setattr(main.time, "sleep", lambda _: None)
+    return CliRunner().invoke(main.app, ["ingest", str(tmp_path), *args]), uploaded
 
 
 def test_ingest_waits_out_a_busy_listing_and_a_busy_indexing_poll(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "a.txt").write_bytes(b"a")
-    uploaded: list[str] = []
-    monkeypatch.setattr(main, "_operator_client", _busy_once_then(1, 2, uploaded))
-    monkeypatch.setattr(main.time, "sleep", lambda _: None)
-    result = CliRunner().invoke(main.app, ["ingest", str(tmp_path)])
+    result, uploaded = _ingest_on_a_busy_api(tmp_path, monkeypatch, 1, 2)
     assert result.exit_code == 0, result.output
     assert uploaded == ["a.txt"]
     assert "1 uploaded" in result.output and "1 indexed" in result.output
@@ -239,11 +244,7 @@ def test_ingest_waits_out_a_busy_listing_and_a_busy_indexing_poll(
 def test_ingest_gives_up_on_a_listing_that_stays_busy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "a.txt").write_bytes(b"a")
-    uploaded: list[str] = []
-    monkeypatch.setattr(main, "_operator_client", _busy_once_then(5, 0, uploaded))
-    monkeypatch.setattr(main.time, "sleep", lambda _: None)
-    result = CliRunner().invoke(main.app, ["ingest", str(tmp_path), "--max-wait", "2"])
+    result, uploaded = _ingest_on_a_busy_api(tmp_path, monkeypatch, 5, 0, "--max-wait", "2")
     assert result.exit_code == 1, result.output
     output = " ".join(result.output.split())
     assert "still busy" in output and "list what the collection holds" in output
