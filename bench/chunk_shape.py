@@ -9,7 +9,7 @@ path of headings above it (its citation's ``heading_path``) that it does not beg
 (``passage_text``: ``"Title > Section\\n\\n"`` then the chunk). A document is ranked by its best chunk (exact cosine); the
 measures are ``bench/quality.py``'s, with the paired difference's bootstrap interval.
 
-    uv run python bench/chunk_shape.py --data ../shared/data/scifact --split train \\
+    uv run python bench/chunk_shape.py --data <a BEIR folder, e.g. SciFact> --split train \\
         --chunk-size 2500 --chunk-size 1000
 
 Only chunks that do not begin with their heading differ between the two runs (a
