@@ -6,7 +6,8 @@ judged query of ``queries.jsonl`` goes through ``POST /rag/search`` (``top_k`` 1
 mode, a document ranked by its best chunk. The measures are ``ir_measures``' (trec_eval's:
 graded judgments with linear gain): nDCG@10, recall@10 and @100, MRR@10, each with a
 percentile bootstrap interval over the queries, beside the ingestion time and the search
-latency as the client sees it.
+latency as the client sees it. As BEIR scores, a query's own document (ArguAna's, Quora's)
+is left out of its ranking; a query past the API's 10,000 characters is cut there.
 
     uv run python bench/quality.py --data <a BEIR folder, e.g. SciFact> --split train \\
         --home ../search-quality-data --reference
@@ -35,6 +36,7 @@ folder) names the card's model; ``--reference`` then runs that model directly.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -63,6 +65,7 @@ from docproc_testing.api import wait_for  # noqa: E402
 from docproc_testing.auth import DEV_AUTH  # noqa: E402
 from docproc_testing.dev import running_dev  # noqa: E402
 from docproc_testing.runtime import LOCAL_MODEL  # noqa: E402
+from docproc_upload.search.schemas import QUERY_CHARS  # noqa: E402
 
 MEASURES = {"nDCG@10": nDCG @ 10, "R@10": R @ 10, "R@100": R @ 100, "MRR@10": MRR @ 10}
 MODES = ("vector", "keyword", "hybrid")
@@ -110,7 +113,31 @@ def load_beir(folder: Path, split: str) -> DataSet:
 
 
 def file_name(doc_id: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", doc_id) + ".txt"
+    """The upload's name: the id itself when it is a plain short name, else its plain
+    characters (cut to 80) and a hash of the whole id, so two ids never share a name."""
+    plain = re.sub(r"[^A-Za-z0-9_.-]", "_", doc_id)
+    if plain == doc_id and len(doc_id) <= 80:
+        return doc_id + ".txt"
+    return f"{plain[:80]}-{hashlib.sha256(doc_id.encode()).hexdigest()[:12]}.txt"
+
+
+def judged(run: Run) -> Run:
+    """The run without each query's own document, as BEIR scores it (``ignore_identical_ids``:
+    in ArguAna or Quora a query is also a document of the corpus)."""
+    return {qid: {d: s for d, s in docs.items() if d != qid} for qid, docs in run.items()}
+
+
+def fitted(data: DataSet) -> DataSet:
+    """The queries the API takes: one past its ``QUERY_CHARS`` is cut there, at a word."""
+    queries = {}
+    for qid, text in data.queries.items():
+        if len(text) > QUERY_CHARS:
+            text = text[:QUERY_CHARS].rsplit(maxsplit=1)[0]
+        queries[qid] = text
+    cut = sum(1 for q in data.queries if queries[q] != data.queries[q])
+    if cut:
+        print(f"{cut} queries longer than {QUERY_CHARS:,} characters are cut there", flush=True)
+    return DataSet(data.corpus, queries, data.qrels)
 
 
 # -- measuring ---------------------------------------------------------------------------
@@ -139,6 +166,7 @@ Interval = tuple[float, float, float]  # a mean and its 95% interval
 
 def report(name: str, qrels: Qrels, run: Run, rounds: int, extra: str = "") -> dict[str, Interval]:
     """One row of the table: each measure's mean and interval, which it also returns."""
+    run = judged(run)
     values = per_query(qrels, run)
     cells, figures = [], {}
     for measure in MEASURES:
@@ -487,7 +515,7 @@ def main() -> None:
         env["EMBEDDER__MODELS_DIR"] = str(model_dir.parent)
         model_label = card.name
 
-    data = load_beir(args.data, args.split)
+    data = fitted(load_beir(args.data, args.split))
     args.modes, reranker_env = with_reranker(ap, args.modes, args.rerank_model_dir)
     env.update(reranker_env)
     if args.queries:

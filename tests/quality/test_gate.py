@@ -50,6 +50,26 @@ def test_the_gate_fails_a_mode_below_the_interval_only(tmp_path: Path) -> None:
     assert bench_quality().regressions(baseline, now) == ["vector"]
 
 
+def test_every_corpus_id_gets_its_own_upload_name() -> None:
+    names = bench_quality().file_name
+    ids = ["4983", "a/b", "a_b", "a b", "x" * 300, "x" * 301, "ünï", "test-env-pro02b"]
+    uploaded = [names(i) for i in ids]
+    assert len(set(uploaded)) == len(ids)
+    assert uploaded[0] == "4983.txt" and uploaded[-1] == "test-env-pro02b.txt"
+    assert all(len(n) < 100 and n.endswith(".txt") for n in uploaded)
+
+
+def test_a_query_is_scored_without_its_own_document_and_cut_to_the_api_limit() -> None:
+    bench = bench_quality()
+    run = {"q1": {"q1": 3.0, "d2": 2.0}, "q2": {"q1": 1.0}}
+    assert bench.judged(run) == {"q1": {"d2": 2.0}, "q2": {"q1": 1.0}}
+    long = "word " * 3000
+    data = bench.DataSet({}, {"q1": long, "q2": "short"}, {})
+    fitted = bench.fitted(data).queries
+    assert fitted["q2"] == "short"
+    assert len(fitted["q1"]) <= bench.QUERY_CHARS and fitted["q1"].endswith("word")
+
+
 @pytest.mark.e2e
 @pytest.mark.timeout(900)
 def test_no_mode_falls_below_its_baseline() -> None:

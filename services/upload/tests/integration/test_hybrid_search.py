@@ -240,6 +240,22 @@ async def test_keyword_keeps_exact_phrases_first_and_excludes(
         await ranked(sessions, model, name, kb, odd, "keyword")
 
 
+async def test_a_pasted_passage_never_excludes_its_own_words(
+    sessions: async_sessionmaker[AsyncSession], model: LocalMiniLM
+) -> None:
+    name = f"paste_{uuid.uuid4().hex[:8]}"
+    kb = uuid.uuid4()
+    passage = (
+        "Crohn's disease (CD)-associated dysbiosis - a loss of Faecalibacterium - was "
+        "measured at -5 degrees in (-)-epicatechin assays."
+    )
+    await load(sessions, model, name, kb, [*RANKED, passage])
+    # Postgres alone reads "-associated", "- a", "-5" and "-)" as exclusions
+    for mode in ("keyword", "hybrid"):
+        assert (await ranked(sessions, model, name, kb, passage, mode))[0] == "5", mode
+    assert "0" not in await ranked(sessions, model, name, kb, "older -statins", "keyword")
+
+
 async def test_keyword_and_hybrid_keep_the_scope_and_filters(
     sessions: async_sessionmaker[AsyncSession], model: LocalMiniLM
 ) -> None:

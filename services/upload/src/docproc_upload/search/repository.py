@@ -312,6 +312,29 @@ def _term_query_sql(lexeme: str) -> str:
     return f"CAST('''' || {escaped} || '''' AS tsquery)"
 
 
+def web_search_text(query: str) -> str:
+    """``query`` as ``websearch_to_tsquery`` should read it: a minus excludes only where a
+    person types one as an operator, at the start of a word after a space (``-word``,
+    ``-"a phrase"``). Postgres also takes a dash between words (``cells - a study``), a
+    hyphen after a bracket (``(CD)-associated``) and a number's sign (``-5``) for one, so a
+    pasted sentence or abstract would exclude the very chunks that hold its words; those
+    minus signs read as spaces. A hyphen inside a word (``IL-6``, ``x-ray``) and anything
+    inside quotes stay as they are."""
+    read = list(query)
+    quoted = False
+    for i, char in enumerate(query):
+        if char == '"':
+            quoted = not quoted
+        if char != "-" or quoted:
+            continue
+        before = query[i - 1] if i else " "
+        after = query[i + 1] if i + 1 < len(query) else " "
+        typed = before.isspace() and (after.isalpha() or after == '"')
+        if not before.isalnum() and not typed:
+            read[i] = " "
+    return "".join(read)
+
+
 async def keyword_hits(
     session: Reader,
     chunks: SearchedChunks,
@@ -322,7 +345,8 @@ async def keyword_hits(
 ) -> list[Hit]:
     """The ``limit`` chunks holding any word of the query, best first by BM25, from the GIN
     index; a chunk that satisfies the whole query (web-search syntax: every word,
-    ``"a phrase"``, ``or``) ranks above every chunk that does not, and a ``-word`` excludes.
+    ``"a phrase"``, ``or``) ranks above every chunk that does not, and a ``-word`` excludes
+    (``web_search_text``: only a minus typed as an operator).
 
     BM25 (Robertson et al.; ``BM25_K1``, ``BM25_B``): a word's weight is its inverse
     document frequency ``ln(1 + (N - df + 0.5) / (df + 0.5))`` over the chunks of the
@@ -384,7 +408,12 @@ async def keyword_hits(
                     AND (excluded.out IS NULL OR NOT c.content_tsv @@ excluded.out)
                 ORDER BY rank DESC, c.id LIMIT :k"""
             ),
-            {**chunks.params, "text": text_query, "cfg": text_search_config, "k": limit},
+            {
+                **chunks.params,
+                "text": web_search_text(text_query),
+                "cfg": text_search_config,
+                "k": limit,
+            },
         )
     ).all()
     return [_hit(r, float(r.rank)) for r in rows]
