@@ -61,7 +61,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from docproc_common.auth import EDIT, VIEW, mint_token  # noqa: E402
-from docproc_testing.api import wait_for  # noqa: E402
 from docproc_testing.auth import DEV_AUTH  # noqa: E402
 from docproc_testing.dev import running_dev  # noqa: E402
 from docproc_testing.runtime import LOCAL_MODEL  # noqa: E402
@@ -79,6 +78,8 @@ REQUESTS: dict[str, dict[str, Any]] = {
 }
 TOP_K = 100
 UPLOADERS = 4
+PROGRESS_EVERY = 500  # uploads between two progress lines
+STALLED_AFTER = 1800  # seconds without a count moving before a run gives up
 
 Run = dict[str, dict[str, float]]
 Qrels = dict[str, dict[str, int]]
@@ -294,20 +295,45 @@ def ingest(c: httpx.Client, kb_id: str, data: DataSet) -> tuple[float, dict[str,
     have = held(c, kb_id)
     missing = [(file_name(d), t) for d, t in data.corpus.items() if file_name(d) not in have]
     started = time.perf_counter()
+    print(f"uploading {len(missing)} documents ({len(have)} held already)", flush=True)
     with ThreadPoolExecutor(UPLOADERS) as pool:
-        list(pool.map(lambda item: upload(c, kb_id, *item), missing))
-
-    def complete() -> dict[str, int] | None:
-        s = c.get(f"/kb/{kb_id}/ingestion").raise_for_status().json()
-        return dict(s) if s["indexing_status"] == "complete" else None
-
-    state = wait_for(complete, timeout=14400, interval=2, what="ingestion")
+        for done, _ in enumerate(pool.map(lambda item: upload(c, kb_id, *item), missing), 1):
+            if done % PROGRESS_EVERY == 0:
+                print(f"uploaded {done} of {len(missing)}; load {load()}", flush=True)
+    state = indexed(c, kb_id)
     print(
         f"ingested {len(missing)} documents in {time.perf_counter() - started:.0f} s "
         f"({len(have)} held before): {state}",
         flush=True,
     )
     return time.perf_counter() - started, state
+
+
+def indexed(c: httpx.Client, kb_id: str) -> dict[str, int]:
+    """The base's ingestion state once it is complete, its counts shown every minute; a base
+    whose counts have not moved for ``STALLED_AFTER`` seconds ends the run (however long a
+    large corpus takes while it moves)."""
+    last: tuple[int, ...] = ()
+    moved = shown = time.monotonic()
+    while True:
+        state = dict(c.get(f"/kb/{kb_id}/ingestion").raise_for_status().json())
+        if state["indexing_status"] == "complete":
+            return state
+        counts = tuple(v for v in state.values() if isinstance(v, int))
+        now = time.monotonic()
+        if counts != last:
+            last, moved = counts, now
+        elif now - moved > STALLED_AFTER:
+            sys.exit(f"ingestion has not moved for {STALLED_AFTER} s: {state}")
+        if now - shown >= 60:
+            shown = now
+            print(
+                f"indexing: {state['indexed_count']} indexed, {state['failed_count']} failed, "
+                f"{state['processing_count']} in progress of {state['document_count']}; "
+                f"load {load()}",
+                flush=True,
+            )
+        time.sleep(2)
 
 
 Hits = dict[str, list[dict[str, Any]]]  # query id -> the API's hits, best first
