@@ -35,14 +35,23 @@ Rules (see "Configuración de la fragmentación" in the file-processing specific
   by a sibling), it gets a chunk of its own whose body is the heading line (prefixed
   with its ancestors), so no text of the document is lost.
 
+* Tables, in every strategy: a markdown pipe table (a header row, a delimiter row such
+  as ``|---|:--:|``, then rows up to the first line without a ``|``) longer than a chunk
+  is cut between its rows, and every chunk that opens on one of its rows after the first
+  carries the table's header and delimiter rows before its body (after the markdown
+  heading path), counted within ``chunk_size``; such a chunk repeats no row of the chunk
+  before it (no overlap: the header says what the rows are). A header taking more than
+  half of ``chunk_size`` is not repeated. Measured in ``bench/table_headers.py``.
+
 Whitespace is stripped from both ends of every chunk and whitespace-only chunks are
 dropped. :class:`Chunk` ``start``/``end`` are the offsets of the (stripped) chunk body in
 the source text, so ``chunk.text == prefix + text[chunk.start:chunk.end]`` where
-``prefix`` is empty except for the markdown heading path.
+``prefix`` is empty except for the markdown heading path and a table's header rows.
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import logging
 import re
@@ -70,7 +79,7 @@ DEFAULT_CHUNK_OVERLAP = 200
 #: Bumped whenever a strategy cuts the same text with the same settings differently
 #: (tests/unit/test_splitters.py pins the output to it): ``rag-ingest`` re-chunks a file
 #: cut with another version even when its bytes and settings are unchanged.
-SPLITTER_VERSION = 1
+SPLITTER_VERSION = 2
 
 #: Paragraph, line, word, character: the order in which ``recursive`` tries separators.
 RECURSIVE_SEPARATORS: tuple[str, ...] = ("\n\n", "\n", " ", "")
@@ -104,6 +113,11 @@ _MARKDOWN_LINE_BODY = (
 )
 _MARKDOWN_FIRST_LINE = re.compile(_MARKDOWN_LINE_BODY, re.MULTILINE)
 _MARKDOWN_LINES = re.compile("\n" + _MARKDOWN_LINE_BODY, re.MULTILINE)
+# A pipe table's delimiter row: cells of hyphens, optionally colon-aligned, at least one "|"
+# after a cell ("|---|---|", "--- | :-:", "| --- |").
+_TABLE_DELIMITER = re.compile(
+    r"^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?)?[ \t]*$", re.MULTILINE
+)
 
 
 def split_text(
@@ -129,6 +143,7 @@ def split_text(
     strategy = ChunkingStrategy(strategy)  # also accepts the plain string value
 
     splitter = _Splitter(text)
+    splitter.tables = markdown_tables(text)
     if strategy is ChunkingStrategy.MARKDOWN:
         splitter.split_markdown(chunk_size, chunk_overlap)
     else:
@@ -138,6 +153,46 @@ def split_text(
         splitter.configure(chunk_size, chunk_overlap, separators, "")
         splitter.split(0, len(text), 0)
     return splitter.chunks
+
+
+@dataclass(frozen=True, slots=True)
+class MarkdownTable:
+    """A markdown pipe table's rows ``[rows_start, rows_end)`` and its header, the header and
+    delimiter lines (stripped, each ending in a newline) that a chunk opening on a row
+    repeats."""
+
+    rows_start: int
+    rows_end: int
+    header: str
+
+
+def markdown_tables(text: str) -> list[MarkdownTable]:
+    """The pipe tables of ``text`` that have rows, in order: a line holding a ``|``, a
+    delimiter row under it, then each following non-blank line holding a ``|``."""
+    tables: list[MarkdownTable] = []
+    for m in _TABLE_DELIMITER.finditer(text):
+        if tables and m.start() < tables[-1].rows_end:
+            continue  # a row of the table before that looks like a delimiter
+        head_end = m.start() - 1
+        if head_end < 0:
+            continue
+        head_start = text.rfind("\n", 0, head_end) + 1
+        head = text[head_start:head_end]
+        if "|" not in head or not head.strip():
+            continue
+        rows_start = rows_end = m.end() + 1
+        while rows_end < len(text):
+            line_end = text.find("\n", rows_end)
+            line_end = len(text) if line_end == -1 else line_end
+            line = text[rows_end:line_end]
+            if "|" not in line or not line.strip():
+                break
+            rows_end = line_end + 1
+        rows_end = min(rows_end, len(text))
+        if rows_end > rows_start:
+            header = head.strip() + "\n" + m.group(0).strip() + "\n"
+            tables.append(MarkdownTable(rows_start, rows_end, header))
+    return tables
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +215,7 @@ class _Splitter:
         "last_end",
         "prefix",
         "separators",
+        "tables",
         "text",
     )
 
@@ -171,6 +227,7 @@ class _Splitter:
         self.chunk_overlap = DEFAULT_CHUNK_OVERLAP
         self.separators = RECURSIVE_SEPARATORS
         self.prefix = ""
+        self.tables: list[MarkdownTable] = []
 
     def configure(
         self, chunk_size: int, chunk_overlap: int, separators: tuple[str, ...], prefix: str
@@ -182,15 +239,34 @@ class _Splitter:
 
     # -- emitting -----------------------------------------------------------------------
 
-    def _emit(self, start: int, end: int) -> None:
-        """Emit ``text[start:end]`` (``start`` is a non-whitespace character) right-stripped."""
+    def _emit(self, start: int, end: int, header: str = "") -> None:
+        """Emit ``text[start:end]`` (``start`` is a non-whitespace character) right-stripped,
+        after the prefix and ``header`` (a table's header rows)."""
         body = self.text[start:end].rstrip()
         end = start + len(body)
         if end <= self.last_end:
             # Entirely inside the previous chunk (an overlap followed by whitespace only).
             return
         self.last_end = end
-        self.chunks.append(Chunk(self.prefix + body if self.prefix else body, start, end))
+        self.chunks.append(Chunk(self.prefix + header + body, start, end))
+
+    def _table_at(self, pos: int) -> MarkdownTable | None:
+        """The table among whose rows ``pos`` lies, if any."""
+        i = bisect.bisect_right(self.tables, pos, key=lambda t: t.rows_start)
+        if i and pos < self.tables[i - 1].rows_end:
+            return self.tables[i - 1]
+        return None
+
+    def _header_for(self, pos: int) -> str:
+        """The header rows a chunk opening at ``pos`` repeats: its table's, when ``pos`` opens
+        one of the table's rows and the header takes at most half of the chunk; else
+        nothing."""
+        table = self._table_at(pos)
+        if table is None or 2 * len(table.header) > self.chunk_size:
+            return ""
+        if self.text[self.text.rfind("\n", 0, pos) + 1 : pos].strip():
+            return ""  # inside a row, not at its start
+        return table.header
 
     def _emit_unsplittable(self, start: int, end: int) -> None:
         """Emit a piece with no separator left, whole; warn if it is above ``chunk_size``."""
@@ -232,9 +308,10 @@ class _Splitter:
             if m is None:
                 return
             pos = m.start()
-            limit = pos + chunk_size
+            header = self._header_for(pos) if sep_len else ""
+            limit = pos + chunk_size - len(header)
             if end <= limit:
-                self._emit(pos, end)
+                self._emit(pos, end, header)
                 return
             if not sep_len:
                 # Character level: a window of exactly chunk_size characters. The next
@@ -254,7 +331,7 @@ class _Splitter:
                     self.split(pos, piece_end, level + 1)
                 pos = piece_end
                 continue
-            self._emit(pos, cut)
+            self._emit(pos, cut, header)
             # Overlap: keep the longest run of trailing pieces that is at most
             # chunk_overlap and leaves room for the next piece under chunk_size.
             room = cut + chunk_size
@@ -264,8 +341,13 @@ class _Splitter:
             else:
                 next_len = next_cut - cut
             budget = min(chunk_overlap, chunk_size - next_len)
-            # `cut` itself is an occurrence, so this finds a boundary in [cut - budget, cut].
-            pos = text.find(sep, cut - budget, cut + sep_len) if budget > 0 else cut
+            # `cut` itself is an occurrence, so this finds a boundary in [cut - budget, cut],
+            # after the start of the chunk just emitted (a short one, under a table's
+            # header, could otherwise reach back before it).
+            lowest = max(cut - budget, pos + 1)
+            pos = text.find(sep, lowest, cut + sep_len) if budget > 0 else cut
+            if pos < cut and self._table_at(pos) is not None:
+                pos = cut  # no overlap out of a table's rows: a row opens with the header
 
     # -- markdown -------------------------------------------------------------------------
 

@@ -9,7 +9,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from docproc_common.splitters import SPLITTER_VERSION, Chunk, ChunkingStrategy, split_text
+from docproc_common.splitters import (
+    SPLITTER_VERSION,
+    Chunk,
+    ChunkingStrategy,
+    markdown_tables,
+    split_text,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,12 +46,19 @@ _VERSION_SAMPLE = (
     + "Otters hold hands while they sleep so they do not drift apart. " * 6
     + "\n\n```\n# not a heading\n```\n\n### Food\n\nFish, crabs,\nclams and urchins.\n"
     + "averyveryverylongwordwithoutanyspace" * 4
+    + "\n\n| Otter | Weight (kg) |\n|---|---:|\n"
+    + "".join(f"| otter {i} | {10 + i} |\n" for i in range(12))
 )
 _CUTS = {
     1: {
         ChunkingStrategy.RECURSIVE: "ee966e6a2064fdd7",
         ChunkingStrategy.MARKDOWN: "f872f7978a280898",
         ChunkingStrategy.FIXED: "326f188e939a66fe",
+    },
+    2: {  # a table's rows open with its header; the sample gained a table
+        ChunkingStrategy.RECURSIVE: "f48936de13108cfb",
+        ChunkingStrategy.MARKDOWN: "fb345beac7342947",
+        ChunkingStrategy.FIXED: "7143297cd98d84ff",
     },
 }
 
@@ -396,6 +409,10 @@ TOKENS = [
     "~~~",
     "`",
     "\r\n",
+    "| a | b |",
+    "|---|---|",
+    "|",
+    "-",
 ]
 
 text_strategy = st.one_of(
@@ -433,15 +450,19 @@ def test_properties(
         )
 
     # Every chunk is non-empty, stripped, and is `prefix + text[start:end]`, where the
-    # prefix is empty except for markdown, whose prefix is heading lines of the source
-    # that come before the chunk, one per line.
+    # prefix is, for markdown, heading lines of the source that come before the chunk, one
+    # per line, then (any strategy) the header rows of the table whose rows it opens in.
     headings = heading_lines(text)
+    tables = markdown_tables(text)
     prefix_lines: set[str] = set()
     for chunk in chunks:
         assert chunk.text.strip(), chunk
         assert chunk.text == chunk.text.strip()
         assert 0 <= chunk.start < chunk.end <= len(text)
         prefix = prefix_of(chunk, text)
+        opened = [t for t in tables if t.rows_start <= chunk.start < t.rows_end]
+        if opened and prefix.endswith(opened[0].header):
+            prefix = prefix[: len(prefix) - len(opened[0].header)]
         if strategy is not ChunkingStrategy.MARKDOWN:
             assert prefix == ""
             continue
@@ -526,3 +547,65 @@ def test_fixed_only_cuts_at_line_ends(lines: list[str], chunk_size: int) -> None
         ).endswith("\n")
         rest = text[chunk.end :].lstrip(" \t")
         assert rest == "" or rest.startswith("\n")
+
+
+# -- tables -------------------------------------------------------------------------------
+
+TABLE_HEADER = "| Error code | Condition name |\n|---|:---|\n"
+TABLE = TABLE_HEADER + "".join(f"| 22{i:03d} | condition_{i} |\n" for i in range(60))
+
+
+@pytest.mark.parametrize("strategy", list(ChunkingStrategy))
+def test_every_chunk_of_a_long_table_opens_with_its_header(strategy: ChunkingStrategy) -> None:
+    text = "Intro paragraph.\n\n" + TABLE + "\nA closing paragraph.\n"
+    chunks = split_text(text, chunk_size=200, chunk_overlap=50, strategy=strategy)
+    rows = [c for c in chunks if "condition_" in c.text]
+    assert len(rows) > 3
+    assert TABLE_HEADER in rows[0].text
+    for chunk in rows[1:]:
+        assert chunk.text.startswith(TABLE_HEADER), chunk.text
+    assert all(len(c.text) <= 200 for c in chunks)
+    # each row is in exactly one chunk: the header says what they are, no row repeats
+    for i in range(60):
+        assert sum(f"| 22{i:03d} |" in c.text for c in chunks) == 1, i
+    # the offsets are the rows' own, after the header the chunk repeats
+    for chunk in rows[1:]:
+        assert chunk.text == TABLE_HEADER + text[chunk.start : chunk.end]
+
+
+def test_the_header_follows_the_heading_path() -> None:
+    text = "# Catalog\n## Errors\n\n" + TABLE
+    chunks = split_text(text, chunk_size=200, chunk_overlap=0, strategy=ChunkingStrategy.MARKDOWN)
+    assert len(chunks) > 3
+    for chunk in chunks[1:]:
+        assert chunk.text.startswith("# Catalog\n## Errors\n" + TABLE_HEADER), chunk.text
+        assert len(chunk.text) <= 200
+
+
+def test_a_header_over_half_the_chunk_is_not_repeated() -> None:
+    half = 2 * len(TABLE_HEADER)
+    chunks = split_text(TABLE, chunk_size=half, chunk_overlap=0)
+    assert all(c.text.startswith(TABLE_HEADER) for c in chunks)
+    chunks = split_text(TABLE, chunk_size=half - 1, chunk_overlap=0)
+    assert chunks[0].text.startswith(TABLE_HEADER)
+    assert not any(c.text.startswith(TABLE_HEADER) for c in chunks[1:])
+
+
+def test_a_table_that_fits_and_lines_that_are_no_table_cut_as_before() -> None:
+    short = "Before.\n\n" + TABLE_HEADER + "| 1 | a |\n| 2 | b |\n\nAfter.\n"
+    assert [c.text for c in split_text(short, chunk_size=200, chunk_overlap=0)] == [short.strip()]
+    pipes = "".join(f"a | b | line {i}\n" for i in range(40))  # no delimiter row
+    no_header = "|---|---|\n" + pipes  # a delimiter row with no header above it
+    for text in (pipes, no_header):
+        assert markdown_tables(text) == []
+        chunks = split_text(text, chunk_size=100, chunk_overlap=20)
+        assert all(c.text == text[c.start : c.end] for c in chunks)
+
+
+def test_markdown_tables_finds_each_table_and_its_rows() -> None:
+    text = "x\n" + TABLE + "\nnot a row\n| A |\n| --- |\n| 1 |\n|2|\n"
+    first, second = markdown_tables(text)
+    assert first.header == TABLE_HEADER
+    assert text[first.rows_start : first.rows_end] == TABLE[len(TABLE_HEADER) :]
+    assert second.header == "| A |\n| --- |\n"
+    assert text[second.rows_start : second.rows_end] == "| 1 |\n|2|\n"

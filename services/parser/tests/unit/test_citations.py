@@ -310,6 +310,21 @@ def test_a_markdown_file_names_its_headings_and_a_text_file_none() -> None:
     assert ("Guide", "Install", "On Linux") in {c.heading_path for c in as_markdown}
 
 
+def test_a_long_table_is_cited_by_its_rows_and_each_chunk_names_its_columns() -> None:
+    """A markdown file's table longer than a chunk: every chunk on its rows opens with the
+    header row (what the rows are), and its citation slices the rows themselves."""
+    header = "| Error code | Condition name |\n|---|---|\n"
+    table = header + "".join(f"| 22{i:03d} | condition_{i} |\n" for i in range(80))
+    doc = extract_text(f"# Error codes\n\n{table}".encode(), "codes.md", "pymupdf")
+    chunks, cited = chunk_and_cite(doc, IngestionConfig(chunk_size=300, chunk_overlap=50))
+    rows = [(p, c) for p, c in zip(chunks, cited, strict=True) if "condition_" in p.text]
+    assert len(rows) > 4
+    for piece, c in rows[1:]:
+        taken = doc.text[c.char_start : c.char_end]
+        assert piece.text == header + taken and taken.startswith("| 22")
+        assert c.heading_path == ("Error codes",)
+
+
 def test_citations_travel_next_to_the_chunk_set() -> None:
     cited = [Citation(1, 2, 5, 90, ("A", "B")), Citation(None, None, 0, 4)]
     key = citations_key("rag/c/chunks/doc/attempt.json")
