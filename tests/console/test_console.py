@@ -399,6 +399,23 @@ def test_evaluations_beside_the_settings_run_and_their_history(page: Page, dev: 
     page.unroute(pattern)
     section.get_by_role("button", name="Try again").click()
     expect(evaluation.get_by_test_id("runs").locator("tbody tr")).to_have_count(1)
+    expect(row).to_contain_text("vector weight 0.6")  # the product's blend: none chosen
+
+    # the hybrid blend beside the sets: refused out of range on its input, then saved, and
+    # the next run says what it ran with
+    form = page.get_by_role("form", name="Settings")
+    weight = form.get_by_label("Vector weight in hybrid search")
+    weight.fill("1.5")
+    form.get_by_role("button", name="Save settings").click()
+    expect(weight).to_have_attribute("aria-invalid", "true")
+    expect(form.get_by_role("alert").filter(has_text="less than or equal to 1")).to_be_visible()
+    weight.fill("0.8")
+    form.get_by_role("button", name="Save settings").click()
+    expect(form.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
+    evaluation.get_by_role("button", name="Run otter questions").click()
+    runs = evaluation.get_by_test_id("runs").locator("tbody tr")
+    expect(runs).to_have_count(2)
+    expect(runs.first).to_contain_text("vector weight 0.8")
 
 
 def test_settings_choose_a_vision_profile_made_without_leaving_the_dialog(

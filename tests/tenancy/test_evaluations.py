@@ -101,12 +101,17 @@ async def test_create_run_and_history(base: dict[str, Any], runtime: Runtime) ->
     assert settings["embedding_model"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert settings["ingestion_config"]["chunk_size"] == 2500
     assert settings["search_default_mode"] in MODES
+    assert settings["hybrid_vector_weight"] == 0.6  # the product's blend: the base names none
 
     # a settings change, then a second run: the history shows what each ran with
-    patched = await c.patch(f"/kb/{kb['id']}", json={"ingestion_config": {"chunk_size": 1200}})
+    patched = await c.patch(
+        f"/kb/{kb['id']}",
+        json={"ingestion_config": {"chunk_size": 1200}, "hybrid_vector_weight": 0.8},
+    )
     assert patched.status_code == 200, patched.text
     second = (await c.post(f"/kb/{kb['id']}/evaluations/{evaluation['id']}/run")).json()
     assert second["settings"]["ingestion_config"]["chunk_size"] == 1200
+    assert second["settings"]["hybrid_vector_weight"] == 0.8
 
     history = (await c.get(f"/kb/{kb['id']}/evaluations/{evaluation['id']}/runs")).json()
     assert [h["id"] for h in history] == [second["id"], run["id"]]
@@ -122,7 +127,7 @@ async def test_create_run_and_history(base: dict[str, Any], runtime: Runtime) ->
                 text("SELECT action FROM audit_log WHERE target = :t"), {"t": kb["id"]}
             )
         }
-    assert {"kb.evaluation_created", "kb.evaluation_run"} <= actions
+    assert {"kb.evaluation_created", "kb.evaluation_run", "kb.hybrid_vector_weight_changed"} <= actions
 
 
 def beir_files(queries: list[dict[str, Any]], qrels: list[str]) -> dict[str, Any]:

@@ -1272,6 +1272,8 @@ export interface components {
             /** Vector Type */
             vector_type?: ("vector" | "halfvec") | null;
             rerank?: components["schemas"]["RerankSetting"] | null;
+            /** Hybrid Vector Weight */
+            hybrid_vector_weight?: number | null;
             /** Name */
             name?: string | null;
         };
@@ -1788,6 +1790,8 @@ export interface components {
             /** Vector Type */
             vector_type?: ("vector" | "halfvec") | null;
             rerank?: components["schemas"]["RerankSetting"] | null;
+            /** Hybrid Vector Weight */
+            hybrid_vector_weight?: number | null;
             /** Name */
             name: string;
             /** Collection Name */
@@ -1836,6 +1840,8 @@ export interface components {
             /** Vector Type */
             vector_type: string;
             rerank?: components["schemas"]["RerankSetting"] | null;
+            /** Hybrid Vector Weight */
+            hybrid_vector_weight?: number | null;
             /**
              * Created At
              * Format: date-time
@@ -1867,6 +1873,8 @@ export interface components {
             /** Is Default */
             is_default?: boolean;
             rerank?: components["schemas"]["RerankSetting"] | null;
+            /** Hybrid Vector Weight */
+            hybrid_vector_weight?: number | null;
         };
         /**
          * LocalSyncRequest
@@ -2332,6 +2340,8 @@ export interface components {
             rerank?: {
                 [key: string]: unknown;
             } | null;
+            /** Hybrid Vector Weight */
+            hybrid_vector_weight?: number | null;
         } & {
             [key: string]: unknown;
         };

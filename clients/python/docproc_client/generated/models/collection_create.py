@@ -35,6 +35,7 @@ class CollectionCreate:
         text_search_config (None | str | Unset):
         vector_type (CollectionCreateVectorTypeType0 | None | Unset):
         rerank (None | RerankSetting | Unset):
+        hybrid_vector_weight (float | None | Unset):
         name (None | str | Unset):
     """
 
@@ -48,6 +49,7 @@ class CollectionCreate:
     text_search_config: None | str | Unset = UNSET
     vector_type: CollectionCreateVectorTypeType0 | None | Unset = UNSET
     rerank: None | RerankSetting | Unset = UNSET
+    hybrid_vector_weight: float | None | Unset = UNSET
     name: None | str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -121,6 +123,12 @@ class CollectionCreate:
         else:
             rerank = self.rerank
 
+        hybrid_vector_weight: float | None | Unset
+        if isinstance(self.hybrid_vector_weight, Unset):
+            hybrid_vector_weight = UNSET
+        else:
+            hybrid_vector_weight = self.hybrid_vector_weight
+
         name: None | str | Unset
         if isinstance(self.name, Unset):
             name = UNSET
@@ -150,6 +158,8 @@ class CollectionCreate:
             field_dict["vector_type"] = vector_type
         if rerank is not UNSET:
             field_dict["rerank"] = rerank
+        if hybrid_vector_weight is not UNSET:
+            field_dict["hybrid_vector_weight"] = hybrid_vector_weight
         if name is not UNSET:
             field_dict["name"] = name
 
@@ -302,6 +312,17 @@ class CollectionCreate:
 
         rerank = _parse_rerank(d.pop("rerank", UNSET))
 
+        def _parse_hybrid_vector_weight(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        hybrid_vector_weight = _parse_hybrid_vector_weight(
+            d.pop("hybrid_vector_weight", UNSET)
+        )
+
         def _parse_name(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -322,6 +343,7 @@ class CollectionCreate:
             text_search_config=text_search_config,
             vector_type=vector_type,
             rerank=rerank,
+            hybrid_vector_weight=hybrid_vector_weight,
             name=name,
         )
 

@@ -35,6 +35,7 @@ class KnowledgeBaseCreate:
         text_search_config (None | str | Unset):
         vector_type (KnowledgeBaseCreateVectorTypeType0 | None | Unset):
         rerank (None | RerankSetting | Unset):
+        hybrid_vector_weight (float | None | Unset):
         collection_name (None | str | Unset):
         is_default (bool | Unset):  Default: False.
     """
@@ -50,6 +51,7 @@ class KnowledgeBaseCreate:
     text_search_config: None | str | Unset = UNSET
     vector_type: KnowledgeBaseCreateVectorTypeType0 | None | Unset = UNSET
     rerank: None | RerankSetting | Unset = UNSET
+    hybrid_vector_weight: float | None | Unset = UNSET
     collection_name: None | str | Unset = UNSET
     is_default: bool | Unset = False
 
@@ -126,6 +128,12 @@ class KnowledgeBaseCreate:
         else:
             rerank = self.rerank
 
+        hybrid_vector_weight: float | None | Unset
+        if isinstance(self.hybrid_vector_weight, Unset):
+            hybrid_vector_weight = UNSET
+        else:
+            hybrid_vector_weight = self.hybrid_vector_weight
+
         collection_name: None | str | Unset
         if isinstance(self.collection_name, Unset):
             collection_name = UNSET
@@ -161,6 +169,8 @@ class KnowledgeBaseCreate:
             field_dict["vector_type"] = vector_type
         if rerank is not UNSET:
             field_dict["rerank"] = rerank
+        if hybrid_vector_weight is not UNSET:
+            field_dict["hybrid_vector_weight"] = hybrid_vector_weight
         if collection_name is not UNSET:
             field_dict["collection_name"] = collection_name
         if is_default is not UNSET:
@@ -316,6 +326,17 @@ class KnowledgeBaseCreate:
 
         rerank = _parse_rerank(d.pop("rerank", UNSET))
 
+        def _parse_hybrid_vector_weight(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        hybrid_vector_weight = _parse_hybrid_vector_weight(
+            d.pop("hybrid_vector_weight", UNSET)
+        )
+
         def _parse_collection_name(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -339,6 +360,7 @@ class KnowledgeBaseCreate:
             text_search_config=text_search_config,
             vector_type=vector_type,
             rerank=rerank,
+            hybrid_vector_weight=hybrid_vector_weight,
             collection_name=collection_name,
             is_default=is_default,
         )

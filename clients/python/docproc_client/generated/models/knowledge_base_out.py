@@ -41,6 +41,7 @@ class KnowledgeBaseOut:
         embedding_base_url (None | str | Unset):
         embedding_endpoint_id (None | Unset | UUID):
         rerank (None | RerankSetting | Unset):
+        hybrid_vector_weight (float | None | Unset):
     """
 
     id: UUID
@@ -60,6 +61,7 @@ class KnowledgeBaseOut:
     embedding_base_url: None | str | Unset = UNSET
     embedding_endpoint_id: None | Unset | UUID = UNSET
     rerank: None | RerankSetting | Unset = UNSET
+    hybrid_vector_weight: float | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -122,6 +124,12 @@ class KnowledgeBaseOut:
         else:
             rerank = self.rerank
 
+        hybrid_vector_weight: float | None | Unset
+        if isinstance(self.hybrid_vector_weight, Unset):
+            hybrid_vector_weight = UNSET
+        else:
+            hybrid_vector_weight = self.hybrid_vector_weight
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -149,6 +157,8 @@ class KnowledgeBaseOut:
             field_dict["embedding_endpoint_id"] = embedding_endpoint_id
         if rerank is not UNSET:
             field_dict["rerank"] = rerank
+        if hybrid_vector_weight is not UNSET:
+            field_dict["hybrid_vector_weight"] = hybrid_vector_weight
 
         return field_dict
 
@@ -259,6 +269,17 @@ class KnowledgeBaseOut:
 
         rerank = _parse_rerank(d.pop("rerank", UNSET))
 
+        def _parse_hybrid_vector_weight(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        hybrid_vector_weight = _parse_hybrid_vector_weight(
+            d.pop("hybrid_vector_weight", UNSET)
+        )
+
         knowledge_base_out = cls(
             id=id,
             name=name,
@@ -277,6 +298,7 @@ class KnowledgeBaseOut:
             embedding_base_url=embedding_base_url,
             embedding_endpoint_id=embedding_endpoint_id,
             rerank=rerank,
+            hybrid_vector_weight=hybrid_vector_weight,
         )
 
         knowledge_base_out.additional_properties = d

@@ -36,6 +36,7 @@ class KnowledgeBasePatch:
             ingestion_config (KnowledgeBasePatchIngestionConfig | Unset):
             is_default (bool | Unset):
             rerank (None | RerankSetting | Unset):
+            hybrid_vector_weight (float | None | Unset):
     """
 
     embedding_provider: None | str | Unset = UNSET
@@ -46,6 +47,7 @@ class KnowledgeBasePatch:
     ingestion_config: KnowledgeBasePatchIngestionConfig | Unset = UNSET
     is_default: bool | Unset = UNSET
     rerank: None | RerankSetting | Unset = UNSET
+    hybrid_vector_weight: float | None | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.rerank_setting import RerankSetting
@@ -98,6 +100,12 @@ class KnowledgeBasePatch:
         else:
             rerank = self.rerank
 
+        hybrid_vector_weight: float | None | Unset
+        if isinstance(self.hybrid_vector_weight, Unset):
+            hybrid_vector_weight = UNSET
+        else:
+            hybrid_vector_weight = self.hybrid_vector_weight
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
@@ -117,6 +125,8 @@ class KnowledgeBasePatch:
             field_dict["is_default"] = is_default
         if rerank is not UNSET:
             field_dict["rerank"] = rerank
+        if hybrid_vector_weight is not UNSET:
+            field_dict["hybrid_vector_weight"] = hybrid_vector_weight
 
         return field_dict
 
@@ -226,6 +236,17 @@ class KnowledgeBasePatch:
 
         rerank = _parse_rerank(d.pop("rerank", UNSET))
 
+        def _parse_hybrid_vector_weight(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        hybrid_vector_weight = _parse_hybrid_vector_weight(
+            d.pop("hybrid_vector_weight", UNSET)
+        )
+
         knowledge_base_patch = cls(
             embedding_provider=embedding_provider,
             embedding_model=embedding_model,
@@ -235,6 +256,7 @@ class KnowledgeBasePatch:
             ingestion_config=ingestion_config,
             is_default=is_default,
             rerank=rerank,
+            hybrid_vector_weight=hybrid_vector_weight,
         )
 
         return knowledge_base_patch

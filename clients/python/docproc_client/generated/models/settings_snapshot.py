@@ -32,6 +32,7 @@ class SettingsSnapshot:
         splitter_version (int):
         ingestion_config (SettingsSnapshotIngestionConfig):
         rerank (None | SettingsSnapshotRerankType0 | Unset):
+        hybrid_vector_weight (float | None | Unset):
     """
 
     embedding_provider: str
@@ -43,6 +44,7 @@ class SettingsSnapshot:
     splitter_version: int
     ingestion_config: SettingsSnapshotIngestionConfig
     rerank: None | SettingsSnapshotRerankType0 | Unset = UNSET
+    hybrid_vector_weight: float | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -72,6 +74,12 @@ class SettingsSnapshot:
         else:
             rerank = self.rerank
 
+        hybrid_vector_weight: float | None | Unset
+        if isinstance(self.hybrid_vector_weight, Unset):
+            hybrid_vector_weight = UNSET
+        else:
+            hybrid_vector_weight = self.hybrid_vector_weight
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -88,6 +96,8 @@ class SettingsSnapshot:
         )
         if rerank is not UNSET:
             field_dict["rerank"] = rerank
+        if hybrid_vector_weight is not UNSET:
+            field_dict["hybrid_vector_weight"] = hybrid_vector_weight
 
         return field_dict
 
@@ -134,6 +144,17 @@ class SettingsSnapshot:
 
         rerank = _parse_rerank(d.pop("rerank", UNSET))
 
+        def _parse_hybrid_vector_weight(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        hybrid_vector_weight = _parse_hybrid_vector_weight(
+            d.pop("hybrid_vector_weight", UNSET)
+        )
+
         settings_snapshot = cls(
             embedding_provider=embedding_provider,
             embedding_model=embedding_model,
@@ -144,6 +165,7 @@ class SettingsSnapshot:
             splitter_version=splitter_version,
             ingestion_config=ingestion_config,
             rerank=rerank,
+            hybrid_vector_weight=hybrid_vector_weight,
         )
 
         settings_snapshot.additional_properties = d

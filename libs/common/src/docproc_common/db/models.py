@@ -18,6 +18,7 @@ from sqlalchemy import (
     CheckConstraint,
     Date,
     DateTime,
+    Double,
     ForeignKey,
     Index,
     Integer,
@@ -96,6 +97,9 @@ class KnowledgeBase(Base):
     #: The base's reranker (``docproc_common.rerank.client.RerankConfig`` as JSON: provider,
     #: model, secret_id, base_url); null, the default, is no rerank stage.
     rerank: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    #: The vector ranking's share of a hybrid search's blend, 0 to 1 (the keyword ranking
+    #: has the rest); null, the default, is the product's (``HYBRID_VECTOR_WEIGHT``, 0.6).
+    hybrid_vector_weight: Mapped[float | None] = mapped_column(Double)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 

@@ -126,6 +126,7 @@ function settings(run: EvaluationRun): string {
     `chunks ${String(config.chunk_size ?? "?")}/${String(config.chunk_overlap ?? "?")}`,
     `default mode ${run.settings.search_default_mode}`,
   ];
+  if (run.settings.hybrid_vector_weight != null) parts.push(`vector weight ${run.settings.hybrid_vector_weight}`);
   if (run.missing_documents) parts.push(`${run.missing_documents} judged documents gone`);
   return parts.join(" · ");
 }

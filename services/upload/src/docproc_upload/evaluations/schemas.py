@@ -98,6 +98,9 @@ class SettingsSnapshot(BaseModel):
     ingestion_config: dict[str, Any]
     #: The base's reranker (provider, model, ...), null when it names none.
     rerank: dict[str, Any] | None = None
+    #: The vector ranking's share of the hybrid blend the run searched with (null: a run
+    #: from before bases chose it, at the product's 0.6).
+    hybrid_vector_weight: float | None = None
 
 
 class EvaluationRunOut(BaseModel):

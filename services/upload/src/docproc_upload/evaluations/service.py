@@ -65,6 +65,7 @@ from docproc_upload.metrics import EVALUATION_RUNS
 from docproc_upload.search.repository import SearchFilters
 from docproc_upload.search.schemas import SearchHit, SearchRequest
 from docproc_upload.search.service import (
+    HYBRID_VECTOR_WEIGHT,
     KeywordIndexMissing,
     PlanCache,
     SearchMode,
@@ -101,8 +102,8 @@ def stem(filename: str) -> str:
 
 def settings_snapshot(kb: KnowledgeBase) -> dict[str, Any]:
     """What a run searched with: the base's embedding, keyword configuration, vector type
-    and ingestion settings, the search's default mode, the splitter's version and the
-    base's reranker."""
+    and ingestion settings, the search's default mode, the splitter's version, the base's
+    reranker and the hybrid blend's vector weight."""
     return {
         "embedding_provider": kb.embedding_provider,
         "embedding_model": kb.embedding_model,
@@ -113,6 +114,9 @@ def settings_snapshot(kb: KnowledgeBase) -> dict[str, Any]:
         "splitter_version": SPLITTER_VERSION,
         "ingestion_config": kb.ingestion_config,
         "rerank": kb.rerank,
+        "hybrid_vector_weight": (
+            HYBRID_VECTOR_WEIGHT if kb.hybrid_vector_weight is None else kb.hybrid_vector_weight
+        ),
     }
 
 

@@ -88,6 +88,9 @@ class CollectionChoices(BaseModel):
     vector_type: VectorType | None = None
     #: The base's reranker; none (the default) is no rerank stage.
     rerank: RerankSetting | None = None
+    #: The vector ranking's share of a hybrid search's blend, 0 to 1 (the keyword ranking
+    #: has the rest); none (the default) is the product's 0.6. docs/search.md.
+    hybrid_vector_weight: float | None = Field(default=None, ge=0, le=1)
 
 
 class KnowledgeBaseCreate(CollectionChoices):
@@ -121,6 +124,8 @@ class KnowledgeBasePatch(BaseModel):
     is_default: Annotated[bool | None, WithJsonSchema({"type": "boolean"})] = None
     #: The base's reranker, replaced whole; null turns the rerank stage off.
     rerank: RerankSetting | None = None
+    #: The vector ranking's share of hybrid's blend, 0 to 1; null returns to the product's.
+    hybrid_vector_weight: float | None = Field(default=None, ge=0, le=1)
 
 
 class KnowledgeBaseOut(BaseModel):
@@ -140,6 +145,7 @@ class KnowledgeBaseOut(BaseModel):
     text_search_config: str
     vector_type: str
     rerank: RerankSetting | None = None
+    hybrid_vector_weight: float | None = None
     created_at: datetime
 
 

@@ -234,6 +234,7 @@ async def create_kb(
         text_search_config=text_search_config,
         vector_type=vector_type,
         rerank=rerank.to_json() if rerank is not None else None,
+        hybrid_vector_weight=body.hybrid_vector_weight,
         is_default=body.is_default,
     )
     session.add(kb)
@@ -321,6 +322,15 @@ async def update_kb(
             kb,
             {"provider": rerank.provider if rerank is not None else None},
         )
+    if "hybrid_vector_weight" in sent and patch.hybrid_vector_weight != kb.hybrid_vector_weight:
+        await record(
+            session,
+            principal,
+            "kb.hybrid_vector_weight_changed",
+            kb,
+            {"from": kb.hybrid_vector_weight, "to": patch.hybrid_vector_weight},
+        )
+        kb.hybrid_vector_weight = patch.hybrid_vector_weight
     if config is not None and config.model_dump(mode="json") != kb.ingestion_config:
         kb.ingestion_config = config.model_dump(mode="json")
         await record(

@@ -408,6 +408,7 @@ async def search_collection(
     chosen: bool = True,
     text_query: str = "",
     text_search_config: str = DEFAULT_TEXT_SEARCH_CONFIG,
+    hybrid_vector_weight: float | None = None,
     plans: PlanCache | None = None,
 ) -> list[Hit]:
     """Top-k within the caller's knowledge bases, filters applied before top-k.
@@ -415,8 +416,8 @@ async def search_collection(
     ``mode``: ``vector`` ranks by cosine similarity to ``query`` (score: the similarity);
     ``keyword`` by BM25 over ``text_query``'s words on ``content_tsv`` read with
     ``text_search_config`` (``repository.keyword_hits``; ``query`` is not needed);
-    ``hybrid`` fuses the first ``HYBRID_CANDIDATES`` of both rankings (``fuse``; score: the
-    fused one). Both rankings read the same scope and filters. On a table without a keyword
+    ``hybrid`` fuses the first ``HYBRID_CANDIDATES`` of both rankings (``fuse`` at the base's
+    ``hybrid_vector_weight``, else ``HYBRID_VECTOR_WEIGHT``; score: the fused one). Both rankings read the same scope and filters. On a table without a keyword
     index yet, ``keyword`` and ``hybrid`` are refused (``KeywordIndexMissing``) when the
     caller ``chosen`` them, and the search is ``vector`` when the mode is only the default.
 
@@ -496,7 +497,8 @@ async def search_collection(
             raise
         return []
     if mode == "hybrid":
-        return fuse(rankings[0], rankings[1], top_k, limit=limit)
+        weight = HYBRID_VECTOR_WEIGHT if hybrid_vector_weight is None else hybrid_vector_weight
+        return fuse(rankings[0], rankings[1], top_k, limit=limit, weight=weight)
     return rankings[0]
 
 
@@ -549,6 +551,7 @@ async def search_plan(
                 chosen="mode" in req.model_fields_set,
                 text_query=req.query,
                 text_search_config=billed.text_search_config,
+                hybrid_vector_weight=billed.hybrid_vector_weight,
                 plans=plans,
             )
             ranked.append((name, kbs, found))
