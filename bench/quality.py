@@ -511,6 +511,12 @@ def main() -> None:
         type=Path,
         help="a cross-encoder directory: the collection reranks with it (the rerank mode)",
     )
+    ap.add_argument(
+        "--hybrid-weight",
+        type=float,
+        help="set the collection's hybrid_vector_weight (0-1) before searching; "
+        "without it the collection keeps its own (the product's 0.6 unless set)",
+    )
     ap.add_argument("--queries", type=int, help="the first N judged queries only")
     ap.add_argument("--bootstrap", type=int, default=1000, help="resamples per interval")
     ap.add_argument("--reference", action="store_true", help="also the model directly and BM25")
@@ -568,6 +574,10 @@ def main() -> None:
         if args.rerank_model_dir is not None:
             reranker = {"rerank": {"provider": "local"}}
             c.patch(f"/kb/{kb['id']}", json=reranker).raise_for_status()
+        if args.hybrid_weight is not None:
+            weight = {"hybrid_vector_weight": args.hybrid_weight}
+            c.patch(f"/kb/{kb['id']}", json=weight).raise_for_status()
+            print(f"the collection's hybrid_vector_weight: {args.hybrid_weight}", flush=True)
         seconds, state = ingest(c, kb["id"], data)
         chunks = c.get(f"/rag/collections/{collection}/info").raise_for_status().json()
         print(
