@@ -127,7 +127,11 @@ async def test_create_run_and_history(base: dict[str, Any], runtime: Runtime) ->
                 text("SELECT action FROM audit_log WHERE target = :t"), {"t": kb["id"]}
             )
         }
-    assert {"kb.evaluation_created", "kb.evaluation_run", "kb.hybrid_vector_weight_changed"} <= actions
+    assert {
+        "kb.evaluation_created",
+        "kb.evaluation_run",
+        "kb.hybrid_vector_weight_changed",
+    } <= actions
 
 
 def beir_files(queries: list[dict[str, Any]], qrels: list[str]) -> dict[str, Any]:
