@@ -39,9 +39,11 @@ from docproc_common.parsing import (
 from docproc_common.parsing import doc as doc_module
 from docproc_common.parsing import office as office_module
 from docproc_common.parsing.ole import OleRefused, check_header
+from docproc_common.splitters import split_text
 from docproc_testing.archives import rewrite_member
 from docproc_testing.documents import make_pdf
 from docproc_testing.office import SOFFICE, soffice_convert
+from docx.oxml import OxmlElement
 from odf.draw import Frame, Page, TextBox
 from odf.opendocument import (
     OpenDocumentPresentation,
@@ -62,7 +64,11 @@ needs_soffice = pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice
 # --- builders -------------------------------------------------------------------------------
 
 
-def make_docx(paragraphs: list[str], table: list[list[str]] | None = None) -> bytes:
+def make_docx(
+    paragraphs: list[str], table: list[list[str]] | None = None, *, header_row: bool = False
+) -> bytes:
+    """A Word document of ``paragraphs`` then ``table``; ``header_row``: its first row marked
+    "Repeat as header row" (``w:tblHeader``)."""
     document = docx.Document()
     for text in paragraphs:
         document.add_paragraph(text)
@@ -71,6 +77,8 @@ def make_docx(paragraphs: list[str], table: list[list[str]] | None = None) -> by
         for r, row in enumerate(table):
             for c, value in enumerate(row):
                 grid.cell(r, c).text = value
+        if header_row:
+            grid.rows[0]._tr.get_or_add_trPr().append(OxmlElement("w:tblHeader"))
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()
@@ -518,6 +526,26 @@ def test_docx_paragraphs_and_tables() -> None:
     detected = detect(data, "r.docx", None)
     assert detected.file_type is FileType.DOCX
     assert parse(data, detected).text == "Intro\nSecond para\na\tb\nc\td\n"
+
+
+def test_a_docx_table_with_a_marked_header_row_is_a_pipe_table() -> None:
+    rows = [["Code", "Meaning"], ["E1", "disk | full"], ["E2", "no network"]]
+    data = make_docx(["Intro"], rows, header_row=True)
+    assert parse(data, detect(data, "r.docx", None)).text == (
+        "Intro\n\n| Code | Meaning |\n|---|---|\n| E1 | disk \\| full |\n| E2 | no network |\n\n"
+    )
+
+
+def test_a_long_docx_table_repeats_its_header_in_every_chunk() -> None:
+    rows = [["Error code", "Condition name"]] + [
+        [f"22{i:03d}", f"condition {i}"] for i in range(60)
+    ]
+    data = make_docx(["Error codes of the server."], rows, header_row=True)
+    text = parse(data, detect(data, "codes.docx", None)).text or ""
+    chunks = split_text(text, chunk_size=200, chunk_overlap=40)
+    rows_chunks = [c.text for c in chunks if "condition" in c.text]
+    assert len(rows_chunks) > 3
+    assert all(c.startswith("| Error code | Condition name |\n|---|---|\n") for c in rows_chunks)
 
 
 def test_docx_budget_stops_at_paragraph() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import docx
 import pptx
+from docx.oxml.ns import qn
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 from pptx.shapes.group import GroupShape
@@ -21,7 +22,7 @@ from .budget import TextBudget
 from .types import ParsedText, ParseLimits
 
 
-def _cells_line(cells: Iterable[Any]) -> str:
+def _cell_texts(cells: Iterable[Any]) -> list[str]:
     seen: set[int] = set()
     texts: list[str] = []
     for cell in cells:
@@ -30,7 +31,38 @@ def _cells_line(cells: Iterable[Any]) -> str:
             continue
         seen.add(key)
         texts.append(" ".join(str(cell.text).split()))
-    return "\t".join(texts)
+    return texts
+
+
+def _cells_line(cells: Iterable[Any]) -> str:
+    return "\t".join(_cell_texts(cells))
+
+
+def _pipe_row(texts: list[str]) -> str:
+    return "| " + " | ".join(t.replace("|", "\\|") for t in texts) + " |"
+
+
+def _marked_header(row: Any) -> bool:
+    """Whether Word marks ``row`` as the table's header row ("Repeat as header row at the
+    top of each page", ``w:tblHeader``; what accessible documents set)."""
+    properties = row._tr.trPr
+    return properties is not None and properties.find(qn("w:tblHeader")) is not None
+
+
+def _docx_table(table: Table) -> Iterator[str]:
+    """A table whose first row Word marks as its header, as a markdown pipe table between
+    blank lines (so the chunking repeats the header in the chunks that continue it,
+    docs/parsing.md "Tables"); any other table as a tab-separated line a row."""
+    rows = list(table.rows)
+    if len(rows) < 2 or not _marked_header(rows[0]):
+        yield from (_cells_line(row.cells) for row in rows)
+        return
+    header = _cell_texts(rows[0].cells)
+    yield ""
+    yield _pipe_row(header)
+    yield "|" + "---|" * len(header)
+    yield from (_pipe_row(_cell_texts(row.cells)) for row in rows[1:])
+    yield ""
 
 
 def _docx_blocks(document: Any) -> Iterator[str]:
@@ -40,9 +72,7 @@ def _docx_blocks(document: Any) -> Iterator[str]:
         if tag == "p":
             yield Paragraph(child, document).text
         elif tag == "tbl":
-            table = Table(child, document)
-            for row in table.rows:
-                yield _cells_line(row.cells)
+            yield from _docx_table(Table(child, document))
 
 
 def _open(data: bytes, limits: ParseLimits, what: str, load: Callable[[io.BytesIO], Any]) -> Any:
