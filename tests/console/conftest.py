@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -59,18 +59,39 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
     b.close()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item,
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Each phase's report kept on the test (``page`` reads whether the call failed)."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
 @pytest.fixture
-def page(browser: Browser, dev: Dev) -> Iterator[Page]:
-    """A fresh tab signed in through the development sign-in as dev of acme."""
+def page(browser: Browser, dev: Dev, request: pytest.FixtureRequest) -> Iterator[Page]:
+    """A fresh tab signed in through the development sign-in as dev of acme. When the test
+    fails, what the page logged and each API exchange are printed with the failure (a
+    flake on a loaded machine leaves its evidence in CI's log)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(WAIT_MS)
     p = context.new_page()
+    journal: list[str] = []
+    p.on("console", lambda m: journal.append(f"console {m.type}: {m.text}"))
+    p.on("pageerror", lambda e: journal.append(f"page error: {e}"))
+    p.on("framenavigated", lambda f: journal.append(f"navigated: {f.url}"))
+    p.on("requestfinished", lambda r: journal.append(f"{r.method} {r.url}: done"))
+    p.on("requestfailed", lambda r: journal.append(f"{r.method} {r.url}: {r.failure}"))
     p.goto(f"{dev.url}/console/")
     p.get_by_label("User id").fill("dev")
     p.get_by_label("Organization").fill("acme")
     p.get_by_role("button", name="Sign in").click()
     p.get_by_role("heading", name="Knowledge bases").wait_for()
     yield p
+    call = getattr(request.node, "report_call", None)
+    if call is not None and call.failed:
+        print("the page's last events:", *journal[-80:], sep="\n  ")
     context.close()
 
 
