@@ -4,7 +4,9 @@ text (which slice the parsed text back to the chunk), and the headings above it.
 from __future__ import annotations
 
 import random
+from typing import Any
 
+import pymupdf as mu
 import pytest
 from docproc_common.citations import Citation, citations_key, dump_citations, load_citations
 from docproc_common.ingestion import IngestionConfig
@@ -353,6 +355,25 @@ def test_a_pdf_read_by_liteparse_names_its_pages(output_format: str) -> None:
     for piece, c in zip(pieces, citations, strict=True):
         assert body(text, starts, c) == piece.text
     assert citations[-1].page_end == 3 and "Capybaras" in pieces[-1].text
+
+
+def test_a_page_liteparse_markdown_empties_is_read_as_its_text() -> None:
+    """LiteParse's markdown drops what it takes for running headers: lines at the same
+    places on every page ("Page 1 ...", "Page 2 ...") left both pages empty. Each page
+    comes back as its text instead."""
+    doc: Any = mu.open()
+    for n in (1, 2):
+        page = doc.new_page()
+        for i, line in enumerate(["heading line", "second line with words", "third line ends"]):
+            page.insert_text((72, 72 + 20 * i), f"Page {n} {line}", fontsize=12)
+    options = LiteParseOptions(
+        "markdown", auto_ocr=False, ocr_language="eng", dpi=150, max_pages=10
+    )
+    job = ParseJob(doc.tobytes(), "a.pdf", "pdf", "liteparse", 10, 100_000, liteparse=options)
+    out = worker.run(job)
+    text, starts = compose(out.pages, {})
+    assert page_text(text, starts, 1).startswith("Page 1 heading line")
+    assert page_text(text, starts, 2).endswith("Page 2 third line ends")
 
 
 def test_a_liteparse_pdf_is_cited_by_page_and_an_office_file_is_not() -> None:

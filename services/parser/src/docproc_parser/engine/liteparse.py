@@ -141,7 +141,13 @@ def parse_file(path: Path, extension: str, options: LiteParseOptions) -> LitePar
     for page in sorted(result.pages, key=lambda p: p.page_num):
         # Pages are numbered from 1 in the order read; a gap is a page that gave nothing.
         texts += [""] * max(page.page_num - len(texts) - 1, 0)
-        texts.append(page_text(page.markdown if markdown else page.text))
+        text = page_text(page.markdown if markdown else page.text)
+        if markdown and not text.strip():
+            # LiteParse's markdown drops lines it takes for running headers and footers;
+            # where that empties a page its text layer still holds (the same lines at the
+            # same places on every page), the page is read as text instead of lost.
+            text = page_text(page.text)
+        texts.append(text)
     return LiteParseText(
         pages=tuple(texts),
         page_count=result.total_pages or None,
