@@ -417,9 +417,10 @@ async def search_collection(
     ``keyword`` by BM25 over ``text_query``'s words on ``content_tsv`` read with
     ``text_search_config`` (``repository.keyword_hits``; ``query`` is not needed);
     ``hybrid`` fuses the first ``HYBRID_CANDIDATES`` of both rankings (``fuse`` at the base's
-    ``hybrid_vector_weight``, else ``HYBRID_VECTOR_WEIGHT``; score: the fused one). Both rankings read the same scope and filters. On a table without a keyword
-    index yet, ``keyword`` and ``hybrid`` are refused (``KeywordIndexMissing``) when the
-    caller ``chosen`` them, and the search is ``vector`` when the mode is only the default.
+    ``hybrid_vector_weight``, else ``HYBRID_VECTOR_WEIGHT``; score: the fused one). Both
+    rankings read the same scope and filters. On a table without a keyword index yet,
+    ``keyword`` and ``hybrid`` are refused (``KeywordIndexMissing``) when the caller
+    ``chosen`` them, and the search is ``vector`` when the mode is only the default.
 
     The vector ranking is HNSW with pgvector's iterative scan (``relaxed_order``) and
     ``hnsw.ef_search`` from the table's size and the share of it the scope and filters keep
